@@ -1,0 +1,286 @@
+//! Framing: one message per line, bounded in length and nesting, with descriptive errors.
+//!
+//! [`decode_line`] never panics. Its errors keep apart input that is not JSON at all, JSON that is
+//! not JSON-RPC (a stdio server's log line, say, which a transport drops with a warning), and
+//! JSON-RPC that breaks the rules (which deserves a louder report).
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::jsonrpc::{ErrorObject, Message, Notification, RawEnvelope, Request, RequestId, Response, ResponsePayload, Version};
+
+/// Limits applied while decoding a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeLimits {
+    /// Longest accepted line in bytes, without its terminator. Default 32 MiB.
+    pub max_line_bytes: usize,
+    /// Deepest accepted nesting of arrays and objects. Default 64; at most 120, because the JSON
+    /// parser stops at 128 on its own.
+    pub max_depth: usize,
+}
+
+impl Default for DecodeLimits {
+    fn default() -> Self {
+        DecodeLimits { max_line_bytes: 32 * 1024 * 1024, max_depth: 64 }
+    }
+}
+
+/// Why a line did not decode into JSON-RPC messages.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The line is longer than the limit.
+    #[error("message of {len} bytes exceeds the limit of {max} bytes")]
+    TooLong {
+        /// Length of the line.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The line is not valid UTF-8.
+    #[error("message is not valid UTF-8 (first bad byte at offset {offset})")]
+    InvalidUtf8 {
+        /// Offset of the first invalid byte.
+        offset: usize,
+    },
+    /// Arrays and objects nest deeper than the limit.
+    #[error("message nests deeper than {max} levels")]
+    TooDeep {
+        /// The limit.
+        max: usize,
+    },
+    /// The line is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// The line is JSON, but not a JSON-RPC message (no `jsonrpc` member, or not an object).
+    #[error("JSON but not JSON-RPC: {0}")]
+    NotJsonRpc(String),
+    /// The `jsonrpc` member is not `"2.0"`.
+    #[error("wrong JSON-RPC version {0}, expected \"2.0\"")]
+    WrongVersion(String),
+    /// A request carries `"id": null`.
+    #[error("request {method:?} has a null id")]
+    NullRequestId {
+        /// The request's method.
+        method: String,
+    },
+    /// An id that is neither an integer nor a string.
+    #[error("invalid id {0}: ids are integers or strings")]
+    InvalidIdType(String),
+    /// A message with neither a method nor a result or error.
+    #[error("message has no method, result or error")]
+    MissingMethod,
+    /// The method member is not a string.
+    #[error("method must be a string, found {0}")]
+    InvalidMethod(String),
+    /// A response carries both `result` and `error`.
+    #[error("response carries both result and error")]
+    ResultAndError,
+    /// A message mixes request and response members.
+    #[error("message has a method and a {0} member")]
+    MethodAndResponse(&'static str),
+    /// A successful response without an id, or with a null id.
+    #[error("result response without an id")]
+    MissingResponseId,
+    /// `params` is neither an object, an array nor null.
+    #[error("params must be an object or array, found {0}")]
+    InvalidParams(String),
+    /// The `error` member is not a JSON-RPC error object.
+    #[error("invalid error object: {0}")]
+    InvalidErrorObject(String),
+    /// A batch array with no element.
+    #[error("empty batch")]
+    EmptyBatch,
+}
+
+impl DecodeError {
+    /// True when the line was not a JSON-RPC message at all (not JSON, or JSON of another kind):
+    /// the noise a stdio server may print, which a transport skips with a warning.
+    pub fn is_noise(&self) -> bool {
+        matches!(self, DecodeError::NotJson(_) | DecodeError::NotJsonRpc(_))
+    }
+}
+
+/// One decoded line: a single message, or a batch whose elements decode independently.
+#[derive(Debug)]
+pub enum Decoded {
+    /// A line holding one JSON object.
+    Single(Message),
+    /// A line holding a JSON array of messages (2025-03-26 peers send them).
+    Batch(Vec<Result<Message, DecodeError>>),
+}
+
+impl Decoded {
+    /// The messages, in order, with the errors of bad batch elements.
+    pub fn into_messages(self) -> Vec<Result<Message, DecodeError>> {
+        match self {
+            Decoded::Single(m) => vec![Ok(m)],
+            Decoded::Batch(v) => v,
+        }
+    }
+}
+
+/// Decode one line (without its terminator; a trailing `\r` is tolerated) under `limits`.
+pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
+    if line.len() > limits.max_line_bytes {
+        return Err(DecodeError::TooLong { len: line.len(), max: limits.max_line_bytes });
+    }
+    let text = std::str::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.valid_up_to() })?;
+    let text = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    check_depth(text.as_bytes(), limits.max_depth.min(120))?;
+    match text.as_bytes().first() {
+        Some(b'[') => {
+            let elements: Vec<Box<RawValue>> = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
+            if elements.is_empty() {
+                return Err(DecodeError::EmptyBatch);
+            }
+            Ok(Decoded::Batch(elements.iter().map(|raw| decode_object(raw.get())).collect()))
+        }
+        _ => decode_object(text).map(Decoded::Single),
+    }
+}
+
+/// Decode one JSON-RPC message from text that must hold a single object (no batch).
+pub fn decode_message(text: &str) -> Result<Message, DecodeError> {
+    decode_object(text)
+}
+
+/// Encode one message as one line, terminated by `\n`. The JSON writer escapes control
+/// characters in strings, so the line holds no other newline.
+pub fn encode_line(message: &Message) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    encode_line_into(message, &mut out);
+    out
+}
+
+/// Append one message and its `\n` terminator to `out`.
+pub fn encode_line_into(message: &Message, out: &mut Vec<u8>) {
+    // Serialising our own envelope to memory cannot fail: every member is a string, integer,
+    // raw JSON text or an error object with string keys.
+    serde_json::to_writer(&mut *out, message).expect("encoding a JSON-RPC message to memory");
+    out.push(b'\n');
+}
+
+fn decode_object(text: &str) -> Result<Message, DecodeError> {
+    let trimmed = text.trim_start();
+    if !trimmed.starts_with('{') {
+        // Either not JSON, or JSON of another shape (a number, a string, a log line).
+        return match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => Err(DecodeError::NotJsonRpc(format!("expected an object, found {}", shape(trimmed)))),
+            Err(e) => Err(DecodeError::NotJson(e.to_string())),
+        };
+    }
+    let raw: RawEnvelope = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
+    classify_envelope(raw)
+}
+
+fn json_error(text: &str, e: serde_json::Error) -> DecodeError {
+    if e.is_syntax() || e.is_eof() {
+        return DecodeError::NotJson(e.to_string());
+    }
+    // A data error may fire before the parser saw the whole text: check the rest is JSON.
+    match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        Ok(_) => DecodeError::NotJsonRpc(e.to_string()),
+        Err(syntax) => DecodeError::NotJson(syntax.to_string()),
+    }
+}
+
+fn shape(text: &str) -> &'static str {
+    match text.as_bytes().first() {
+        Some(b'"') => "a string",
+        Some(b'[') => "an array",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+/// Reject nesting deeper than `max` without recursion, ignoring brackets inside strings.
+fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                // Skip the string, honouring backslash escapes.
+                i += 1;
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Err(DecodeError::TooDeep { max });
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+fn describe(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s }
+}
+
+fn parse_id(v: Value) -> Result<RequestId, DecodeError> {
+    serde_json::from_value(v.clone()).map_err(|_| DecodeError::InvalidIdType(describe(&v)))
+}
+
+/// Turn a raw envelope into a message, applying the JSON-RPC 2.0 rules.
+pub(crate) fn classify_envelope(raw: RawEnvelope) -> Result<Message, DecodeError> {
+    let Some(version) = raw.jsonrpc else {
+        return Err(DecodeError::NotJsonRpc("no \"jsonrpc\" member".into()));
+    };
+    if version.as_str() != Some(Version::WIRE) {
+        return Err(DecodeError::WrongVersion(describe(&version)));
+    }
+    if let Some(method) = raw.method {
+        let Value::String(method) = method else {
+            return Err(DecodeError::InvalidMethod(describe(&method)));
+        };
+        if raw.result.is_some() {
+            return Err(DecodeError::MethodAndResponse("result"));
+        }
+        if raw.error.is_some() {
+            return Err(DecodeError::MethodAndResponse("error"));
+        }
+        if let Some(p) = &raw.params {
+            match p.get().trim_start().as_bytes().first() {
+                Some(b'{' | b'[') | Some(b'n') => {}
+                _ => return Err(DecodeError::InvalidParams(p.get().chars().take(60).collect())),
+            }
+        }
+        return match raw.id {
+            None => Ok(Message::Notification(Notification { method, params: raw.params })),
+            Some(Value::Null) => Err(DecodeError::NullRequestId { method }),
+            Some(id) => Ok(Message::Request(Request { id: parse_id(id)?, method, params: raw.params })),
+        };
+    }
+    match (raw.result, raw.error) {
+        (Some(_), Some(_)) => Err(DecodeError::ResultAndError),
+        (Some(result), None) => match raw.id {
+            None | Some(Value::Null) => Err(DecodeError::MissingResponseId),
+            Some(id) => Ok(Message::Response(Response::result(parse_id(id)?, result))),
+        },
+        (None, Some(error)) => {
+            let error: ErrorObject =
+                serde_json::from_str(error.get()).map_err(|e| DecodeError::InvalidErrorObject(e.to_string()))?;
+            let (id, absent) = match raw.id {
+                None => (None, true),
+                Some(Value::Null) => (None, false),
+                Some(id) => (Some(parse_id(id)?), false),
+            };
+            Ok(Message::Response(Response::from_parts(id, ResponsePayload::Error(error), absent)))
+        }
+        (None, None) => Err(DecodeError::MissingMethod),
+    }
+}

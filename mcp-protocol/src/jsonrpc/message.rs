@@ -1,0 +1,249 @@
+//! The JSON-RPC 2.0 envelope: requests, notifications and responses, written by hand.
+//!
+//! Payloads (`params`, `result`) stay raw JSON ([`RawJson`]) in the envelope: the envelope is
+//! decoded once, and the payload is typed later by the method it belongs to. That keeps at most one
+//! copy of a large payload alive besides its typed form.
+
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{ErrorObject, RequestId};
+use crate::codec::{DecodeError, classify_envelope};
+
+/// Raw JSON text: a payload kept as it arrived until it is typed by its method.
+pub type RawJson = Box<RawValue>;
+
+/// The only JSON-RPC version this crate speaks, serialised as `"2.0"`; anything else is rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Version;
+
+impl Version {
+    /// The wire string.
+    pub const WIRE: &'static str = "2.0";
+}
+
+impl Serialize for Version {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(Self::WIRE)
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        if s == Self::WIRE {
+            Ok(Version)
+        } else {
+            Err(serde::de::Error::custom(format!("unsupported JSON-RPC version {s:?}, expected \"2.0\"")))
+        }
+    }
+}
+
+/// A request: a method call that expects a response with the same id.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The id the response will carry.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The parameters. `None` means the member was absent; a JSON `null` is kept as raw `null`.
+    pub params: Option<RawJson>,
+}
+
+/// A notification: a method call without an id, which gets no response.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The parameters. `None` means the member was absent; a JSON `null` is kept as raw `null`.
+    pub params: Option<RawJson>,
+}
+
+/// What a response carries: a result or an error, never both.
+#[derive(Debug, Clone)]
+pub enum ResponsePayload {
+    /// The `result` member.
+    Result(RawJson),
+    /// The `error` member.
+    Error(ErrorObject),
+}
+
+/// A response to a request.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The id of the request answered. `None` only on an error response that could not be tied to
+    /// a request (the peer sent `"id": null` or no id at all).
+    pub id: Option<RequestId>,
+    /// The result or the error.
+    pub payload: ResponsePayload,
+    /// Whether a `None` id was absent on the wire rather than `null` (kept for faithful re-encoding).
+    id_absent: bool,
+}
+
+impl Response {
+    /// A successful response.
+    pub fn result(id: RequestId, result: RawJson) -> Self {
+        Response { id: Some(id), payload: ResponsePayload::Result(result), id_absent: false }
+    }
+
+    /// An error response. `id` is `None` when the request could not be identified; it is sent as
+    /// `"id": null`.
+    pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Response { id, payload: ResponsePayload::Error(error), id_absent: false }
+    }
+
+    pub(crate) fn from_parts(id: Option<RequestId>, payload: ResponsePayload, id_absent: bool) -> Self {
+        let id_absent = id.is_none() && id_absent;
+        Response { id, payload, id_absent }
+    }
+
+    /// The result, or the peer's error object.
+    pub fn into_result(self) -> Result<RawJson, ErrorObject> {
+        match self.payload {
+            ResponsePayload::Result(r) => Ok(r),
+            ResponsePayload::Error(e) => Err(e),
+        }
+    }
+}
+
+/// Any JSON-RPC 2.0 message.
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response (result or error).
+    Response(Response),
+}
+
+impl Message {
+    /// The method name of a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(r) => Some(&r.method),
+            Message::Notification(n) => Some(&n.method),
+            Message::Response(_) => None,
+        }
+    }
+
+    /// The id of a request or response.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            Message::Request(r) => Some(&r.id),
+            Message::Notification(_) => None,
+            Message::Response(r) => r.id.as_ref(),
+        }
+    }
+
+    /// A request with typed parameters (serialised now).
+    pub fn request<P: Serialize>(
+        id: RequestId,
+        method: impl Into<String>,
+        params: Option<&P>,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Message::Request(Request { id, method: method.into(), params: params.map(to_raw).transpose()? }))
+    }
+
+    /// A notification with typed parameters (serialised now).
+    pub fn notification<P: Serialize>(
+        method: impl Into<String>,
+        params: Option<&P>,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Message::Notification(Notification { method: method.into(), params: params.map(to_raw).transpose()? }))
+    }
+
+    /// A successful response with a typed result (serialised now).
+    pub fn response<R: Serialize>(id: RequestId, result: &R) -> Result<Self, serde_json::Error> {
+        Ok(Message::Response(Response::result(id, to_raw(result)?)))
+    }
+
+    /// An error response.
+    pub fn error_response(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Message::Response(Response::error(id, error))
+    }
+}
+
+impl From<Request> for Message {
+    fn from(r: Request) -> Self {
+        Message::Request(r)
+    }
+}
+
+impl From<Notification> for Message {
+    fn from(n: Notification) -> Self {
+        Message::Notification(n)
+    }
+}
+
+impl From<Response> for Message {
+    fn from(r: Response) -> Self {
+        Message::Response(r)
+    }
+}
+
+/// Serialise a value to raw JSON text.
+pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
+    serde_json::value::to_raw_value(value)
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", &Version)?;
+        match self {
+            Message::Request(r) => {
+                map.serialize_entry("id", &r.id)?;
+                map.serialize_entry("method", &r.method)?;
+                if let Some(p) = &r.params {
+                    map.serialize_entry("params", p)?;
+                }
+            }
+            Message::Notification(n) => {
+                map.serialize_entry("method", &n.method)?;
+                if let Some(p) = &n.params {
+                    map.serialize_entry("params", p)?;
+                }
+            }
+            Message::Response(r) => {
+                match &r.id {
+                    Some(id) => map.serialize_entry("id", id)?,
+                    None if r.id_absent => {}
+                    None => map.serialize_entry("id", &Value::Null)?,
+                }
+                match &r.payload {
+                    ResponsePayload::Result(v) => map.serialize_entry("result", v)?,
+                    ResponsePayload::Error(e) => map.serialize_entry("error", e)?,
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+/// The envelope as read from the wire, before it is classified. Small members are read as
+/// values; payloads stay raw.
+#[derive(Deserialize)]
+pub(crate) struct RawEnvelope {
+    #[serde(default, deserialize_with = "super::present")]
+    pub(crate) jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "super::present")]
+    pub(crate) id: Option<Value>,
+    #[serde(default, deserialize_with = "super::present")]
+    pub(crate) method: Option<Value>,
+    #[serde(default, deserialize_with = "super::present")]
+    pub(crate) params: Option<RawJson>,
+    #[serde(default, deserialize_with = "super::present")]
+    pub(crate) result: Option<RawJson>,
+    #[serde(default, deserialize_with = "super::present")]
+    pub(crate) error: Option<RawJson>,
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = RawEnvelope::deserialize(d)?;
+        classify_envelope(raw).map_err(|e: DecodeError| serde::de::Error::custom(e))
+    }
+}

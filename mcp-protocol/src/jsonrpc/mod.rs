@@ -1,0 +1,24 @@
+//! JSON-RPC 2.0, written by hand: ids, the envelope, the error object and its open codes.
+
+mod error_object;
+mod id;
+mod message;
+
+pub use error_object::{ErrorCode, ErrorObject};
+pub use id::RequestId;
+pub use message::{
+    Message, Notification, RawJson, Request, Response, ResponsePayload, Version, to_raw,
+};
+pub(crate) use message::RawEnvelope;
+
+use serde::{Deserialize, Deserializer};
+
+/// Deserialise a member that is present, keeping an explicit `null` as `Some(Value::Null)`;
+/// with `#[serde(default)]`, an absent member stays `None`.
+pub(crate) fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
