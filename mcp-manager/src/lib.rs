@@ -1,9 +1,19 @@
 //! The MCP side of a host: the session engine, one-server connections and the many-server
 //! manager.
 //!
-//! Main types (arriving with their issues): `McpConnection` (one server, either protocol era),
-//! `McpManager` (many servers, routing, state, hot reload) and `McpToolProvider` (the manager seen
-//! as a `tool_system` provider). Today only [`ServerState`] exists.
+//! - [`session`]: [`Session`], the JSON-RPC engine over any `mcp_transport::Transport`: typed
+//!   requests with deadlines, cancellation, progress, and an [`InboundHandler`] for what the
+//!   server asks.
+//! - Coming with their issues: `McpConnection` (one server, either era), `McpManager` (many
+//!   servers) and `McpToolProvider` (the manager as a `tool_system` provider).
+
+pub mod callbacks;
+pub mod connection;
+pub mod session;
+
+pub use callbacks::HostCallbacks;
+pub use connection::{ConnectionError, ConnectionOptions, Inventory, McpConnection, ServerInfo, TransportFactory};
+pub use session::{InboundHandler, NoHandler, RequestOptions, Session, SessionError, SessionOptions};
 
 /// The life-cycle state of one configured server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -20,6 +20,7 @@
 
 pub mod codec;
 pub mod jsonrpc;
+pub mod messages;
 pub mod method;
 pub mod revision;
 pub mod types;

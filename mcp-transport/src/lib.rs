@@ -1,8 +1,39 @@
 //! Transports that move MCP JSON-RPC messages between a host and a server.
 //!
-//! This crate will hold the [`Transport`] abstraction and its implementations (stdio child
-//! process, streamable HTTP, legacy HTTP+SSE, an in-memory pair for tests). Issue 3 and 4 fill it;
-//! today it only names the kinds of transport the stack supports.
+//! - [`Transport`]: the abstraction the session engine drives. It sends [`Message`]s and yields
+//!   [`TransportEvent`]s: messages from the peer, a failure tied to one request, and finally why
+//!   the transport ended ([`CloseReason`]). Hosts may implement it for transports of their own.
+//! - [`MemoryTransport`]: an in-memory pair for tests.
+//! - [`StdioTransport`]: a server run as a child process in its own process group, speaking
+//!   newline-delimited JSON-RPC, configured by [`StdioConfig`].
+//!
+//! ```
+//! # tokio_test_block_on(async {
+//! use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+//! use mcp_protocol::{Message, RequestId};
+//!
+//! let (client, server) = MemoryTransport::pair();
+//! client.send(Message::request::<()>(RequestId::Number(1), "ping", None).unwrap()).await.unwrap();
+//! let TransportEvent::Message(m) = server.recv().await else { panic!() };
+//! assert_eq!(m.method(), Some("ping"));
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+//! # }
+//! ```
+
+mod error;
+mod memory;
+pub mod stdio;
+
+use std::fmt;
+
+use futures::future::BoxFuture;
+use mcp_protocol::{Message, RequestId};
+
+pub use error::{CloseReason, TransportError};
+pub use memory::MemoryTransport;
+pub use stdio::{StdioConfig, StdioTransport};
 
 /// The kinds of transport a server connection can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -13,7 +44,65 @@ pub enum TransportKind {
     StreamableHttp,
     /// The legacy HTTP+SSE transport of revision 2024-11-05.
     Sse,
+    /// An in-memory pair (tests).
+    Memory,
+    /// A transport the host implemented.
+    Custom,
 }
 
-/// Marker for the transport abstraction that the stdio issue defines.
-pub trait Transport {}
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::StreamableHttp => "streamable_http",
+            TransportKind::Sse => "sse",
+            TransportKind::Memory => "memory",
+            TransportKind::Custom => "custom",
+        })
+    }
+}
+
+/// What a transport yields.
+#[derive(Debug)]
+pub enum TransportEvent {
+    /// A message from the peer.
+    Message(Message),
+    /// A request failed in the transport (an HTTP error, an over-long response whose id could be
+    /// read): the session fails that request with this error.
+    RequestFailed {
+        /// The id of the request that failed.
+        id: RequestId,
+        /// Why.
+        error: TransportError,
+    },
+    /// The transport ended; every later `recv` returns this again.
+    Closed(CloseReason),
+}
+
+/// Moves JSON-RPC messages to and from one peer.
+///
+/// Contract:
+/// - `send` may be called from several tasks at once; each message is delivered whole.
+/// - `recv` is called by one task at a time (the session's reader) and is cancel-safe.
+/// - After the transport ends, `recv` returns [`TransportEvent::Closed`] on every call and `send`
+///   fails with [`TransportError::Closed`].
+/// - `close` is idempotent and releases everything the transport holds (for a child process: the
+///   whole process group). Dropping a transport releases them too, without waiting.
+pub trait Transport: Send + Sync + 'static {
+    /// Send one message to the peer.
+    fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>>;
+
+    /// The next event from the peer.
+    fn recv(&self) -> BoxFuture<'_, TransportEvent>;
+
+    /// End the transport gracefully.
+    fn close(&self) -> BoxFuture<'_, ()>;
+
+    /// Which kind of transport this is.
+    fn kind(&self) -> TransportKind;
+
+    /// The last lines the peer wrote to its diagnostics stream, oldest first (stdio: stderr).
+    fn diagnostics_tail(&self) -> Vec<String> {
+        Vec::new()
+    }
+}

@@ -1,1 +1,59 @@
-fn main() {}
+//! `cargo xtask`: the project's automation. Run `cargo xtask help` for the commands.
+
+mod ci;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [args]
+
+commands:
+  ci            cargo fmt --check, clippy -D warnings, tests, tidy; stops at the first failure
+  test          everything `ci` does, then the real-peer and conformance runs
+  tidy          check the architecture invariants (dependency rules, file length, crate docs)
+  bench [args]  run the benchmarks; args go to `cargo bench` (e.g. -- --save-baseline main)
+  fuzz  [args]  fuzz the line decoder with cargo-fuzz on nightly; not part of ci
+";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let command = args.next();
+    let rest: Vec<String> = args.collect();
+
+    let takes_args = matches!(command.as_deref(), Some("bench" | "fuzz"));
+    if !rest.is_empty() && !takes_args {
+        eprint!(
+            "xtask: `{}` takes no arguments\n\n{USAGE}",
+            command.unwrap_or_default()
+        );
+        return ExitCode::from(2);
+    }
+
+    let result = match command.as_deref() {
+        Some("ci") => ci::ci(),
+        Some("test") => ci::test(),
+        Some("tidy") => ci::tidy(),
+        Some("bench") => ci::bench(&rest),
+        Some("fuzz") => ci::fuzz(&rest),
+        Some("help" | "-h" | "--help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => {
+            eprint!("xtask: unknown command `{other}`\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+        None => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("\nxtask: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -4,6 +4,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::common::Implementation;
+use super::lifecycle::ClientCapabilities;
+use super::logging::LoggingLevel;
+use super::tasks::RelatedTaskMetadata;
 use crate::jsonrpc::RequestId;
 
 /// A JSON object of open members: `_meta`, `experimental`, unknown future fields.
@@ -72,6 +76,47 @@ impl Meta {
         self.get(Self::SUBSCRIPTION_ID)
     }
 
+    /// The client capabilities of a 2026-07-28 request.
+    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        self.get(Self::CLIENT_CAPABILITIES)
+    }
+
+    /// The client info of a 2026-07-28 request.
+    pub fn client_info(&self) -> Option<Implementation> {
+        self.get(Self::CLIENT_INFO)
+    }
+
+    /// The server info of a 2026-07-28 result.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.get(Self::SERVER_INFO)
+    }
+
+    /// The log level a 2026-07-28 request opts in to.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.get(Self::LOG_LEVEL)
+    }
+
+    /// The task a 2025-11-25 message belongs to.
+    pub fn related_task(&self) -> Option<RelatedTaskMetadata> {
+        self.get(Self::RELATED_TASK)
+    }
+
+    /// The reserved members of a 2026-07-28 request: protocol version, client capabilities and,
+    /// when given, client info.
+    pub fn for_request(
+        protocol_version: &str,
+        capabilities: &ClientCapabilities,
+        client_info: Option<&Implementation>,
+    ) -> Self {
+        let mut meta = Meta::new();
+        meta.set(Self::PROTOCOL_VERSION, protocol_version);
+        if let Some(info) = client_info {
+            meta.set(Self::CLIENT_INFO, info);
+        }
+        meta.set(Self::CLIENT_CAPABILITIES, capabilities);
+        meta
+    }
+
     /// Whether `_meta` holds no member.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -83,3 +128,45 @@ pub type ProgressToken = RequestId;
 
 /// A pagination cursor, opaque to the client.
 pub type Cursor = String;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reserved_keys_read_typed() {
+        let meta: Meta = serde_json::from_value(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "corpus-py-client", "version": "2.3.0"},
+            "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "roots": {"listChanged": true}},
+            "io.modelcontextprotocol/logLevel": "debug",
+            "io.modelcontextprotocol/serverInfo": {"name": "s", "version": ""},
+            "io.modelcontextprotocol/related-task": {"taskId": "t-1"},
+            "progressToken": 5
+        }))
+        .unwrap();
+        assert_eq!(meta.client_info().unwrap().name, "corpus-py-client");
+        assert!(meta.client_capabilities().unwrap().supports_sampling());
+        assert_eq!(meta.log_level(), Some(LoggingLevel::Debug));
+        assert_eq!(meta.server_info().unwrap().version, "");
+        assert_eq!(meta.related_task().unwrap().task_id, "t-1");
+        assert_eq!(meta.progress_token(), Some(RequestId::from(5)));
+        assert!(Meta::new().client_capabilities().is_none());
+    }
+
+    #[test]
+    fn request_meta_builder() {
+        let caps: ClientCapabilities = serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
+        let meta = Meta::for_request("2026-07-28", &caps, Some(&Implementation::new("host", "0.1")));
+        assert_eq!(
+            serde_json::to_value(&meta).unwrap(),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "host", "version": "0.1"},
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
+            })
+        );
+        assert_eq!(meta.protocol_version().as_deref(), Some("2026-07-28"));
+    }
+}

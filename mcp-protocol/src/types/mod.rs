@@ -4,9 +4,21 @@
 //! `Option`. Every struct keeps members it does not model in `extra`, so unknown fields survive a
 //! decode/encode round trip.
 
+pub mod cancellation;
 pub mod common;
+pub mod completion;
 pub mod content;
+pub mod discover;
+pub mod elicitation;
+pub mod lifecycle;
+pub mod logging;
 pub mod meta;
 pub mod mrtr;
+pub mod progress;
+pub mod prompts;
+pub mod resources;
+pub mod roots;
+pub mod sampling;
+pub mod subscriptions;
 pub mod tasks;
 pub mod tools;

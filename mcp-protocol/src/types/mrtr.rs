@@ -2,20 +2,172 @@
 //! `resources/read` with an `InputRequiredResult`; the client answers its input requests and
 //! retries with `inputResponses` and the exact `requestState`.
 
+use std::collections::BTreeMap;
+
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::ResultType;
+use super::common::{RequestParams, ResultType};
+use super::elicitation::{ElicitParams, ElicitResult};
 use super::meta::{JsonObject, Meta};
+use super::roots::ListRootsResult;
+use super::sampling::{CreateMessageParams, CreateMessageResult};
 use super::tasks::CreateTaskResult;
 
+/// One request the server needs the client to fulfil before it can complete: `{method, params}`
+/// without `jsonrpc` or `id`.
+// Transient values, a handful per result: boxing the large variants buys nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputRequest {
+    /// `sampling/createMessage`.
+    CreateMessage(CreateMessageParams),
+    /// `roots/list`; params are optional on the wire and absent ones stay absent.
+    ListRoots(Option<RequestParams>),
+    /// `elicitation/create`.
+    Elicit(ElicitParams),
+    /// A method this crate does not know, a known method whose params do not decode, or a
+    /// request with members besides `method` and `params`; kept as it arrived.
+    Unknown(Value),
+}
+
+impl InputRequest {
+    /// The wire method name.
+    pub fn method(&self) -> &str {
+        match self {
+            InputRequest::CreateMessage(_) => "sampling/createMessage",
+            InputRequest::ListRoots(_) => "roots/list",
+            InputRequest::Elicit(_) => "elicitation/create",
+            InputRequest::Unknown(v) => v.get("method").and_then(Value::as_str).unwrap_or("unknown"),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct WireRequest<'a, P> {
+    method: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a P>,
+}
+
+impl Serialize for InputRequest {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            InputRequest::CreateMessage(p) => {
+                WireRequest { method: "sampling/createMessage", params: Some(p) }.serialize(s)
+            }
+            InputRequest::ListRoots(p) => WireRequest { method: "roots/list", params: p.as_ref() }.serialize(s),
+            InputRequest::Elicit(p) => WireRequest { method: "elicitation/create", params: Some(p) }.serialize(s),
+            InputRequest::Unknown(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for InputRequest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = Value::deserialize(d)?;
+        let Value::Object(map) = &value else {
+            return Err(D::Error::custom("input request must be an object"));
+        };
+        if !matches!(map.get("method"), Some(Value::String(_))) {
+            return Err(D::Error::custom("input request has no string \"method\""));
+        }
+        Ok(InputRequest::typed(&value).unwrap_or(InputRequest::Unknown(value)))
+    }
+}
+
+impl InputRequest {
+    /// The typed form of a known request that holds only `method` and well-formed `params`.
+    /// A malformed request is not an error here: it stays [`InputRequest::Unknown`], so one bad
+    /// input request does not make the whole result undecodable and the caller can still report
+    /// it by key.
+    fn typed(value: &Value) -> Option<InputRequest> {
+        let map = value.as_object()?;
+        if map.keys().any(|k| k != "method" && k != "params") {
+            return None;
+        }
+        let params = map.get("params");
+        fn parse<T: DeserializeOwned>(params: Option<&Value>) -> Option<T> {
+            T::deserialize(params?).ok()
+        }
+        Some(match map.get("method")?.as_str()? {
+            "sampling/createMessage" => InputRequest::CreateMessage(parse(params)?),
+            "elicitation/create" => InputRequest::Elicit(parse(params)?),
+            "roots/list" => match params {
+                None => InputRequest::ListRoots(None),
+                p => InputRequest::ListRoots(Some(parse(p)?)),
+            },
+            _ => return None,
+        })
+    }
+}
+
 /// The server's input requests, keyed by an id the server chose.
-pub type InputRequests = serde_json::Map<String, Value>;
+pub type InputRequests = BTreeMap<String, InputRequest>;
+
+/// The client's answer to one input request.
+///
+/// Decoding tries the shapes in order (a sampling result needs `role`, `content` and `model`, a
+/// roots result `roots`, an elicitation result `action`); anything else is kept as a value.
+// Transient values, a handful per retry: boxing the large variants buys nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InputResponse {
+    /// Answer to `sampling/createMessage`.
+    CreateMessage(CreateMessageResult),
+    /// Answer to `roots/list`.
+    ListRoots(ListRootsResult),
+    /// Answer to `elicitation/create`.
+    Elicit(ElicitResult),
+    /// Any other answer.
+    Other(Value),
+}
+
+impl From<CreateMessageResult> for InputResponse {
+    fn from(r: CreateMessageResult) -> Self {
+        InputResponse::CreateMessage(r)
+    }
+}
+
+impl From<ListRootsResult> for InputResponse {
+    fn from(r: ListRootsResult) -> Self {
+        InputResponse::ListRoots(r)
+    }
+}
+
+impl From<ElicitResult> for InputResponse {
+    fn from(r: ElicitResult) -> Self {
+        InputResponse::Elicit(r)
+    }
+}
 
 /// The client's answers, keyed by the ids of the input requests they answer.
-pub type InputResponses = serde_json::Map<String, Value>;
+pub type InputResponses = BTreeMap<String, InputResponse>;
+
+/// The members a 2026-07-28 retry adds to the original request's params.
+///
+/// `tools/call`, `prompts/get` and `resources/read` params carry these members themselves; this
+/// type is for requests that have no params type of their own.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputResponseRequestParams {
+    /// Answers to the input requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// The `requestState` of the input-required result, unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this crate does not model.
+    #[serde(flatten)]
+    pub extra: JsonObject,
+}
 
 /// A result that asks the client for input before the request can complete.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -117,5 +269,99 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Outcome<T> {
             Shape::Task => CreateTaskResult::deserialize(value).map(Outcome::Task),
         };
         r.map_err(D::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::method::RequestMethod;
+    use crate::types::elicitation::ElicitAction;
+    use crate::types::tools::{CallTool, CallToolParams, CallToolResult};
+    use serde_json::json;
+
+    fn input_required() -> Value {
+        json!({
+            "inputRequests": {
+                "__main__:_sample": {"method": "sampling/createMessage", "params": {"maxTokens": 24,
+                    "messages": [{"content": {"text": "Summarize MCP in five words.", "type": "text"}, "role": "user"}],
+                    "systemPrompt": "You are terse.", "temperature": 0.2}},
+                "__main__:_roots": {"method": "roots/list"},
+                "__main__:_ask_name": {"method": "elicitation/create", "params": {"message": "What is your name?",
+                    "mode": "form", "requestedSchema": {"properties": {"name": {"title": "Name", "type": "string"}},
+                    "required": ["name"], "type": "object"}}},
+                "vendor": {"method": "vendor/thing", "params": {"x": 1}}
+            },
+            "requestState": "v1.R0u3sxR0pdM7",
+            "resultType": "input_required",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mcpserver-extras", "version": ""}}
+        })
+    }
+
+    #[test]
+    fn input_required_result_decodes_typed_requests() {
+        let v = input_required();
+        let raw = serde_json::value::to_raw_value(&v).unwrap();
+        let Outcome::InputRequired(r) = CallTool::decode_result(&raw).unwrap() else { panic!() };
+        let requests = r.input_requests.as_ref().unwrap();
+        let InputRequest::CreateMessage(p) = &requests["__main__:_sample"] else { panic!() };
+        assert_eq!(p.max_tokens, 24);
+        assert!(matches!(requests["__main__:_roots"], InputRequest::ListRoots(None)));
+        assert!(matches!(&requests["__main__:_ask_name"], InputRequest::Elicit(ElicitParams::Form(_))));
+        assert_eq!(requests["vendor"].method(), "vendor/thing");
+        assert!(matches!(requests["vendor"], InputRequest::Unknown(_)));
+        assert_eq!(r.request_state.as_deref(), Some("v1.R0u3sxR0pdM7"));
+        assert_eq!(serde_json::to_value(Outcome::<CallToolResult>::InputRequired(r)).unwrap(), v);
+    }
+
+    #[test]
+    fn input_request_edge_cases() {
+        let with_params = json!({"method": "roots/list", "params": {"_meta": {"a": 1}}});
+        let r: InputRequest = serde_json::from_value(with_params.clone()).unwrap();
+        assert!(matches!(&r, InputRequest::ListRoots(Some(p)) if p.meta.is_some()));
+        assert_eq!(serde_json::to_value(&r).unwrap(), with_params);
+        // Extra envelope members keep the request whole.
+        let extra = json!({"method": "roots/list", "id": 3});
+        let r: InputRequest = serde_json::from_value(extra.clone()).unwrap();
+        assert!(matches!(r, InputRequest::Unknown(_)));
+        assert_eq!(serde_json::to_value(&r).unwrap(), extra);
+        // A known method with broken params is kept whole rather than failing the whole result.
+        let broken = json!({"method": "sampling/createMessage", "params": {}});
+        let r: InputRequest = serde_json::from_value(broken.clone()).unwrap();
+        assert!(matches!(r, InputRequest::Unknown(_)));
+        assert_eq!(r.method(), "sampling/createMessage");
+        assert_eq!(serde_json::to_value(&r).unwrap(), broken);
+        assert!(serde_json::from_value::<InputRequest>(json!({"params": {}})).is_err());
+    }
+
+    #[test]
+    fn retry_params_carry_typed_responses() {
+        let v = json!({
+            "name": "summarize", "arguments": {},
+            "inputResponses": {
+                "__main__:_sample": {"role": "assistant", "content": {"type": "text", "text": "Sampled reply"},
+                    "model": "py-host-a", "stopReason": "endTurn"},
+                "__main__:_roots": {"roots": [{"uri": "file:///data/mcpfs", "name": "mcpfs"}]},
+                "__main__:_ask_name": {"action": "accept", "content": {"name": "Linus"}},
+                "odd": [1, 2]
+            },
+            "requestState": "v1.abc",
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+        });
+        let p: CallToolParams = serde_json::from_value(v.clone()).unwrap();
+        let responses = p.input_responses.as_ref().unwrap();
+        assert!(matches!(&responses["__main__:_sample"], InputResponse::CreateMessage(r) if r.model == "py-host-a"));
+        assert!(matches!(&responses["__main__:_roots"], InputResponse::ListRoots(r) if r.roots.len() == 1));
+        assert!(
+            matches!(&responses["__main__:_ask_name"], InputResponse::Elicit(r) if r.action == ElicitAction::Accept)
+        );
+        assert!(matches!(&responses["odd"], InputResponse::Other(_)));
+        assert_eq!(serde_json::to_value(&p).unwrap(), v);
+
+        let generic = json!({"inputResponses": {"k": {"action": "decline"}}, "requestState": "s", "extra": 1});
+        let g: InputResponseRequestParams = serde_json::from_value(generic.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&g).unwrap(), generic);
+        let built: InputResponse = ElicitResult::decline().into();
+        assert_eq!(serde_json::to_value(&built).unwrap(), json!({"action": "decline"}));
     }
 }

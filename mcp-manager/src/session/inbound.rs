@@ -1,0 +1,179 @@
+//! The session's reader: routes answers to pending requests, serves the server's requests
+//! concurrently, and delivers notifications in order.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use mcp_protocol::jsonrpc::to_raw;
+use mcp_protocol::messages::{ServerNotification, ServerRequest};
+use mcp_protocol::types::common::EmptyResult;
+use mcp_protocol::{ErrorCode, ErrorObject, Message, RawJson, Request, RequestId, Response, ResponsePayload};
+use mcp_transport::{CloseReason, TransportEvent};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::{SessionError, Shared};
+
+/// Answers what a server asks of the client. The session engine answers `ping` itself; every
+/// other request comes here, concurrently, each on its own task.
+pub trait InboundHandler: Send + Sync + 'static {
+    /// Serve a request from the server. An `Err` becomes a JSON-RPC error reply. An unknown
+    /// method should be answered with [`ErrorCode::METHOD_NOT_FOUND`].
+    fn handle_request(&self, request: ServerRequest) -> BoxFuture<'static, Result<RawJson, ErrorObject>>;
+
+    /// A notification from the server, delivered in arrival order.
+    fn handle_notification(&self, notification: ServerNotification) -> BoxFuture<'static, ()>;
+}
+
+/// A handler that serves nothing: every request gets METHOD_NOT_FOUND, notifications are dropped.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHandler;
+
+impl InboundHandler for NoHandler {
+    fn handle_request(&self, request: ServerRequest) -> BoxFuture<'static, Result<RawJson, ErrorObject>> {
+        let method = request.method().to_owned();
+        Box::pin(async move { Err(method_not_found(&method)) })
+    }
+
+    fn handle_notification(&self, _: ServerNotification) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+}
+
+pub(crate) fn method_not_found(method: &str) -> ErrorObject {
+    ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {method}"))
+}
+
+type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
+
+pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
+    // Notifications go through one queue to one task, so they reach the handler in order
+    // without holding up answers to pending requests.
+    let (note_tx, mut note_rx) = mpsc::channel::<ServerNotification>(1024);
+    let note_handler = handler.clone();
+    let notes = tokio::spawn(async move {
+        while let Some(n) = note_rx.recv().await {
+            note_handler.handle_notification(n).await;
+        }
+    });
+    let in_flight: InFlight = Arc::default();
+    let reason = loop {
+        match shared.transport.recv().await {
+            TransportEvent::Message(Message::Response(response)) => answer(&shared, response),
+            TransportEvent::Message(Message::Request(request)) => serve(&shared, &handler, &in_flight, request),
+            TransportEvent::Message(Message::Notification(n)) => {
+                let typed = match ServerNotification::from_notification(&n) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        tracing::warn!(server = %shared.name, method = %n.method, error = %e, "dropped a notification with invalid params");
+                        continue;
+                    }
+                };
+                match &typed {
+                    ServerNotification::Progress(Some(p)) => {
+                        shared.pending.progress(&p.progress_token, p.clone());
+                    }
+                    ServerNotification::Cancelled(Some(c)) => {
+                        if let Some(id) = &c.request_id
+                            && let Some(task) = lock(&in_flight).remove(id)
+                        {
+                            task.abort();
+                        }
+                    }
+                    _ => {}
+                }
+                if note_tx.send(typed).await.is_err() {
+                    tracing::debug!(server = %shared.name, "notification handler stopped");
+                }
+            }
+            TransportEvent::RequestFailed { id, error } => {
+                if let Some(p) = shared.pending.remove(&id) {
+                    let _ = p.tx.send(Err(SessionError::Transport { server: shared.name.clone(), method: p.method, error }));
+                }
+            }
+            TransportEvent::Closed(reason) => break reason,
+        }
+    };
+    end(&shared, reason);
+    for (_, task) in lock(&in_flight).drain() {
+        task.abort();
+    }
+    drop(note_tx);
+    let _ = notes.await;
+}
+
+fn end(shared: &Shared, reason: CloseReason) {
+    let reason = shared.closed.borrow().clone().unwrap_or(reason);
+    shared.pending.fail_all(&shared.name, &reason);
+    shared.closed.send_if_modified(|c| {
+        if c.is_none() {
+            *c = Some(reason);
+            true
+        } else {
+            false
+        }
+    });
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn answer(shared: &Shared, response: Response) {
+    let Some(id) = response.id.clone() else {
+        if let ResponsePayload::Error(e) = &response.payload {
+            tracing::warn!(server = %shared.name, error = %e, "server sent an error without a request id");
+        }
+        return;
+    };
+    let Some(pending) = shared.pending.remove(&id) else {
+        tracing::debug!(server = %shared.name, %id, "ignored an answer to no pending request (late, cancelled or unknown id)");
+        return;
+    };
+    let result = match response.payload {
+        ResponsePayload::Result(raw) => Ok(raw),
+        ResponsePayload::Error(error) => Err(SessionError::Rpc { server: shared.name.clone(), method: pending.method, error }),
+    };
+    let _ = pending.tx.send(result);
+}
+
+fn serve(shared: &Arc<Shared>, handler: &Arc<dyn InboundHandler>, in_flight: &InFlight, request: Request) {
+    let id = request.id.clone();
+    let reply = |shared: Arc<Shared>, id: RequestId, result: Result<RawJson, ErrorObject>| async move {
+        let message = match result {
+            Ok(raw) => Message::Response(Response::result(id, raw)),
+            Err(error) => Message::Response(Response::error(Some(id), error)),
+        };
+        if let Err(e) = shared.transport.send(message).await {
+            tracing::debug!(server = %shared.name, error = %e, "could not send a reply");
+        }
+    };
+    if request.method == "ping" {
+        let result = to_raw(&EmptyResult::default()).map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()));
+        tokio::spawn(reply(shared.clone(), id, result));
+        return;
+    }
+    let typed = match ServerRequest::from_request(&request) {
+        Ok(t) => t,
+        Err(e) => {
+            let error = ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("invalid params for {}: {e}", request.method));
+            tokio::spawn(reply(shared.clone(), id, Err(error)));
+            return;
+        }
+    };
+    let mut tasks = lock(in_flight);
+    if tasks.len() >= shared.options.max_inbound_requests {
+        let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, "too many concurrent requests from the server");
+        tokio::spawn(reply(shared.clone(), id, Err(error)));
+        return;
+    }
+    let fut = handler.handle_request(typed);
+    let (shared2, in_flight2, id2) = (shared.clone(), in_flight.clone(), id.clone());
+    let task = tokio::spawn(async move {
+        let result = fut.await;
+        lock(&in_flight2).remove(&id2);
+        reply(shared2, id2, result).await;
+    });
+    tasks.insert(id, task.abort_handle());
+}

@@ -1,0 +1,284 @@
+//! The session engine: requests with ids and deadlines over a [`Transport`], a pending map in
+//! which every entry resolves, and concurrent dispatch of what the server asks.
+//!
+//! Every request ends in exactly one way: the server's result, its error object, a timeout, or
+//! the transport's end (then all pending requests fail at once with the reason). A request that
+//! times out or whose future is dropped sends `notifications/cancelled`; a late answer is ignored.
+
+mod error;
+mod inbound;
+mod pending;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use mcp_protocol::jsonrpc::to_raw;
+use mcp_protocol::types::cancellation::CancelledParams;
+use mcp_protocol::types::progress::ProgressParams;
+use mcp_protocol::{Message, NotificationMethod, RawJson, Request, RequestId, RequestMethod};
+use mcp_transport::{CloseReason, Transport};
+use serde_json::Value;
+use tokio::sync::{oneshot, watch};
+
+pub use self::error::SessionError;
+pub use self::inbound::{InboundHandler, NoHandler};
+use self::pending::{Pending, PendingMap};
+
+/// Called with each progress notification of a request.
+pub type ProgressCallback = Arc<dyn Fn(ProgressParams) + Send + Sync>;
+
+/// Limits of a session.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// The server's name, for errors and logs.
+    pub name: String,
+    /// Default time a request waits for its answer (default 60 s).
+    pub request_timeout: Duration,
+    /// Hard cap on a request's life, however much progress it reports (default 10 min).
+    pub max_request_timeout: Duration,
+    /// Most server requests handled at once; beyond it they are refused (default 64).
+    pub max_inbound_requests: usize,
+}
+
+impl SessionOptions {
+    /// Defaults for a server called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        SessionOptions {
+            name: name.into(),
+            request_timeout: Duration::from_secs(60),
+            max_request_timeout: Duration::from_secs(600),
+            max_inbound_requests: 64,
+        }
+    }
+}
+
+/// Options of one request.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    /// Overrides the session's default timeout.
+    pub timeout: Option<Duration>,
+    /// Ask for progress: a `progressToken` is added to `params._meta`, each progress notification
+    /// calls this and extends the deadline (up to the hard cap).
+    pub progress: Option<ProgressCallback>,
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) name: Arc<str>,
+    pub(crate) transport: Arc<dyn Transport>,
+    pub(crate) pending: PendingMap,
+    pub(crate) options: SessionOptions,
+    pub(crate) closed: watch::Sender<Option<CloseReason>>,
+    next_id: AtomicI64,
+}
+
+/// A JSON-RPC session with one server. Cheap to clone; all clones share the session.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("name", &self.shared.name).finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Start a session over `transport`; `handler` answers what the server asks. Must be called
+    /// within a Tokio runtime: the session's reader runs as a task.
+    pub fn start(transport: Arc<dyn Transport>, handler: Arc<dyn InboundHandler>, options: SessionOptions) -> Session {
+        let shared = Arc::new(Shared {
+            name: Arc::from(options.name.as_str()),
+            transport,
+            pending: PendingMap::default(),
+            options,
+            closed: watch::Sender::new(None),
+            next_id: AtomicI64::new(0),
+        });
+        tokio::spawn(inbound::run(shared.clone(), handler));
+        Session { shared }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The transport the session runs on.
+    pub fn transport(&self) -> &Arc<dyn Transport> {
+        &self.shared.transport
+    }
+
+    /// Why the session ended, once it has.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.closed.borrow().clone()
+    }
+
+    /// Wait until the session ends, and say why.
+    pub async fn closed(&self) -> CloseReason {
+        let mut rx = self.shared.closed.subscribe();
+        match rx.wait_for(Option::is_some).await {
+            Ok(r) => r.clone().unwrap_or(CloseReason::Closed),
+            Err(_) => CloseReason::Closed,
+        }
+    }
+
+    /// Close the transport; pending requests fail with [`SessionError::Closed`].
+    pub async fn close(&self) {
+        self.shared.transport.close().await;
+        // The reader notices the end and fails what is pending; make sure of it even if the
+        // transport's end event never comes.
+        let reason = self.close_reason().unwrap_or(CloseReason::Closed);
+        self.shared.pending.fail_all(&self.shared.name, &reason);
+        self.shared.closed.send_if_modified(|c| {
+            if c.is_none() {
+                *c = Some(reason);
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// A typed request.
+    pub async fn request<M: RequestMethod>(&self, params: &M::Params, options: RequestOptions) -> Result<M::Result, SessionError> {
+        let params = to_raw(params).map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
+        let raw = self.request_raw(M::METHOD, Some(params), options).await?;
+        M::decode_result(&raw).map_err(|e| SessionError::InvalidResult {
+            server: self.shared.name.clone(),
+            method: M::METHOD.into(),
+            error: Arc::new(e),
+        })
+    }
+
+    /// A typed notification.
+    pub async fn notify<N: NotificationMethod>(&self, params: Option<&N::Params>) -> Result<(), SessionError> {
+        let message = Message::notification(N::METHOD, params)
+            .map_err(|e| SessionError::Encode { method: N::METHOD.into(), error: Arc::new(e) })?;
+        self.shared.transport.send(message).await.map_err(|error| SessionError::Transport {
+            server: self.shared.name.clone(),
+            method: N::METHOD.into(),
+            error,
+        })
+    }
+
+    /// A request by method name with raw params; the raw result.
+    pub async fn request_raw(&self, method: &str, params: Option<RawJson>, options: RequestOptions) -> Result<RawJson, SessionError> {
+        let shared = &self.shared;
+        if let Some(reason) = self.close_reason() {
+            return Err(SessionError::Closed { server: shared.name.clone(), reason });
+        }
+        let id = RequestId::Number(shared.next_id.fetch_add(1, Ordering::Relaxed));
+        let params = match &options.progress {
+            Some(_) => Some(with_progress_token(params, &id).map_err(|e| SessionError::Encode {
+                method: method.into(),
+                error: Arc::new(e),
+            })?),
+            None => params,
+        };
+        let (tx, rx) = oneshot::channel();
+        let bump = Arc::new(tokio::sync::Notify::new());
+        shared.pending.insert(
+            id.clone(),
+            Pending { method: method.to_owned(), tx, progress: options.progress.clone(), bump: bump.clone() },
+        );
+        let mut guard = CancelOnDrop { shared: Some(shared.clone()), id: id.clone() };
+        let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
+        if let Err(error) = shared.transport.send(request).await {
+            guard.disarm();
+            shared.pending.remove(&id);
+            return Err(match error {
+                mcp_transport::TransportError::Closed(reason) => SessionError::Closed { server: shared.name.clone(), reason },
+                error => SessionError::Transport { server: shared.name.clone(), method: method.into(), error },
+            });
+        }
+        let timeout = options.timeout.unwrap_or(shared.options.request_timeout);
+        let started = tokio::time::Instant::now();
+        let hard_stop = started + shared.options.max_request_timeout;
+        let mut deadline = (started + timeout).min(hard_stop);
+        let mut rx = rx;
+        loop {
+            tokio::select! {
+                answer = &mut rx => {
+                    guard.disarm();
+                    return match answer {
+                        Ok(result) => result,
+                        Err(_) => Err(SessionError::Closed {
+                            server: shared.name.clone(),
+                            reason: self.close_reason().unwrap_or(CloseReason::Closed),
+                        }),
+                    };
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    guard.disarm();
+                    shared.pending.remove(&id);
+                    send_cancelled(shared, id, "request timed out").await;
+                    return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
+                }
+                _ = bump.notified() => {
+                    deadline = (tokio::time::Instant::now() + timeout).min(hard_stop);
+                }
+            }
+        }
+    }
+}
+
+/// Put `progressToken` (the request id) into `params._meta`.
+fn with_progress_token(params: Option<RawJson>, id: &RequestId) -> Result<RawJson, serde_json::Error> {
+    let mut value: Value = match &params {
+        Some(raw) => serde_json::from_str(raw.get())?,
+        None => Value::Object(Default::default()),
+    };
+    if let Value::Object(map) = &mut value {
+        let meta = map.entry("_meta").or_insert_with(|| Value::Object(Default::default()));
+        if let Value::Object(meta) = meta {
+            meta.insert("progressToken".into(), serde_json::to_value(id)?);
+        }
+    }
+    to_raw(&value)
+}
+
+async fn send_cancelled(shared: &Shared, id: RequestId, reason: &str) {
+    if shared.closed.borrow().is_some() {
+        return;
+    }
+    let params = CancelledParams { request_id: Some(id), reason: Some(reason.into()), ..Default::default() };
+    if let Ok(message) = Message::notification(mcp_protocol::types::cancellation::Cancelled::METHOD, Some(&params)) {
+        let _ = shared.transport.send(message).await;
+    }
+}
+
+/// Removes a pending request whose future was dropped, and tells the server.
+struct CancelOnDrop {
+    shared: Option<Arc<Shared>>,
+    id: RequestId,
+}
+
+impl CancelOnDrop {
+    fn disarm(&mut self) {
+        self.shared = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(shared) = self.shared.take() else { return };
+        if shared.pending.remove(&self.id).is_none() {
+            return;
+        }
+        let id = self.id.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move { send_cancelled(&shared, id, "request cancelled by the client").await });
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! The map of requests waiting for their answer.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use mcp_protocol::{RawJson, RequestId};
+use mcp_transport::CloseReason;
+use tokio::sync::{Notify, oneshot};
+
+use super::{ProgressCallback, SessionError};
+
+pub(crate) struct Pending {
+    pub(crate) method: String,
+    pub(crate) tx: oneshot::Sender<Result<RawJson, SessionError>>,
+    pub(crate) progress: Option<ProgressCallback>,
+    pub(crate) bump: Arc<Notify>,
+}
+
+#[derive(Default)]
+pub(crate) struct PendingMap {
+    map: Mutex<HashMap<RequestId, Pending>>,
+}
+
+impl PendingMap {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn insert(&self, id: RequestId, pending: Pending) {
+        self.lock().insert(id, pending);
+    }
+
+    pub(crate) fn remove(&self, id: &RequestId) -> Option<Pending> {
+        self.lock().remove(id)
+    }
+
+    /// Progress for the request whose token is `id`: call its callback and extend its deadline.
+    /// Returns whether such a request is pending.
+    pub(crate) fn progress(&self, id: &RequestId, params: mcp_protocol::types::progress::ProgressParams) -> bool {
+        let callback = {
+            let map = self.lock();
+            let Some(p) = map.get(id) else { return false };
+            p.bump.notify_one();
+            p.progress.clone()
+        };
+        if let Some(cb) = callback {
+            cb(params);
+        }
+        true
+    }
+
+    /// Fail every pending request with the transport's end.
+    pub(crate) fn fail_all(&self, server: &Arc<str>, reason: &CloseReason) {
+        let drained: Vec<Pending> = self.lock().drain().map(|(_, p)| p).collect();
+        for p in drained {
+            let _ = p.tx.send(Err(SessionError::Closed { server: server.clone(), reason: reason.clone() }));
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
