@@ -12,7 +12,7 @@ pub mod connection;
 pub mod session;
 
 pub use callbacks::HostCallbacks;
-pub use connection::{ConnectionError, ConnectionOptions, Inventory, McpConnection, ServerInfo, TransportFactory};
+pub use connection::{single_use_factory, stdio_factory, ConnectionError, ConnectionOptions, Inventory, McpConnection, ServerInfo, TransportFactory};
 pub use session::{InboundHandler, NoHandler, RequestOptions, Session, SessionError, SessionOptions};
 
 /// The life-cycle state of one configured server.

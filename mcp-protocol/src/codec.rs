@@ -196,6 +196,9 @@ fn shape(text: &str) -> &'static str {
 }
 
 /// Reject nesting deeper than `max` without recursion, ignoring brackets inside strings.
+///
+/// This pass reads every byte of the line before the parser does, so strings (most of a large
+/// tool result) are skipped eight bytes at a time.
 fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
     let mut depth = 0usize;
     let mut i = 0;
@@ -204,11 +207,11 @@ fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
             b'"' => {
                 // Skip the string, honouring backslash escapes.
                 i += 1;
-                while i < bytes.len() {
-                    match bytes[i] {
-                        b'\\' => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
+                loop {
+                    i = find_quote_or_backslash(bytes, i);
+                    match bytes.get(i) {
+                        Some(b'\\') => i += 2,
+                        _ => break,
                     }
                 }
             }
@@ -224,6 +227,33 @@ fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
         i += 1;
     }
     Ok(())
+}
+
+/// The index of the first `"` or `\` at or after `i`; `bytes.len()` or more if there is none.
+fn find_quote_or_backslash(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    // A high bit in each byte of `v` that is zero; bits above the lowest such byte may be set
+    // spuriously (borrows), so only the lowest one is trusted.
+    fn zero_bytes(v: u64) -> u64 {
+        v.wrapping_sub(ONES) & !v & HIGHS
+    }
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let v = u64::from_le_bytes(word);
+        let hits = zero_bytes(v ^ QUOTES) | zero_bytes(v ^ BACKSLASHES);
+        if hits != 0 {
+            return i + (hits.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\\' {
+        i += 1;
+    }
+    i
 }
 
 fn describe(v: &Value) -> String {

@@ -325,9 +325,49 @@ fn check_decoded(result: Result<Decoded, DecodeError>) -> Result<(), TestCaseErr
     Ok(())
 }
 
+/// Strings full of what the depth scan must see through: quotes, backslashes, brackets.
+fn tricky_text() -> impl Strategy<Value = String> {
+    let special = prop::sample::select(vec!["\"", "\\", "[", "{", "]", "}", "\\\"", "\\\\"]).prop_map(str::to_owned);
+    vec(prop_oneof![special, "[a-z]{0,9}"], 0..24).prop_map(|parts| parts.concat())
+}
+
+fn tricky_json() -> impl Strategy<Value = Value> {
+    prop_oneof![Just(Value::Null), tricky_text().prop_map(Value::String)].prop_recursive(12, 64, 4, |inner| {
+        prop_oneof![
+            vec(inner.clone(), 0..4).prop_map(Value::Array),
+            vec((tricky_text(), inner), 0..4).prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+/// Nesting depth of a value: scalars 0, each array or object one more than its deepest member.
+fn depth(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+        Value::Object(o) => 1 + o.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 const SMALL: DecodeLimits = DecodeLimits { max_line_bytes: 4096, max_depth: 4 };
 
 proptest! {
+    #[test]
+    fn depth_limit_matches_the_real_nesting(params in tricky_json(), id in tricky_text()) {
+        let m = Message::Request(Request {
+            id: RequestId::String(id),
+            method: "m[{\\\"".into(),
+            params: Some(to_raw(&params).unwrap()),
+        });
+        let line = encode(&m);
+        let body = line.trim_end().as_bytes();
+        let d = 1 + depth(&params);
+        let at = DecodeLimits { max_depth: d, ..DecodeLimits::default() };
+        prop_assert!(codec::decode_line(body, &at).is_ok(), "depth {} rejected at limit {}: {}", d, d, line);
+        let below = DecodeLimits { max_depth: d - 1, ..DecodeLimits::default() };
+        prop_assert_eq!(codec::decode_line(body, &below).unwrap_err(), DecodeError::TooDeep { max: d - 1 });
+    }
+
     #[test]
     fn message_roundtrip_is_stable(m in message()) {
         let line = encode(&m);

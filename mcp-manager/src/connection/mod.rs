@@ -31,6 +31,28 @@ use crate::session::{RequestOptions, Session, SessionError, SessionOptions};
 /// Starts a transport to the server (for stdio: spawns the process).
 pub type TransportFactory = Arc<dyn Fn() -> BoxFuture<'static, Result<Arc<dyn Transport>, TransportError>> + Send + Sync>;
 
+/// A factory that spawns a stdio server (a fresh process on every call).
+pub fn stdio_factory(config: mcp_transport::StdioConfig) -> TransportFactory {
+    Arc::new(move || {
+        let config = config.clone();
+        Box::pin(async move {
+            let transport = mcp_transport::StdioTransport::spawn(config)?;
+            Ok(Arc::new(transport) as Arc<dyn Transport>)
+        })
+    })
+}
+
+/// A factory that hands out one already-open transport, once (tests, custom transports).
+pub fn single_use_factory(transport: Arc<dyn Transport>) -> TransportFactory {
+    let slot = std::sync::Mutex::new(Some(transport));
+    Arc::new(move || {
+        let taken = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        Box::pin(async move {
+            taken.ok_or_else(|| TransportError::Other("this transport was already used once".into()))
+        })
+    })
+}
+
 /// How a connection behaves.
 #[derive(Debug, Clone)]
 pub struct ConnectionOptions {

@@ -57,7 +57,4 @@ impl PendingMap {
         }
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.lock().len()
-    }
 }

@@ -1,0 +1,264 @@
+//! The session engine over an in-memory transport, with the test playing the server.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mcp_manager::session::{InboundHandler, NoHandler, RequestOptions, Session, SessionError, SessionOptions};
+use mcp_protocol::messages::{ServerNotification, ServerRequest};
+use mcp_protocol::types::common::PaginatedParams;
+use mcp_protocol::types::tools::{ListTools, ListToolsResult, Tool};
+use mcp_protocol::{ErrorCode, ErrorObject, Message, RawJson, RequestId, Response};
+use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use serde_json::{Value, json};
+
+const LIMIT: Duration = Duration::from_secs(10);
+
+async fn within<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
+}
+
+fn start(handler: Arc<dyn InboundHandler>, timeout: Duration) -> (Session, MemoryTransport) {
+    let (client, server) = MemoryTransport::pair();
+    let mut options = SessionOptions::new("fake");
+    options.request_timeout = timeout;
+    (Session::start(Arc::new(client), handler, options), server)
+}
+
+async fn next_message(server: &MemoryTransport) -> Message {
+    match server.recv().await {
+        TransportEvent::Message(m) => m,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+fn reply(id: &RequestId, result: Value) -> Message {
+    Message::Response(Response::result(id.clone(), serde_json::value::to_raw_value(&result).unwrap()))
+}
+
+#[tokio::test]
+async fn typed_request_gets_typed_result() {
+    within(async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(5));
+        let call = tokio::spawn({
+            let session = session.clone();
+            async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await }
+        });
+        let Message::Request(req) = next_message(&server).await else { panic!("expected a request") };
+        assert_eq!(req.method, "tools/list");
+        server.send(reply(&req.id, json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}))).await.unwrap();
+        let result: ListToolsResult = call.await.unwrap().unwrap();
+        assert_eq!(result.tools, vec![Tool { name: "echo".into(), input_schema: json!({"type": "object"}).as_object().unwrap().clone(), ..Default::default() }]);
+    })
+    .await
+}
+
+#[tokio::test]
+async fn peer_error_is_kept_apart() {
+    within(async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(5));
+        let call = tokio::spawn({
+            let session = session.clone();
+            async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await }
+        });
+        let Message::Request(req) = next_message(&server).await else { panic!() };
+        let error = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "nope");
+        server.send(Message::Response(Response::error(Some(req.id), error.clone()))).await.unwrap();
+        let err = call.await.unwrap().unwrap_err();
+        assert_eq!(err.rpc_error(), Some(&error));
+        assert!(err.to_string().contains("\"fake\"") && err.to_string().contains("tools/list"), "{err}");
+    })
+    .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeout_sends_cancelled_and_ignores_the_late_answer() {
+    let (session, server) = start(Arc::new(NoHandler), Duration::from_millis(200));
+    let err = session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(err.to_string().contains("timed out after"), "{err}");
+    let Message::Request(req) = next_message(&server).await else { panic!() };
+    let Message::Notification(n) = next_message(&server).await else { panic!("expected notifications/cancelled") };
+    assert_eq!(n.method, "notifications/cancelled");
+    let params: Value = serde_json::from_str(n.params.unwrap().get()).unwrap();
+    assert_eq!(params["requestId"], serde_json::to_value(&req.id).unwrap());
+    // The late answer is ignored and the session still works.
+    server.send(reply(&req.id, json!({"tools": []}))).await.unwrap();
+    let call = tokio::spawn({
+        let session = session.clone();
+        async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await }
+    });
+    let Message::Request(req2) = next_message(&server).await else { panic!() };
+    assert_ne!(req2.id, req.id, "ids are never reused");
+    server.send(reply(&req2.id, json!({"tools": []}))).await.unwrap();
+    assert!(call.await.unwrap().unwrap().tools.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_extends_the_deadline_up_to_the_cap() {
+    let (client, server) = MemoryTransport::pair();
+    let mut options = SessionOptions::new("fake");
+    options.request_timeout = Duration::from_secs(1);
+    options.max_request_timeout = Duration::from_secs(5);
+    let session = Session::start(Arc::new(client), Arc::new(NoHandler), options);
+    let seen = Arc::new(AtomicUsize::new(0));
+    let progress = {
+        let seen = seen.clone();
+        Arc::new(move |_p| {
+            seen.fetch_add(1, Ordering::SeqCst);
+        })
+    };
+    let call = tokio::spawn({
+        let session = session.clone();
+        async move {
+            session
+                .request::<ListTools>(&PaginatedParams::default(), RequestOptions { timeout: None, progress: Some(progress) })
+                .await
+        }
+    });
+    let Message::Request(req) = next_message(&server).await else { panic!() };
+    let params: Value = serde_json::from_str(req.params.as_ref().unwrap().get()).unwrap();
+    let token = params["_meta"]["progressToken"].clone();
+    assert_eq!(token, serde_json::to_value(&req.id).unwrap(), "the token is the request id");
+    // Progress every 800 ms keeps a 1 s timeout alive past 1 s, but not past the 5 s cap.
+    for i in 0..10 {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let note = Message::notification("notifications/progress", Some(&json!({"progressToken": token, "progress": i})));
+        if server.send(note.unwrap()).await.is_err() {
+            break;
+        }
+        if call.is_finished() {
+            break;
+        }
+    }
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    let n = seen.load(Ordering::SeqCst);
+    assert!((5..=7).contains(&n), "progress callbacks: {n}");
+}
+
+#[tokio::test]
+async fn transport_end_fails_every_pending_request_at_once() {
+    within(async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(30));
+        let calls: Vec<_> = (0..3)
+            .map(|_| {
+                let session = session.clone();
+                tokio::spawn(async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await })
+            })
+            .collect();
+        for _ in 0..3 {
+            next_message(&server).await;
+        }
+        server.close().await;
+        drop(server);
+        for c in calls {
+            let err = c.await.unwrap().unwrap_err();
+            assert!(err.is_closed(), "{err}");
+        }
+        assert!(session.close_reason().is_some());
+        let err = session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
+        assert!(err.is_closed(), "a closed session fails at once: {err}");
+    })
+    .await
+}
+
+#[tokio::test]
+async fn dropped_request_future_sends_cancelled() {
+    within(async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(30));
+        let call = tokio::spawn({
+            let session = session.clone();
+            async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await }
+        });
+        let Message::Request(req) = next_message(&server).await else { panic!() };
+        call.abort();
+        let Message::Notification(n) = next_message(&server).await else { panic!("expected cancelled") };
+        assert_eq!(n.method, "notifications/cancelled");
+        let params: Value = serde_json::from_str(n.params.unwrap().get()).unwrap();
+        assert_eq!(params["requestId"], serde_json::to_value(&req.id).unwrap());
+        assert_eq!(params["reason"], "request cancelled by the client");
+    })
+    .await
+}
+
+struct Recorder {
+    notes: tokio::sync::mpsc::UnboundedSender<String>,
+}
+
+impl InboundHandler for Recorder {
+    fn handle_request(&self, request: ServerRequest) -> BoxFuture<'static, Result<RawJson, ErrorObject>> {
+        Box::pin(async move {
+            match request {
+                ServerRequest::ListRoots(_) => Ok(serde_json::value::to_raw_value(&json!({"roots": []})).unwrap()),
+                ServerRequest::Elicit(_) => Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "user went away")),
+                other => Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, other.method().to_owned())),
+            }
+        })
+    }
+
+    fn handle_notification(&self, notification: ServerNotification) -> BoxFuture<'static, ()> {
+        let _ = self.notes.send(notification.method().to_owned());
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn server_requests_are_answered_and_notifications_arrive_in_order() {
+    within(async {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (_session, server) = start(Arc::new(Recorder { notes: tx }), Duration::from_secs(5));
+        let requests = [
+            (1, "ping", json!({})),
+            (2, "roots/list", json!({})),
+            (3, "elicitation/create", json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}})),
+            (4, "foo/bar", json!({})),
+            (5, "sampling/createMessage", json!({"messages": "not a list", "maxTokens": 3})),
+        ];
+        for (id, method, params) in &requests {
+            server.send(Message::request(RequestId::Number(*id), *method, Some(params)).unwrap()).await.unwrap();
+        }
+        let mut answers = std::collections::BTreeMap::new();
+        for _ in 0..requests.len() {
+            let Message::Response(r) = next_message(&server).await else { panic!("expected a response") };
+            let key = match r.id.clone().unwrap() {
+                RequestId::Number(n) => n,
+                other => panic!("unexpected id {other}"),
+            };
+            answers.insert(key, r.into_result());
+        }
+        assert_eq!(answers[&1].as_ref().unwrap().get(), "{}");
+        assert_eq!(answers[&2].as_ref().unwrap().get(), r#"{"roots":[]}"#);
+        assert_eq!(answers[&3].as_ref().unwrap_err().message, "user went away");
+        assert_eq!(answers[&4].as_ref().unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
+        assert_eq!(answers[&5].as_ref().unwrap_err().code, ErrorCode::INVALID_PARAMS);
+
+        for method in ["notifications/message", "notifications/tools/list_changed", "notifications/progress", "x/y"] {
+            let params = match method {
+                "notifications/message" => json!({"level": "info", "data": "hi"}),
+                "notifications/progress" => json!({"progressToken": 99, "progress": 1}),
+                _ => json!({}),
+            };
+            server.send(Message::notification(method, Some(&params)).unwrap()).await.unwrap();
+        }
+        let mut got = Vec::new();
+        for _ in 0..4 {
+            got.push(rx.recv().await.unwrap());
+        }
+        assert_eq!(got, ["notifications/message", "notifications/tools/list_changed", "notifications/progress", "x/y"]);
+    })
+    .await
+}
+
+#[tokio::test]
+async fn errors_say_which_server() {
+    within(async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(5));
+        drop(server);
+        let err: SessionError =
+            session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
+        assert!(err.to_string().starts_with("server \"fake\""), "{err}");
+    })
+    .await
+}
