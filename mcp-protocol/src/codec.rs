@@ -7,7 +7,9 @@
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::jsonrpc::{ErrorObject, Message, Notification, RawEnvelope, Request, RequestId, Response, ResponsePayload, Version};
+use crate::jsonrpc::{
+    ErrorObject, Message, Notification, RawEnvelope, Request, RequestId, Response, ResponsePayload, Version,
+};
 
 /// Limits applied while decoding a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,8 +147,9 @@ pub fn decode_message(text: &str) -> Result<Message, DecodeError> {
     decode_object(text)
 }
 
-/// Encode one message as one line, terminated by `\n`. The JSON writer escapes control
-/// characters in strings, so the line holds no other newline.
+/// Encode one message as one line, terminated by `\n`. The line holds no other `\n` or `\r`: the
+/// JSON writer escapes control characters in strings, and line breaks in the whitespace of raw
+/// payloads (a pretty-printed HTTP body, say) are written as spaces.
 pub fn encode_line(message: &Message) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     encode_line_into(message, &mut out);
@@ -155,9 +158,19 @@ pub fn encode_line(message: &Message) -> Vec<u8> {
 
 /// Append one message and its `\n` terminator to `out`.
 pub fn encode_line_into(message: &Message, out: &mut Vec<u8>) {
+    let start = out.len();
     // Serialising our own envelope to memory cannot fail: every member is a string, integer,
     // raw JSON text or an error object with string keys.
     serde_json::to_writer(&mut *out, message).expect("encoding a JSON-RPC message to memory");
+    // Raw payloads keep the whitespace they arrived or were built with, and JSON whitespace may
+    // be a line break, which would split the message. Outside strings a CR or LF byte is only
+    // whitespace, and a string never holds one unescaped, so a space in its place keeps the JSON
+    // and its meaning.
+    for byte in &mut out[start..] {
+        if matches!(*byte, b'\n' | b'\r') {
+            *byte = b' ';
+        }
+    }
     out.push(b'\n');
 }
 

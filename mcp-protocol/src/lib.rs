@@ -26,6 +26,8 @@ pub mod revision;
 pub mod types;
 
 pub use codec::{DecodeError, DecodeLimits, Decoded, decode_line, encode_line};
-pub use jsonrpc::{ErrorCode, ErrorObject, Message, Notification, RawJson, Request, RequestId, Response, ResponsePayload};
+pub use jsonrpc::{
+    ErrorCode, ErrorObject, Message, Notification, RawJson, Request, RequestId, Response, ResponsePayload,
+};
 pub use method::{NotificationMethod, RequestMethod};
 pub use revision::{Era, ProtocolVersion};

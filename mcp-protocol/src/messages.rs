@@ -11,11 +11,20 @@ use serde_json::value::RawValue;
 use crate::jsonrpc::{Notification, RawJson, Request, RequestId, to_raw};
 use crate::method::{NotificationMethod, RequestMethod};
 use crate::types::{
-    cancellation::Cancelled, completion::Complete, discover::Discover, elicitation::{Elicit, ElicitationComplete},
-    lifecycle::{Initialize, Initialized, Ping}, logging::{LoggingMessage, SetLevel}, progress::Progress,
+    cancellation::Cancelled,
+    completion::Complete,
+    discover::Discover,
+    elicitation::{Elicit, ElicitationComplete},
+    lifecycle::{Initialize, Initialized, Ping},
+    logging::{LoggingMessage, SetLevel},
+    progress::Progress,
     prompts::{GetPrompt, ListPrompts, PromptListChanged},
-    resources::{ListResourceTemplates, ListResources, ReadResource, ResourceListChanged, ResourceUpdated, Subscribe, Unsubscribe},
-    roots::{ListRoots, RootsListChanged}, sampling::CreateMessage,
+    resources::{
+        ListResourceTemplates, ListResources, ReadResource, ResourceListChanged, ResourceUpdated, Subscribe,
+        Unsubscribe,
+    },
+    roots::{ListRoots, RootsListChanged},
+    sampling::CreateMessage,
     subscriptions::{SubscriptionsAcknowledged, SubscriptionsListen},
     tasks::{CancelTask, GetTask, GetTaskPayload, ListTasks, TaskStatus},
     tools::{CallTool, ListTools, ToolListChanged},

@@ -14,12 +14,12 @@ use mcp_protocol::types::content::{
 use mcp_protocol::types::meta::{JsonObject, Meta};
 use mcp_protocol::types::tools::{CallTool, CallToolResult};
 use mcp_protocol::{
-    ErrorCode, ErrorObject, Message, Notification, RequestId, RequestMethod, Request, Response, ResponsePayload,
+    ErrorCode, ErrorObject, Message, Notification, Request, RequestId, RequestMethod, Response, ResponsePayload,
 };
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 // ----- JSON -----
 
@@ -95,11 +95,11 @@ fn error_object() -> impl Strategy<Value = ErrorObject> {
 fn message() -> impl Strategy<Value = Message> {
     let raw = |p: Option<Value>| p.map(|v| to_raw(&v).unwrap());
     prop_oneof![
-        (request_id(), text(), params()).prop_map(move |(id, method, p)| {
-            Message::Request(Request { id, method, params: raw(p) })
-        }),
+        (request_id(), text(), params())
+            .prop_map(move |(id, method, p)| { Message::Request(Request { id, method, params: raw(p) }) }),
         (text(), params()).prop_map(move |(method, p)| Message::Notification(Notification { method, params: raw(p) })),
-        (request_id(), json()).prop_map(|(id, result)| Message::Response(Response::result(id, to_raw(&result).unwrap()))),
+        (request_id(), json())
+            .prop_map(|(id, result)| Message::Response(Response::result(id, to_raw(&result).unwrap()))),
         (option::of(request_id()), error_object()).prop_map(|(id, e)| Message::error_response(id, e)),
     ]
 }
@@ -159,7 +159,11 @@ fn annotations() -> impl Strategy<Value = Option<Annotations>> {
     option::of(
         (
             option::of(vec(prop_oneof![Just(Role::User), Just(Role::Assistant)], 0..3)),
-            option::of((0..=8i32).prop_map(|n| f64::from(n) / 8.0)),
+            // Integers and floats (whole ones included) must each keep their wire form.
+            option::of(prop_oneof![
+                (0..=1u8).prop_map(Number::from),
+                (0..=8i32).prop_map(|n| Number::from_f64(f64::from(n) / 8.0).unwrap()),
+            ]),
             option::of(text()),
             extra(),
         )
@@ -178,8 +182,9 @@ fn icon() -> impl Strategy<Value = Icon> {
 }
 
 fn media() -> impl Strategy<Value = MediaContent> {
-    ("[A-Za-z0-9+/]{0,40}={0,2}", text(), annotations(), meta(), extra())
-        .prop_map(|(data, mime_type, annotations, meta, extra)| MediaContent { data, mime_type, annotations, meta, extra })
+    ("[A-Za-z0-9+/]{0,40}={0,2}", text(), annotations(), meta(), extra()).prop_map(
+        |(data, mime_type, annotations, meta, extra)| MediaContent { data, mime_type, annotations, meta, extra },
+    )
 }
 
 fn resource_link() -> impl Strategy<Value = ResourceLink> {
@@ -195,17 +200,8 @@ fn resource_link() -> impl Strategy<Value = ResourceLink> {
         meta(),
         extra(),
     )
-        .prop_map(|(uri, name, title, description, mime_type, size, icons, annotations, meta, extra)| ResourceLink {
-            uri,
-            name,
-            title,
-            description,
-            mime_type,
-            size,
-            icons,
-            annotations,
-            meta,
-            extra,
+        .prop_map(|(uri, name, title, description, mime_type, size, icons, annotations, meta, extra)| {
+            ResourceLink { uri, name, title, description, mime_type, size, icons, annotations, meta, extra }
         })
 }
 
@@ -231,16 +227,18 @@ fn unknown_block() -> impl Strategy<Value = ContentBlock> {
 
 fn leaf_block() -> BoxedStrategy<ContentBlock> {
     prop_oneof![
-        (text(), annotations(), meta(), extra())
-            .prop_map(|(text, annotations, meta, extra)| ContentBlock::Text(TextContent { text, annotations, meta, extra })),
+        (text(), annotations(), meta(), extra()).prop_map(|(text, annotations, meta, extra)| ContentBlock::Text(
+            TextContent { text, annotations, meta, extra }
+        )),
         media().prop_map(ContentBlock::Image),
         media().prop_map(ContentBlock::Audio),
         resource_link().prop_map(ContentBlock::ResourceLink),
         (resource_contents(), annotations(), meta(), extra()).prop_map(|(resource, annotations, meta, extra)| {
             ContentBlock::Resource(EmbeddedResource { resource, annotations, meta, extra })
         }),
-        (text(), text(), json_object(), meta(), extra())
-            .prop_map(|(id, name, input, meta, extra)| ContentBlock::ToolUse(ToolUseContent { id, name, input, meta, extra })),
+        (text(), text(), json_object(), meta(), extra()).prop_map(|(id, name, input, meta, extra)| {
+            ContentBlock::ToolUse(ToolUseContent { id, name, input, meta, extra })
+        }),
         unknown_block(),
     ]
     .boxed()
@@ -304,6 +302,22 @@ fn json_ish() -> impl Strategy<Value = String> {
     vec(fragment, 0..48).prop_map(|f| f.concat())
 }
 
+fn has_float(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_f64(),
+        Value::Array(a) => a.iter().any(has_float),
+        Value::Object(o) => o.values().any(has_float),
+        _ => false,
+    }
+}
+
+/// Error data is the one part of the envelope held as a `Value`; serde_json, built without its
+/// `float_roundtrip` feature, may read a float one ULP off (see
+/// `error_data_floats_survive_a_round_trip` in codec_bad_input.rs).
+fn error_data_has_float(m: &Message) -> bool {
+    matches!(m, Message::Response(r) if matches!(&r.payload, ResponsePayload::Error(e) if e.data.as_ref().is_some_and(has_float)))
+}
+
 /// Check that whatever decoded is stable when encoded again.
 fn check_decoded(result: Result<Decoded, DecodeError>) -> Result<(), TestCaseError> {
     match result {
@@ -312,9 +326,14 @@ fn check_decoded(result: Result<Decoded, DecodeError>) -> Result<(), TestCaseErr
                 match item {
                     Ok(m) => {
                         let line = encode(&m);
+                        prop_assert_eq!(line.matches('\n').count(), 1);
                         let back = decode_one(line.as_bytes());
-                        assert_same(&m, &back)?;
-                        prop_assert_eq!(encode(&back), line);
+                        prop_assert_eq!(back.id(), m.id());
+                        prop_assert_eq!(back.method(), m.method());
+                        if !error_data_has_float(&m) {
+                            assert_same(&m, &back)?;
+                            prop_assert_eq!(encode(&back), line);
+                        }
                     }
                     Err(e) => prop_assert!(!e.to_string().is_empty()),
                 }
@@ -353,7 +372,9 @@ const SMALL: DecodeLimits = DecodeLimits { max_line_bytes: 4096, max_depth: 4 };
 
 proptest! {
     #[test]
-    fn depth_limit_matches_the_real_nesting(params in tricky_json(), id in tricky_text()) {
+    fn depth_limit_matches_the_real_nesting(inner in tricky_json(), key in tricky_text(), id in tricky_text()) {
+        // Params must be an object or array: wrap the generated value.
+        let params = Value::Object(Map::from_iter([(key, inner)]));
         let m = Message::Request(Request {
             id: RequestId::String(id),
             method: "m[{\\\"".into(),

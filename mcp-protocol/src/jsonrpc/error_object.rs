@@ -78,11 +78,7 @@ pub struct ErrorObject {
     pub message: String,
     /// Additional information. `Some(Value::Null)` is an explicit `"data": null`, kept apart from
     /// an absent member so that a message re-encodes as it arrived.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::jsonrpc::present"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::jsonrpc::present")]
     pub data: Option<Value>,
 }
 

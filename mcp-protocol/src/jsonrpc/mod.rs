@@ -6,10 +6,8 @@ mod message;
 
 pub use error_object::{ErrorCode, ErrorObject};
 pub use id::RequestId;
-pub use message::{
-    Message, Notification, RawJson, Request, Response, ResponsePayload, Version, to_raw,
-};
 pub(crate) use message::RawEnvelope;
+pub use message::{Message, Notification, RawJson, Request, Response, ResponsePayload, Version, to_raw};
 
 use serde::{Deserialize, Deserializer};
 

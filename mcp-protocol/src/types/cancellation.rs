@@ -27,11 +27,7 @@ pub struct CancelledParams {
 impl CancelledParams {
     /// Cancel a request, with an optional reason.
     pub fn new(request_id: impl Into<RequestId>, reason: Option<String>) -> Self {
-        CancelledParams {
-            request_id: Some(request_id.into()),
-            reason,
-            ..Default::default()
-        }
+        CancelledParams { request_id: Some(request_id.into()), reason, ..Default::default() }
     }
 }
 
@@ -56,10 +52,7 @@ mod tests {
         let v = json!({"requestId": "abc", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
         let p: CancelledParams = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(p.request_id, Some(RequestId::from("abc")));
-        assert_eq!(
-            p.meta.as_ref().unwrap().protocol_version().as_deref(),
-            Some("2026-07-28")
-        );
+        assert_eq!(p.meta.as_ref().unwrap().protocol_version().as_deref(), Some("2026-07-28"));
         assert_eq!(serde_json::to_value(&p).unwrap(), v);
     }
 
@@ -68,10 +61,7 @@ mod tests {
         let p: CancelledParams = serde_json::from_value(json!({"reason": "bye"})).unwrap();
         assert_eq!(p.request_id, None);
         assert_eq!(serde_json::to_value(&p).unwrap(), json!({"reason": "bye"}));
-        assert_eq!(
-            serde_json::to_value(CancelledParams::new(3, None)).unwrap(),
-            json!({"requestId": 3})
-        );
+        assert_eq!(serde_json::to_value(CancelledParams::new(3, None)).unwrap(), json!({"requestId": 3}));
         assert_eq!(Cancelled::METHOD, "notifications/cancelled");
     }
 }

@@ -2,6 +2,7 @@
 //! the generic params and results, cache hints.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Number;
 
 use super::meta::{Cursor, JsonObject, Meta};
 
@@ -74,15 +75,23 @@ pub struct Annotations {
     /// Who the object is meant for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<Vec<Role>>,
-    /// Importance from 0 (least) to 1 (most).
+    /// Importance from 0 (least) to 1 (most), kept as the JSON number that arrived so that `1`
+    /// and `1.0` each re-encode unchanged; read it with [`Annotations::priority_f64`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<f64>,
+    pub priority: Option<Number>,
     /// ISO 8601 time of last modification (2025-06-18+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
     /// Members this crate does not model.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+impl Annotations {
+    /// The priority as `f64`, if given.
+    pub fn priority_f64(&self) -> Option<f64> {
+        self.priority.as_ref().and_then(Number::as_f64)
+    }
 }
 
 /// Params that hold only `_meta` (ping, discover, roots/list, list_changed notifications).

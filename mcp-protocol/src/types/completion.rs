@@ -48,18 +48,12 @@ pub enum Reference {
 impl Reference {
     /// A reference to a prompt.
     pub fn prompt(name: impl Into<String>) -> Self {
-        Reference::Prompt(PromptReference {
-            name: name.into(),
-            ..Default::default()
-        })
+        Reference::Prompt(PromptReference { name: name.into(), ..Default::default() })
     }
 
     /// A reference to a resource template.
     pub fn resource_template(uri: impl Into<String>) -> Self {
-        Reference::ResourceTemplate(ResourceTemplateReference {
-            uri: uri.into(),
-            ..Default::default()
-        })
+        Reference::ResourceTemplate(ResourceTemplateReference { uri: uri.into(), ..Default::default() })
     }
 
     /// The wire `type` of the reference.
@@ -101,17 +95,11 @@ impl<'de> Deserialize<'de> for Reference {
         let kind = match map.get("type") {
             Some(Value::String(k)) => k.clone(),
             _ => {
-                return Err(D::Error::custom(
-                    "completion reference has no string \"type\"",
-                ));
+                return Err(D::Error::custom("completion reference has no string \"type\""));
             }
         };
-        fn typed<T: serde::de::DeserializeOwned, E: Error>(
-            map: JsonObject,
-            kind: &str,
-        ) -> Result<T, E> {
-            serde_json::from_value(Value::Object(map))
-                .map_err(|e| E::custom(format!("invalid {kind} reference: {e}")))
+        fn typed<T: serde::de::DeserializeOwned, E: Error>(map: JsonObject, kind: &str) -> Result<T, E> {
+            serde_json::from_value(Value::Object(map)).map_err(|e| E::custom(format!("invalid {kind} reference: {e}")))
         }
         match kind.as_str() {
             "ref/prompt" => {
@@ -226,10 +214,7 @@ mod tests {
         let p: CompleteParams = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(p.reference.kind(), "ref/prompt");
         assert!(matches!(&p.reference, Reference::Prompt(r) if r.name == "resource-prompt"));
-        assert_eq!(
-            p.context.as_ref().unwrap().arguments.as_ref().unwrap()["department"],
-            "Engineering"
-        );
+        assert_eq!(p.context.as_ref().unwrap().arguments.as_ref().unwrap()["department"], "Engineering");
         assert_eq!(serde_json::to_value(&p).unwrap(), v);
 
         let v = json!({"ref": {"type": "ref/resource", "uri": "test://dynamic/resource/{id}", "x": true}, "argument": {"name": "id", "value": "1"}});
@@ -246,10 +231,7 @@ mod tests {
         assert_eq!(r.kind(), "ref/tool");
         assert_eq!(serde_json::to_value(&r).unwrap(), v);
         let err = serde_json::from_value::<Reference>(json!({"type": "ref/prompt"})).unwrap_err();
-        assert!(
-            err.to_string().contains("invalid ref/prompt reference"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("invalid ref/prompt reference"), "{err}");
         assert_eq!(
             serde_json::to_value(Reference::resource_template("a://{b}")).unwrap(),
             json!({"type": "ref/resource", "uri": "a://{b}"})

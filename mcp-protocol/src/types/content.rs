@@ -293,8 +293,12 @@ impl<'de> Deserialize<'de> for ContentBlock {
             Some(Value::String(k)) => k.clone(),
             _ => return Err(D::Error::custom("content block has no string \"type\"")),
         };
-        fn typed<T: serde::de::DeserializeOwned, E: Error>(map: serde_json::Map<String, Value>, kind: &str) -> Result<T, E> {
-            serde_json::from_value(Value::Object(map)).map_err(|e| E::custom(format!("invalid {kind} content block: {e}")))
+        fn typed<T: serde::de::DeserializeOwned, E: Error>(
+            map: serde_json::Map<String, Value>,
+            kind: &str,
+        ) -> Result<T, E> {
+            serde_json::from_value(Value::Object(map))
+                .map_err(|e| E::custom(format!("invalid {kind} content block: {e}")))
         }
         let known = matches!(
             kind.as_str(),
@@ -336,6 +340,16 @@ mod tests {
         let block: ContentBlock = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(block.as_text(), Some("hi"));
         assert_eq!(serde_json::to_value(&block).unwrap(), v);
+        // A whole priority keeps its wire form: `1` stays an integer, `1.0` a float.
+        for text in [
+            r#"{"type":"text","text":"x","annotations":{"priority":1}}"#,
+            r#"{"type":"text","text":"x","annotations":{"priority":1.0}}"#,
+        ] {
+            let block: ContentBlock = serde_json::from_str(text).unwrap();
+            let ContentBlock::Text(t) = &block else { panic!("{block:?}") };
+            assert_eq!(t.annotations.as_ref().unwrap().priority_f64(), Some(1.0));
+            assert_eq!(serde_json::to_string(&block).unwrap(), text);
+        }
         let r = json!({"type": "resource", "resource": {"uri": "file:///a", "blob": "AAA="}});
         let block: ContentBlock = serde_json::from_value(r.clone()).unwrap();
         assert!(matches!(&block, ContentBlock::Resource(e) if matches!(e.resource, ResourceContents::Blob(_))));

@@ -121,10 +121,7 @@ mod tests {
         assert_eq!(u, LoggingLevel::Unknown("trace".into()));
         assert_eq!(u.severity(), None);
         assert_eq!(serde_json::to_value(&u).unwrap(), json!("trace"));
-        assert_eq!(
-            serde_json::to_value(LoggingLevel::Emergency).unwrap(),
-            json!("emergency")
-        );
+        assert_eq!(serde_json::to_value(LoggingLevel::Emergency).unwrap(), json!("emergency"));
         assert_eq!(LoggingLevel::Emergency.as_str(), "emergency");
     }
 

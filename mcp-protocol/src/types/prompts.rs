@@ -195,10 +195,7 @@ mod tests {
         let r: ListPromptsResult = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(r.cache_scope, Some(CacheScope::Public));
         assert_eq!(r.ttl_ms, Some(60000));
-        assert_eq!(
-            r.prompts[0].arguments.as_ref().unwrap()[0].required,
-            Some(true)
-        );
+        assert_eq!(r.prompts[0].arguments.as_ref().unwrap()[0].required, Some(true));
         assert_eq!(r.extra["future"], json!([1, 2]));
         assert_eq!(serde_json::to_value(&r).unwrap(), v);
     }
@@ -224,24 +221,18 @@ mod tests {
         let complete = r#"{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"hi"}},{"role":"assistant","content":{"type":"resource","resource":{"uri":"test://1","mimeType":"text/plain","text":"x"}}}],"resultType":"complete"}"#;
         let raw = RawValue::from_string(complete.to_owned()).unwrap();
         let out = GetPrompt::decode_result(&raw).unwrap();
-        let Outcome::Complete(r) = &out else {
-            panic!("{out:?}")
-        };
+        let Outcome::Complete(r) = &out else { panic!("{out:?}") };
         assert_eq!(r.messages.len(), 2);
         assert_eq!(r.messages[0].content.as_text(), Some("hi"));
         assert_eq!(r.messages[1].role, Role::Assistant);
         let back: serde_json::Value = serde_json::to_value(&out).unwrap();
-        assert_eq!(
-            back,
-            serde_json::from_str::<serde_json::Value>(complete).unwrap()
-        );
+        assert_eq!(back, serde_json::from_str::<serde_json::Value>(complete).unwrap());
 
-        let needs = r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s1"}"#;
+        let needs =
+            r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s1"}"#;
         let raw = RawValue::from_string(needs.to_owned()).unwrap();
         let out = GetPrompt::decode_result(&raw).unwrap();
-        let Outcome::InputRequired(ir) = out else {
-            panic!()
-        };
+        let Outcome::InputRequired(ir) = out else { panic!() };
         assert_eq!(ir.request_state.as_deref(), Some("s1"));
     }
 

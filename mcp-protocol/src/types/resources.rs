@@ -248,10 +248,7 @@ mod tests {
             }]
         });
         let r: ListResourceTemplatesResult = serde_json::from_value(t.clone()).unwrap();
-        assert_eq!(
-            r.resource_templates[0].uri_template,
-            "test://dynamic/resource/{id}"
-        );
+        assert_eq!(r.resource_templates[0].uri_template, "test://dynamic/resource/{id}");
         assert_eq!(serde_json::to_value(&r).unwrap(), t);
     }
 
@@ -260,23 +257,15 @@ mod tests {
         let complete = r#"{"contents":[{"uri":"a://1","mimeType":"text/plain","text":"hi"},{"uri":"a://2","blob":"AAE=","_meta":{"m":1}}],"ttlMs":5,"cacheScope":"public","resultType":"complete","extra":1}"#;
         let raw = RawValue::from_string(complete.to_owned()).unwrap();
         let out = ReadResource::decode_result(&raw).unwrap();
-        let Outcome::Complete(r) = &out else {
-            panic!("{out:?}")
-        };
+        let Outcome::Complete(r) = &out else { panic!("{out:?}") };
         assert!(matches!(r.contents[0], ResourceContents::Text(_)));
         assert!(matches!(r.contents[1], ResourceContents::Blob(_)));
         assert_eq!(r.contents[1].uri(), "a://2");
-        assert_eq!(
-            serde_json::to_value(&out).unwrap(),
-            serde_json::from_str::<serde_json::Value>(complete).unwrap()
-        );
+        assert_eq!(serde_json::to_value(&out).unwrap(), serde_json::from_str::<serde_json::Value>(complete).unwrap());
 
         let needs = r#"{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create","params":{}}},"requestState":"st"}"#;
         let raw = RawValue::from_string(needs.to_owned()).unwrap();
-        assert!(matches!(
-            ReadResource::decode_result(&raw).unwrap(),
-            Outcome::InputRequired(_)
-        ));
+        assert!(matches!(ReadResource::decode_result(&raw).unwrap(), Outcome::InputRequired(_)));
     }
 
     #[test]
@@ -288,10 +277,7 @@ mod tests {
 
         let v = json!({"_meta": {"io.modelcontextprotocol/subscriptionId": "sub-1"}, "uri": "demo://counter", "title": "c"});
         let n: ResourceUpdatedParams = serde_json::from_value(v.clone()).unwrap();
-        assert_eq!(
-            n.meta.as_ref().unwrap().subscription_id(),
-            Some("sub-1".into())
-        );
+        assert_eq!(n.meta.as_ref().unwrap().subscription_id(), Some("sub-1".into()));
         assert_eq!(n.extra["title"], "c");
         assert_eq!(serde_json::to_value(&n).unwrap(), v);
 
@@ -306,10 +292,7 @@ mod tests {
         assert_eq!(ReadResource::METHOD, "resources/read");
         assert_eq!(Subscribe::METHOD, "resources/subscribe");
         assert_eq!(Unsubscribe::METHOD, "resources/unsubscribe");
-        assert_eq!(
-            ResourceListChanged::METHOD,
-            "notifications/resources/list_changed"
-        );
+        assert_eq!(ResourceListChanged::METHOD, "notifications/resources/list_changed");
         assert_eq!(ResourceUpdated::METHOD, "notifications/resources/updated");
     }
 }

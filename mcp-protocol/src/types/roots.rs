@@ -26,11 +26,7 @@ pub struct Root {
 impl Root {
     /// A root with a URI and an optional display name.
     pub fn new(uri: impl Into<String>, name: Option<String>) -> Self {
-        Root {
-            uri: uri.into(),
-            name,
-            ..Default::default()
-        }
+        Root { uri: uri.into(), name, ..Default::default() }
     }
 }
 
@@ -81,14 +77,8 @@ mod tests {
         assert_eq!(r.roots[1].name, None);
         assert_eq!(r.roots[1].extra["readOnly"], true);
         assert_eq!(serde_json::to_value(&r).unwrap(), v);
-        let built = ListRootsResult {
-            roots: vec![Root::new("file:///x", None)],
-            ..Default::default()
-        };
-        assert_eq!(
-            serde_json::to_value(&built).unwrap(),
-            json!({"roots": [{"uri": "file:///x"}]})
-        );
+        let built = ListRootsResult { roots: vec![Root::new("file:///x", None)], ..Default::default() };
+        assert_eq!(serde_json::to_value(&built).unwrap(), json!({"roots": [{"uri": "file:///x"}]}));
     }
 
     #[test]

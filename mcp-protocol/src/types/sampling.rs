@@ -3,7 +3,7 @@
 //! (2026-07-28).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
+use serde_json::{Number, Value};
 
 use super::common::Role;
 use super::content::ContentBlock;
@@ -128,16 +128,33 @@ pub struct ModelPreferences {
     pub hints: Option<Vec<ModelHint>>,
     /// How much cost matters, 0 to 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_priority: Option<f64>,
+    pub cost_priority: Option<Number>,
     /// How much latency matters, 0 to 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub speed_priority: Option<f64>,
+    pub speed_priority: Option<Number>,
     /// How much capability matters, 0 to 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intelligence_priority: Option<f64>,
+    pub intelligence_priority: Option<Number>,
     /// Members this crate does not model.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+impl ModelPreferences {
+    /// `costPriority` as `f64`, if given.
+    pub fn cost_priority_f64(&self) -> Option<f64> {
+        self.cost_priority.as_ref().and_then(Number::as_f64)
+    }
+
+    /// `speedPriority` as `f64`, if given.
+    pub fn speed_priority_f64(&self) -> Option<f64> {
+        self.speed_priority.as_ref().and_then(Number::as_f64)
+    }
+
+    /// `intelligencePriority` as `f64`, if given.
+    pub fn intelligence_priority_f64(&self) -> Option<f64> {
+        self.intelligence_priority.as_ref().and_then(Number::as_f64)
+    }
 }
 
 /// A hint for model selection.
@@ -209,9 +226,10 @@ pub struct CreateMessageParams {
     /// Context to include.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_context: Option<IncludeContext>,
-    /// Sampling temperature.
+    /// Sampling temperature, kept as the JSON number that arrived (`1` and `1.0` each re-encode
+    /// unchanged); read it with [`CreateMessageParams::temperature_f64`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f64>,
+    pub temperature: Option<Number>,
     /// Maximum number of tokens to sample.
     pub max_tokens: u64,
     /// Sequences that stop sampling.
@@ -235,6 +253,13 @@ pub struct CreateMessageParams {
     /// Members this crate does not model.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+impl CreateMessageParams {
+    /// The sampling temperature as `f64`, if given.
+    pub fn temperature_f64(&self) -> Option<f64> {
+        self.temperature.as_ref().and_then(Number::as_f64)
+    }
 }
 
 /// Why sampling stopped. An open string on the wire.
@@ -363,6 +388,15 @@ mod tests {
         let p: CreateMessageParams = serde_json::from_value(odd.clone()).unwrap();
         assert_eq!(p.include_context, Some(IncludeContext::Unknown("someServers".into())));
         assert_eq!(serde_json::to_value(&p).unwrap(), odd);
+        assert_eq!(p.temperature_f64(), None);
+        // Integers stay integers and floats stay floats, whole or not.
+        let text = r#"{"messages":[],"modelPreferences":{"costPriority":1,"speedPriority":0.0},"temperature":1,"maxTokens":8}"#;
+        let p: CreateMessageParams = serde_json::from_str(text).unwrap();
+        assert_eq!(p.temperature_f64(), Some(1.0));
+        let prefs = p.model_preferences.as_ref().unwrap();
+        assert_eq!((prefs.cost_priority_f64(), prefs.speed_priority_f64()), (Some(1.0), Some(0.0)));
+        assert_eq!(prefs.intelligence_priority_f64(), None);
+        assert_eq!(serde_json::to_string(&p).unwrap(), text);
     }
 
     #[test]
