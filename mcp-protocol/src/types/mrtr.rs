@@ -174,6 +174,7 @@ pub struct InputResponseRequestParams {
 #[serde(rename_all = "camelCase")]
 pub struct InputRequiredResult {
     /// Always `input_required` on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,
     /// What the server needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
