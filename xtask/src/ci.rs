@@ -13,17 +13,7 @@ type Result = std::result::Result<(), String>;
 /// Formatting, lints, tests and tidy, in that order.
 pub fn ci() -> Result {
     cargo("formatting", &["fmt", "--all", "--", "--check"])?;
-    cargo(
-        "lints",
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
+    cargo("lints", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     cargo("tests", &["test", "--workspace"])?;
     tidy()?;
     println!("\nci: all steps passed");
@@ -33,12 +23,25 @@ pub fn ci() -> Result {
 /// Everything `ci` does, then the runs against peers that no one here wrote.
 pub fn test() -> Result {
     ci()?;
-    heading("peer and conformance tests");
-    // The stdio and HTTP issues provision the real peers (npm reference servers, the Python SDK,
-    // the official conformance suite) and run them here. Nothing runs yet, so nothing passes.
-    println!("peer tests: none yet (added by the stdio/HTTP issues)");
-    println!("conformance tests: none yet (added by the stdio/HTTP issues)");
+    peers()?;
+    heading("conformance tests");
+    // The HTTP issue provisions the official conformance suite and runs it here.
+    println!("conformance tests: none yet (added by the HTTP issue)");
     Ok(())
+}
+
+/// Install the real peers into `target/peers/` (see `peers.rs`), then run the interop tests
+/// against them with the peers required: a peer that is missing fails, it is not skipped.
+pub fn peers() -> Result {
+    heading("real peers: provisioning");
+    let dir = crate::peers::provision()?;
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
+    command
+        .args(["test", "-p", "tests", "--test", "peers_stdio", "--", "--nocapture"])
+        .env(crate::peers::PEERS_DIR_ENV, &dir)
+        .env(crate::peers::REQUIRE_PEERS_ENV, "1");
+    println!("\n{}={} {}=1", crate::peers::PEERS_DIR_ENV, dir.display(), crate::peers::REQUIRE_PEERS_ENV);
+    run("peer tests", command, &project_root())
 }
 
 /// The architecture invariants; every violation is printed before failing.
@@ -64,35 +67,25 @@ pub fn bench(args: &[String]) -> Result {
 
 /// Fuzz `decode_line` with cargo-fuzz (nightly); `args` are passed to `cargo fuzz run`.
 pub fn fuzz(args: &[String]) -> Result {
-    let installed = Command::new("cargo")
-        .args(["+nightly", "fuzz", "--version"])
-        .output()
-        .is_ok_and(|out| out.status.success());
+    let installed =
+        Command::new("cargo").args(["+nightly", "fuzz", "--version"]).output().is_ok_and(|out| out.status.success());
     if !installed {
-        return Err(
-            "cargo-fuzz (or the nightly toolchain) is not installed; install them with\n  \
+        return Err("cargo-fuzz (or the nightly toolchain) is not installed; install them with\n  \
              rustup toolchain install nightly\n  cargo install cargo-fuzz"
-                .to_string(),
-        );
+            .to_string());
     }
     let dir = project_root().join("mcp-protocol").join("fuzz");
     if !dir.is_dir() {
-        return Err(format!(
-            "{} does not exist: no fuzz targets yet",
-            dir.display()
-        ));
+        return Err(format!("{} does not exist: no fuzz targets yet", dir.display()));
     }
     let mut command = Command::new("cargo");
-    command
-        .args(["+nightly", "fuzz", "run", "decode_line"])
-        .args(args);
+    command.args(["+nightly", "fuzz", "run", "decode_line"]).args(args);
     run("fuzzing", command, &dir)
 }
 
 /// Run `cargo <args>` at the workspace root with the cargo that runs xtask.
 fn cargo(title: &str, args: &[&str]) -> Result {
-    let mut command =
-        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
     command.args(args);
     run(title, command, &project_root())
 }
@@ -100,25 +93,15 @@ fn cargo(title: &str, args: &[&str]) -> Result {
 fn run(title: &str, mut command: Command, dir: &Path) -> Result {
     let shown = shown(&command);
     heading(&format!("{title}: {shown}"));
-    let status = command
-        .current_dir(dir)
-        .status()
-        .map_err(|err| format!("{title}: could not start `{shown}`: {err}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{title} failed: `{shown}` ({status})"))
-    }
+    let status =
+        command.current_dir(dir).status().map_err(|err| format!("{title}: could not start `{shown}`: {err}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{title} failed: `{shown}` ({status})")) }
 }
 
 /// The command as a person would type it (`cargo ...`, whatever path runs it).
 fn shown(command: &Command) -> String {
     let mut words = vec!["cargo".to_string()];
-    words.extend(
-        command
-            .get_args()
-            .map(|arg| arg.to_string_lossy().into_owned()),
-    );
+    words.extend(command.get_args().map(|arg| arg.to_string_lossy().into_owned()));
     words.join(" ")
 }
 

@@ -1,6 +1,7 @@
 //! `cargo xtask`: the project's automation. Run `cargo xtask help` for the commands.
 
 mod ci;
+mod peers;
 
 use std::process::ExitCode;
 
@@ -10,6 +11,7 @@ usage: cargo xtask <command> [args]
 commands:
   ci            cargo fmt --check, clippy -D warnings, tests, tidy; stops at the first failure
   test          everything `ci` does, then the real-peer and conformance runs
+  peers         install the real peers into target/peers (npm, Python venv) and run the peer tests
   tidy          check the architecture invariants (dependency rules, file length, crate docs)
   bench [args]  run the benchmarks; args go to `cargo bench` (e.g. -- --save-baseline main)
   fuzz  [args]  fuzz the line decoder with cargo-fuzz on nightly; not part of ci
@@ -22,16 +24,14 @@ fn main() -> ExitCode {
 
     let takes_args = matches!(command.as_deref(), Some("bench" | "fuzz"));
     if !rest.is_empty() && !takes_args {
-        eprint!(
-            "xtask: `{}` takes no arguments\n\n{USAGE}",
-            command.unwrap_or_default()
-        );
+        eprint!("xtask: `{}` takes no arguments\n\n{USAGE}", command.unwrap_or_default());
         return ExitCode::from(2);
     }
 
     let result = match command.as_deref() {
         Some("ci") => ci::ci(),
         Some("test") => ci::test(),
+        Some("peers") => ci::peers(),
         Some("tidy") => ci::tidy(),
         Some("bench") => ci::bench(&rest),
         Some("fuzz") => ci::fuzz(&rest),

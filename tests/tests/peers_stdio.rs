@@ -1,0 +1,695 @@
+//! Interop over stdio with real servers that no one here wrote: the npm reference servers
+//! `@modelcontextprotocol/server-everything`, `server-filesystem` and `server-memory`, and the
+//! Python `mcp-server-time`.
+//!
+//! `cargo xtask test` (or `cargo xtask peers`) installs them into `target/peers/` and runs this
+//! file with `MCP_PEERS_DIR` set to that directory and `MCP_REQUIRE_PEERS=1`. Without
+//! `MCP_PEERS_DIR` every test says it skipped and passes, so a plain `cargo test` stays offline
+//! and fast; with `MCP_REQUIRE_PEERS=1` a missing peer fails instead.
+//!
+//! The servers get the transport's default environment (an allow-list without proxies or
+//! credentials) and need no network: everything they do here is local.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use mcp_manager::callbacks::{NotificationSink, RootsProvider};
+use mcp_manager::{
+    ConnectionError, ConnectionOptions, HostCallbacks, McpConnection, RequestOptions, SessionError, TransportFactory,
+};
+use mcp_protocol::ProtocolVersion;
+use mcp_protocol::messages::ServerNotification;
+use mcp_protocol::types::completion::{CompleteArgument, CompleteContext, CompleteParams, Reference};
+use mcp_protocol::types::content::{ContentBlock, ResourceContents};
+use mcp_protocol::types::logging::LoggingLevel;
+use mcp_protocol::types::meta::JsonObject;
+use mcp_protocol::types::progress::ProgressParams;
+use mcp_protocol::types::prompts::GetPromptParams;
+use mcp_protocol::types::roots::Root;
+use mcp_protocol::types::tools::CallToolResult;
+use mcp_protocol::{ErrorCode, ErrorObject};
+use mcp_transport::{CloseReason, StdioConfig, StdioTransport, Transport};
+use serde_json::{Value, json};
+
+/// Each test's whole run, server start-up included.
+const TEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+const SKIPPED: &str = "skipped: real peers not provisioned; run `cargo xtask test`";
+
+fn peers_required() -> bool {
+    std::env::var("MCP_REQUIRE_PEERS").is_ok_and(|v| v == "1")
+}
+
+/// The file of a provisioned peer, relative to `MCP_PEERS_DIR`. `None` means: skip the test.
+fn peer(relative: &str) -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os("MCP_PEERS_DIR").filter(|d| !d.is_empty()) else {
+        assert!(!peers_required(), "MCP_REQUIRE_PEERS=1 but MCP_PEERS_DIR is not set; run `cargo xtask test`");
+        println!("{SKIPPED}");
+        return None;
+    };
+    let path = Path::new(&dir).join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        !peers_required(),
+        "MCP_REQUIRE_PEERS=1 but the peer {} is missing; run `cargo xtask test`",
+        path.display()
+    );
+    println!("{SKIPPED} ({} is missing)", path.display());
+    None
+}
+
+/// Spawns the stdio server and records its pid (also its process group id).
+fn recording_factory(config: StdioConfig, pid: Arc<AtomicU32>) -> TransportFactory {
+    Arc::new(move || {
+        let (config, pid) = (config.clone(), pid.clone());
+        Box::pin(async move {
+            let transport = StdioTransport::spawn(config)?;
+            pid.store(transport.pid(), Ordering::SeqCst);
+            Ok(Arc::new(transport) as Arc<dyn Transport>)
+        })
+    })
+}
+
+/// Answers `roots/list` with one root and counts the calls.
+struct TestRoots {
+    uri: String,
+    calls: AtomicUsize,
+    called: tokio::sync::Notify,
+}
+
+impl TestRoots {
+    fn new(uri: impl Into<String>) -> Arc<Self> {
+        Arc::new(TestRoots { uri: uri.into(), calls: AtomicUsize::new(0), called: tokio::sync::Notify::new() })
+    }
+
+    /// Wait until the server has asked for the roots at least once.
+    async fn wait_called(&self, server: &str) {
+        let waited = tokio::time::timeout(Duration::from_secs(15), async {
+            while self.calls.load(Ordering::SeqCst) == 0 {
+                self.called.notified().await;
+            }
+        })
+        .await;
+        assert!(waited.is_ok(), "{server} never sent roots/list");
+    }
+}
+
+impl RootsProvider for TestRoots {
+    fn list_roots(&self, _server: &str) -> BoxFuture<'static, Result<Vec<Root>, ErrorObject>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.called.notify_one();
+        let root = Root { uri: self.uri.clone(), name: Some("peer-root".into()), ..Default::default() };
+        Box::pin(async move { Ok(vec![root]) })
+    }
+}
+
+/// Records the method of every server notification.
+#[derive(Default)]
+struct Notes(Mutex<Vec<String>>);
+
+impl NotificationSink for Notes {
+    fn on_notification(&self, _server: &str, notification: &ServerNotification) {
+        self.0.lock().unwrap().push(notification.method().to_owned());
+    }
+}
+
+fn args(value: Value) -> Option<JsonObject> {
+    match value {
+        Value::Object(map) => Some(map),
+        other => panic!("tool arguments must be an object, not {other}"),
+    }
+}
+
+/// Call a tool that must complete without `isError`.
+async fn call(conn: &McpConnection, tool: &str, arguments: Value, options: RequestOptions) -> CallToolResult {
+    let outcome = conn.call_tool(tool, args(arguments), options).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let result = outcome.complete().unwrap_or_else(|| panic!("{tool} did not complete"));
+    assert_ne!(result.is_error, Some(true), "{tool} failed: {:?}", result.content);
+    result
+}
+
+fn texts(result: &CallToolResult) -> Vec<&str> {
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The processes in the process group `pgid` (read from `/proc/<pid>/stat`).
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+            // After the command name in parentheses: state, ppid, pgrp.
+            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
+            after.split_whitespace().nth(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+        })
+        .collect()
+}
+
+/// Close the connection, then assert that the server process and its whole group are gone
+/// within 5 s.
+async fn close_and_assert_reaped(conn: &McpConnection, pid: u32) {
+    assert_ne!(pid, 0, "the factory did not record the server's pid");
+    assert!(Path::new(&format!("/proc/{pid}")).exists(), "the server {pid} was already gone before close");
+    let started = Instant::now();
+    conn.close().await;
+    assert_gone(pid).await;
+    println!("closed; process {pid} and its group gone after {:?}", started.elapsed());
+}
+
+/// Assert that the process `pid` is reaped and its process group empty within 5 s.
+async fn assert_gone(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive = Path::new(&format!("/proc/{pid}")).exists();
+        let members = group_members(pid);
+        if !alive && members.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after 5 s: server process {pid} alive (or unreaped): {alive}; its group still has {members:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Plausible values for the arguments of server-everything's prompts.
+fn prompt_argument(name: &str) -> &'static str {
+    match name {
+        "city" => "Portland",
+        "state" => "Oregon",
+        "department" => "Engineering",
+        "name" => "Alice",
+        "resourceType" => "Text",
+        "resourceId" => "3",
+        _ => "1",
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_stdio() {
+    let Some(entry) = peer("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js") else {
+        return;
+    };
+    let started = Instant::now();
+    tokio::time::timeout(TEST_TIMEOUT, everything(entry)).await.expect("server-everything: the test timed out");
+    println!("server-everything: passed in {:?}", started.elapsed());
+}
+
+async fn everything(entry: PathBuf) {
+    let config = StdioConfig::new("everything", "node", [entry.to_string_lossy().into_owned(), "stdio".into()]);
+    let pid = Arc::new(AtomicU32::new(0));
+    let roots = TestRoots::new("file:///tmp/mcp-peer-interop-root");
+    let notes = Arc::new(Notes::default());
+    let mut options = ConnectionOptions::new("everything");
+    options.callbacks =
+        HostCallbacks { roots: Some(roots.clone()), notifications: Some(notes.clone()), ..Default::default() };
+    let conn = McpConnection::new(recording_factory(config, pid.clone()), options);
+
+    // Handshake.
+    let t = Instant::now();
+    let info = conn.connect().await.expect("connect to server-everything");
+    println!("initialize: {:?} ({} {})", t.elapsed(), info.implementation.name, info.implementation.version);
+    assert_eq!(info.protocol_version, ProtocolVersion::LATEST_LEGACY);
+    let caps = &info.capabilities;
+    assert!(caps.tools.is_some() && caps.prompts.is_some() && caps.resources.is_some(), "{caps:?}");
+    assert!(caps.completions.is_some(), "server-everything declares completions: {caps:?}");
+
+    // The client declared roots, so the server asks for them after `initialized`.
+    roots.wait_called("server-everything").await;
+
+    // Discovery: every list, every page.
+    let inventory = conn.discover().await.expect("discover");
+    assert!(inventory.warnings.is_empty(), "{:?}", inventory.warnings);
+    let tools: Vec<&str> = inventory.tools.iter().map(|t| t.name.as_str()).collect();
+    println!("tools ({}): {tools:?}", tools.len());
+    for wanted in [
+        "echo",
+        "get-sum",
+        "get-tiny-image",
+        "get-structured-content",
+        "get-annotated-message",
+        "get-resource-links",
+        "trigger-long-running-operation",
+        "get-roots-list",
+    ] {
+        assert!(tools.contains(&wanted), "server-everything has no tool {wanted:?}: {tools:?}");
+    }
+    for tool in &inventory.tools {
+        assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}: inputSchema", tool.name);
+    }
+    assert_eq!(conn.list_all_tools().await.expect("tools/list").len(), inventory.tools.len());
+    let prompts: Vec<&str> = inventory.prompts.iter().map(|p| p.name.as_str()).collect();
+    println!("prompts ({}): {prompts:?}", prompts.len());
+    assert!(prompts.contains(&"simple-prompt") && prompts.contains(&"completable-prompt"), "{prompts:?}");
+    println!("resources: {}, templates: {}", inventory.resources.len(), inventory.resource_templates.len());
+    assert!(!inventory.resources.is_empty(), "server-everything lists resources");
+    let templates: Vec<&str> = inventory.resource_templates.iter().map(|t| t.uri_template.as_str()).collect();
+    let text_template = "demo://resource/dynamic/text/{resourceId}";
+    let blob_template = "demo://resource/dynamic/blob/{resourceId}";
+    assert!(templates.contains(&text_template) && templates.contains(&blob_template), "{templates:?}");
+
+    tools_round(&conn, &inventory.tools).await;
+    prompts_round(&conn, &inventory.prompts).await;
+    resources_round(&conn, &inventory.resources).await;
+
+    // Completion of a prompt argument, then of a second one in the context of the first.
+    let mut params = CompleteParams {
+        reference: Reference::prompt("completable-prompt"),
+        argument: CompleteArgument { name: "department".into(), value: "E".into(), ..Default::default() },
+        context: None,
+        meta: None,
+        extra: JsonObject::new(),
+    };
+    let result = conn.complete(params.clone()).await.expect("completion/complete");
+    assert!(result.completion.values.iter().any(|v| v == "Engineering"), "{:?}", result.completion);
+    params.argument = CompleteArgument { name: "name".into(), value: "A".into(), ..Default::default() };
+    params.context = Some(CompleteContext {
+        arguments: Some(BTreeMap::from([("department".into(), "Engineering".into())])),
+        ..Default::default()
+    });
+    let result = conn.complete(params).await.expect("completion/complete with context");
+    assert!(result.completion.values.iter().any(|v| v == "Alice"), "{:?}", result.completion);
+    let template_ref = CompleteParams {
+        reference: Reference::resource_template(text_template),
+        argument: CompleteArgument { name: "resourceId".into(), value: "1".into(), ..Default::default() },
+        context: None,
+        meta: None,
+        extra: JsonObject::new(),
+    };
+    let result = conn.complete(template_ref).await.expect("completion/complete on a template");
+    assert!(result.completion.values.iter().any(|v| v.starts_with('1')), "{:?}", result.completion);
+
+    // Errors from the peer: a JSON-RPC error for an unknown resource, a failed tool result for an
+    // unknown tool; the connection stays usable after both.
+    match conn.read_resource("demo://does-not-exist").await {
+        Err(ConnectionError::Session(SessionError::Rpc { error, .. })) => {
+            assert_eq!(error.code, ErrorCode::INVALID_PARAMS, "{error:?}")
+        }
+        other => panic!("reading an unknown resource: expected a JSON-RPC error, got {other:?}"),
+    }
+    let unknown = conn.call_tool("no-such-tool", None, RequestOptions::default()).await.expect("tools/call");
+    assert_eq!(unknown.complete().expect("a result").is_error, Some(true));
+    conn.set_logging_level(LoggingLevel::Debug).await.expect("logging/setLevel");
+    conn.ping().await.expect("ping");
+
+    // The server runs with the transport's reduced environment: nothing of ours leaks into it.
+    let env = call(&conn, "get-env", json!({}), RequestOptions::default()).await;
+    let env: JsonObject = serde_json::from_str(texts(&env)[0]).expect("get-env returns a JSON object");
+    for key in env.keys() {
+        let upper = key.to_ascii_uppercase();
+        assert!(
+            !upper.contains("PROXY") && !upper.starts_with("MCP_") && !upper.starts_with("CARGO"),
+            "the server inherited {key}: {:?}",
+            env.keys().collect::<Vec<_>>()
+        );
+    }
+
+    // Roots: the server saw ours.
+    let listed = call(&conn, "get-roots-list", json!({}), RequestOptions::default()).await;
+    let text = texts(&listed).join("\n");
+    assert!(text.contains(&roots.uri), "get-roots-list does not show our root: {text}");
+    assert!(roots.calls.load(Ordering::SeqCst) >= 1);
+    println!("roots/list answered {} time(s)", roots.calls.load(Ordering::SeqCst));
+    let seen = notes.0.lock().unwrap().clone();
+    assert!(seen.iter().any(|m| m == "notifications/message"), "no log notification arrived: {seen:?}");
+
+    close_and_assert_reaped(&conn, pid.load(Ordering::SeqCst)).await;
+    assert!(conn.session().await.is_err(), "the connection is closed");
+}
+
+async fn tools_round(conn: &McpConnection, tools: &[mcp_protocol::types::tools::Tool]) {
+    let none = RequestOptions::default;
+
+    let echo = call(conn, "echo", json!({"message": "hello from rust"}), none()).await;
+    assert_eq!(texts(&echo), ["Echo: hello from rust"]);
+
+    let sum = call(conn, "get-sum", json!({"a": 2, "b": 3}), none()).await;
+    assert!(texts(&sum).iter().any(|t| t.contains('5')), "{:?}", sum.content);
+
+    let image = call(conn, "get-tiny-image", json!({}), none()).await;
+    let png = image.content.iter().find_map(|b| match b {
+        ContentBlock::Image(i) => Some(i),
+        _ => None,
+    });
+    let png = png.unwrap_or_else(|| panic!("get-tiny-image returned no image: {:?}", image.content));
+    assert_eq!(png.mime_type, "image/png");
+    assert!(png.data.starts_with("iVBORw0KGgo"), "not a base64 PNG: {}…", &png.data[..png.data.len().min(20)]);
+
+    let structured = call(conn, "get-structured-content", json!({"location": "New York"}), none()).await;
+    let value = structured.structured_content.as_ref().expect("get-structured-content has structuredContent");
+    let schema = tools.iter().find(|t| t.name == "get-structured-content").and_then(|t| t.output_schema.as_ref());
+    let required = schema.and_then(|s| s.get("required")).and_then(Value::as_array).expect("an outputSchema");
+    for key in required {
+        let key = key.as_str().unwrap();
+        assert!(value.get(key).is_some(), "structuredContent lacks {key:?}: {value}");
+    }
+
+    let annotated =
+        call(conn, "get-annotated-message", json!({"messageType": "error", "includeImage": true}), none()).await;
+    let annotations = annotated.content.iter().find_map(|b| match b {
+        ContentBlock::Text(t) => t.annotations.as_ref(),
+        _ => None,
+    });
+    let annotations = annotations.unwrap_or_else(|| panic!("no annotated text: {:?}", annotated.content));
+    assert!(annotations.priority.is_some() && annotations.audience.is_some(), "{annotations:?}");
+    assert!(annotated.content.iter().any(|b| matches!(b, ContentBlock::Image(_))), "includeImage: true");
+
+    let links = call(conn, "get-resource-links", json!({"count": 3}), none()).await;
+    let links: Vec<_> = links
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ResourceLink(l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(links.len(), 3, "{links:?}");
+    for link in &links {
+        let read = conn.read_resource(&link.uri).await.expect("read a linked resource").complete().unwrap();
+        assert!(!read.contents.is_empty(), "{} is empty", link.uri);
+    }
+
+    // Progress: 4 steps over 2 s, each reported to the callback before the result. Each one also
+    // extends the 1.5 s timeout, which the whole operation outlasts.
+    let progress: Arc<Mutex<Vec<ProgressParams>>> = Arc::default();
+    let sink = progress.clone();
+    let options = RequestOptions {
+        progress: Some(Arc::new(move |p: ProgressParams| sink.lock().unwrap().push(p))),
+        timeout: Some(Duration::from_millis(1500)),
+    };
+    let t = Instant::now();
+    let long = call(conn, "trigger-long-running-operation", json!({"duration": 2, "steps": 4}), options).await;
+    assert!(texts(&long).iter().any(|t| t.contains("completed")), "{:?}", long.content);
+    let progress = progress.lock().unwrap().clone();
+    println!(
+        "long-running operation: {:?}, progress {:?}",
+        t.elapsed(),
+        progress.iter().map(|p| p.progress.to_string()).collect::<Vec<_>>()
+    );
+    assert_eq!(progress.len(), 4, "{progress:?}");
+    for (i, p) in progress.iter().enumerate() {
+        // Compared as JSON: the wire values, whatever number type the params use.
+        let p = serde_json::to_value(p).unwrap();
+        assert_eq!(p["progress"].as_f64(), Some((i + 1) as f64), "{p}");
+        assert_eq!(p["total"].as_f64(), Some(4.0), "{p}");
+    }
+
+    // A request that times out (no progress asked, so nothing extends it) fails with Timeout and
+    // sends notifications/cancelled; whatever the server sends later is ignored, and the
+    // connection stays usable.
+    let options = RequestOptions { timeout: Some(Duration::from_millis(300)), ..Default::default() };
+    let slow = args(json!({"duration": 1, "steps": 1}));
+    match conn.call_tool("trigger-long-running-operation", slow, options).await {
+        Err(ConnectionError::Session(SessionError::Timeout { .. })) => {}
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    let echo = call(conn, "echo", json!({"message": "after a timeout"}), none()).await;
+    assert_eq!(texts(&echo), ["Echo: after a timeout"]);
+}
+
+async fn prompts_round(conn: &McpConnection, prompts: &[mcp_protocol::types::prompts::Prompt]) {
+    for prompt in prompts {
+        let arguments: BTreeMap<String, String> =
+            prompt.arguments.iter().flatten().map(|a| (a.name.clone(), prompt_argument(&a.name).to_owned())).collect();
+        let params = GetPromptParams {
+            name: prompt.name.clone(),
+            arguments: (!arguments.is_empty()).then_some(arguments),
+            ..Default::default()
+        };
+        let result = conn.get_prompt(params).await.unwrap_or_else(|e| panic!("prompts/get {}: {e}", prompt.name));
+        let result = result.complete().unwrap_or_else(|| panic!("prompts/get {} did not complete", prompt.name));
+        assert!(!result.messages.is_empty(), "prompt {} has no messages", prompt.name);
+    }
+    println!("prompts/get: all {} prompts", prompts.len());
+}
+
+async fn resources_round(conn: &McpConnection, resources: &[mcp_protocol::types::resources::Resource]) {
+    // A text resource from the list.
+    let listed = &resources[0];
+    let read = conn.read_resource(&listed.uri).await.expect("resources/read").complete().unwrap();
+    match &read.contents[..] {
+        [ResourceContents::Text(t)] => {
+            assert_eq!(t.uri, listed.uri);
+            assert!(!t.text.is_empty());
+        }
+        other => panic!("{}: expected one text content, got {other:?}", listed.uri),
+    }
+    // A text and a blob resource from the templates.
+    let uri = "demo://resource/dynamic/text/1";
+    let read = conn.read_resource(uri).await.expect("resources/read text").complete().unwrap();
+    assert!(matches!(&read.contents[..], [ResourceContents::Text(t)] if t.text.contains("Resource 1")), "{read:?}");
+    let uri = "demo://resource/dynamic/blob/2";
+    let read = conn.read_resource(uri).await.expect("resources/read blob").complete().unwrap();
+    let [ResourceContents::Blob(blob)] = &read.contents[..] else { panic!("{uri}: expected one blob: {read:?}") };
+    assert!(!blob.blob.is_empty() && blob.blob.len() % 4 == 0, "not base64: {}", blob.blob);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_server_time_over_stdio() {
+    let Some(program) = peer("venv/bin/mcp-server-time") else { return };
+    let started = Instant::now();
+    tokio::time::timeout(TEST_TIMEOUT, time_server(program)).await.expect("mcp-server-time: the test timed out");
+    println!("mcp-server-time: passed in {:?}", started.elapsed());
+}
+
+async fn time_server(program: PathBuf) {
+    let config = StdioConfig::new("time", program.to_string_lossy(), Vec::<String>::new());
+    let pid = Arc::new(AtomicU32::new(0));
+    let conn = McpConnection::new(recording_factory(config, pid.clone()), ConnectionOptions::new("time"));
+    let t = Instant::now();
+    let info = conn.connect().await.expect("connect to mcp-server-time");
+    println!("initialize: {:?} ({} {})", t.elapsed(), info.implementation.name, info.implementation.version);
+    assert_eq!(info.protocol_version, ProtocolVersion::LATEST_LEGACY);
+
+    let tools = conn.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"get_current_time") && names.contains(&"convert_time"), "{names:?}");
+    let inventory = conn.discover().await.expect("discover");
+    assert!(inventory.warnings.is_empty(), "{:?}", inventory.warnings);
+
+    let now = call(&conn, "get_current_time", json!({"timezone": "UTC"}), RequestOptions::default()).await;
+    let value = now.structured_content.clone().expect("structuredContent");
+    assert_eq!(value["timezone"], "UTC");
+    let datetime = value["datetime"].as_str().expect("datetime");
+    assert!(datetime.ends_with("+00:00"), "{datetime}");
+    assert!(texts(&now).iter().any(|t| t.contains(datetime)), "{:?}", now.content);
+
+    let converted = call(
+        &conn,
+        "convert_time",
+        json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+        RequestOptions::default(),
+    )
+    .await;
+    let value = converted.structured_content.clone().expect("structuredContent");
+    let source = value["source"]["datetime"].as_str().expect("source datetime");
+    let target = value["target"]["datetime"].as_str().expect("target datetime");
+    assert!(source.contains("T12:00:00") && source.ends_with("+00:00"), "{source}");
+    assert!(target.contains("T21:00:00") && target.ends_with("+09:00"), "{target}");
+    assert_eq!(value["time_difference"], "+9.0h");
+
+    // A bad time zone is a failed tool result, not a protocol error.
+    let bad = conn
+        .call_tool("get_current_time", args(json!({"timezone": "Bad/Zone"})), RequestOptions::default())
+        .await
+        .expect("tools/call")
+        .complete()
+        .unwrap();
+    assert_eq!(bad.is_error, Some(true), "{bad:?}");
+
+    close_and_assert_reaped(&conn, pid.load(Ordering::SeqCst)).await;
+}
+
+/// A fresh directory under the system's temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(what: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+        let dir = std::env::temp_dir().join(format!("mcp-peers-{what}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create a temp dir");
+        // The servers resolve symlinks (e.g. a /tmp that links elsewhere): compare real paths.
+        TempDir(dir.canonicalize().expect("canonical temp dir"))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_filesystem_over_stdio_with_roots() {
+    let Some(entry) = peer("npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js") else {
+        return;
+    };
+    let started = Instant::now();
+    tokio::time::timeout(TEST_TIMEOUT, filesystem(entry)).await.expect("server-filesystem: the test timed out");
+    println!("server-filesystem: passed in {:?}", started.elapsed());
+}
+
+async fn filesystem(entry: PathBuf) {
+    // No directory on the command line: the server can only work with the roots we give it.
+    let dir = TempDir::new("fs");
+    let root = dir.0.to_string_lossy().into_owned();
+    let config = StdioConfig::new("filesystem", "node", [entry.to_string_lossy().into_owned()]);
+    let pid = Arc::new(AtomicU32::new(0));
+    let roots = TestRoots::new(format!("file://{root}"));
+    let mut options = ConnectionOptions::new("filesystem");
+    options.callbacks.roots = Some(roots.clone());
+    let conn = McpConnection::new(recording_factory(config, pid.clone()), options);
+    conn.connect().await.expect("connect to server-filesystem");
+    roots.wait_called("server-filesystem").await;
+    let inventory = conn.discover().await.expect("discover");
+    let names: Vec<&str> = inventory.tools.iter().map(|t| t.name.as_str()).collect();
+    for wanted in ["list_allowed_directories", "write_file", "read_text_file", "list_directory"] {
+        assert!(names.contains(&wanted), "server-filesystem has no tool {wanted:?}: {names:?}");
+    }
+
+    // The server applies the roots after our answer arrives: wait until it lists our root.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let allowed = call(&conn, "list_allowed_directories", json!({}), RequestOptions::default()).await;
+        if texts(&allowed).iter().any(|t| t.contains(&root)) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "our root never became an allowed directory: {:?}", allowed.content);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let file = format!("{root}/hello.txt");
+    call(&conn, "write_file", json!({"path": file, "content": "hello\nfrom rust\n"}), RequestOptions::default()).await;
+    assert_eq!(std::fs::read_to_string(&file).expect("the server wrote the file"), "hello\nfrom rust\n");
+    let read = call(&conn, "read_text_file", json!({"path": file}), RequestOptions::default()).await;
+    assert_eq!(texts(&read), ["hello\nfrom rust\n"]);
+    let listing = call(&conn, "list_directory", json!({"path": root}), RequestOptions::default()).await;
+    assert!(texts(&listing).iter().any(|t| t.contains("[FILE] hello.txt")), "{:?}", listing.content);
+    // Outside the roots: a failed tool result.
+    let outside = conn
+        .call_tool("read_text_file", args(json!({"path": "/etc/hostname"})), RequestOptions::default())
+        .await
+        .expect("tools/call")
+        .complete()
+        .unwrap();
+    assert_eq!(outside.is_error, Some(true), "{outside:?}");
+
+    close_and_assert_reaped(&conn, pid.load(Ordering::SeqCst)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_memory_over_stdio() {
+    let Some(entry) = peer("npm/node_modules/@modelcontextprotocol/server-memory/dist/index.js") else {
+        return;
+    };
+    let started = Instant::now();
+    tokio::time::timeout(TEST_TIMEOUT, memory(entry)).await.expect("server-memory: the test timed out");
+    println!("server-memory: passed in {:?}", started.elapsed());
+}
+
+async fn memory(entry: PathBuf) {
+    let dir = TempDir::new("memory");
+    let memory_file = dir.0.join("memory.jsonl");
+    let mut config = StdioConfig::new("memory", "node", [entry.to_string_lossy().into_owned()]);
+    config.env.insert("MEMORY_FILE_PATH".into(), memory_file.to_string_lossy().into_owned());
+    let pid = Arc::new(AtomicU32::new(0));
+    let conn = McpConnection::new(recording_factory(config, pid.clone()), ConnectionOptions::new("memory"));
+    conn.connect().await.expect("connect to server-memory");
+    let inventory = conn.discover().await.expect("discover");
+    assert!(inventory.warnings.is_empty(), "{:?}", inventory.warnings);
+    let names: Vec<&str> = inventory.tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"create_entities") && names.contains(&"read_graph"), "{names:?}");
+
+    let entities = json!({"entities": [
+        {"name": "Ada_Lovelace", "entityType": "person", "observations": ["Wrote the first program"]},
+        {"name": "Analytical_Engine", "entityType": "machine", "observations": ["Designed by Babbage"]},
+    ]});
+    call(&conn, "create_entities", entities, RequestOptions::default()).await;
+    let relations =
+        json!({"relations": [{"from": "Ada_Lovelace", "to": "Analytical_Engine", "relationType": "programmed"}]});
+    call(&conn, "create_relations", relations, RequestOptions::default()).await;
+    let graph = call(&conn, "read_graph", json!({}), RequestOptions::default()).await;
+    let graph = graph.structured_content.expect("read_graph has structuredContent");
+    assert_eq!(graph["entities"].as_array().map(Vec::len), Some(2), "{graph}");
+    assert_eq!(graph["relations"][0]["relationType"], "programmed", "{graph}");
+    let found = call(&conn, "search_nodes", json!({"query": "program"}), RequestOptions::default()).await;
+    let found = found.structured_content.expect("search_nodes has structuredContent");
+    assert_eq!(found["entities"][0]["name"], "Ada_Lovelace", "{found}");
+    let stored = std::fs::read_to_string(&memory_file).expect("the server wrote its memory file");
+    assert!(stored.contains("Ada_Lovelace"), "{stored}");
+
+    close_and_assert_reaped(&conn, pid.load(Ordering::SeqCst)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_server_fails_its_pending_request() {
+    let Some(entry) = peer("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js") else {
+        return;
+    };
+    let started = Instant::now();
+    tokio::time::timeout(TEST_TIMEOUT, killed_server(entry)).await.expect("the test timed out");
+    println!("killed server-everything: passed in {:?}", started.elapsed());
+}
+
+/// The server dies (SIGKILL) while a request is pending: the request fails with the exit, the
+/// connection is no longer connected, and nothing is left running.
+async fn killed_server(entry: PathBuf) {
+    let config = StdioConfig::new("everything-killed", "node", [entry.to_string_lossy().into_owned(), "stdio".into()]);
+    let pid = Arc::new(AtomicU32::new(0));
+    let conn = Arc::new(McpConnection::new(
+        recording_factory(config, pid.clone()),
+        ConnectionOptions::new("everything-killed"),
+    ));
+    conn.connect().await.expect("connect to server-everything");
+    let pid = pid.load(Ordering::SeqCst);
+
+    let (first_progress, progressed) = tokio::sync::oneshot::channel::<()>();
+    let first_progress = Mutex::new(Some(first_progress));
+    let options = RequestOptions {
+        progress: Some(Arc::new(move |_| {
+            if let Some(tx) = first_progress.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+        })),
+        ..Default::default()
+    };
+    let pending = tokio::spawn({
+        let conn = conn.clone();
+        let slow = args(json!({"duration": 30, "steps": 60}));
+        async move { conn.call_tool("trigger-long-running-operation", slow, options).await }
+    });
+    progressed.await.expect("the operation reported progress");
+    let killed = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().expect("run kill");
+    assert!(killed.success());
+
+    let result = tokio::time::timeout(Duration::from_secs(10), pending).await.expect("the request resolves");
+    match result.expect("the task") {
+        Err(ConnectionError::Session(SessionError::Closed { reason: CloseReason::Exited { status, .. }, .. })) => {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(status.and_then(|s| s.signal()), Some(9), "{status:?}");
+        }
+        other => panic!("expected the pending request to fail with the exit, got {other:?}"),
+    }
+    match conn.session().await {
+        Err(ConnectionError::NotConnected(_)) => {}
+        Err(ConnectionError::Session(SessionError::Closed { reason: CloseReason::Exited { .. }, .. })) => {}
+        other => panic!("the connection after the server died: {other:?}"),
+    }
+    conn.close().await;
+    assert_gone(pid).await;
+}
