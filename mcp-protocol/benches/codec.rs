@@ -14,7 +14,9 @@ use criterion::{Criterion, Throughput, criterion_main};
 use mcp_protocol::codec::{self, DecodeLimits, Decoded};
 use mcp_protocol::types::content::ContentBlock;
 use mcp_protocol::types::meta::{JsonObject, Meta};
-use mcp_protocol::types::tools::{CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult, Tool, ToolAnnotations};
+use mcp_protocol::types::tools::{
+    CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult, Tool, ToolAnnotations,
+};
 use mcp_protocol::{Message, RequestId, RequestMethod, ResponsePayload};
 use serde_json::{Value, json};
 
@@ -86,7 +88,7 @@ fn tool(i: usize) -> Tool {
              and a summary; large results are paginated."
         )),
         input_schema: object(schema),
-        output_schema: (i % 3 == 0).then(|| {
+        output_schema: i.is_multiple_of(3).then(|| {
             object(json!({
                 "type": "object",
                 "properties": {"matches": {"type": "array", "items": {"type": "object"}}, "truncated": {"type": "boolean"}},
@@ -95,8 +97,8 @@ fn tool(i: usize) -> Tool {
         }),
         annotations: Some(ToolAnnotations {
             title: Some(format!("Workspace tool #{i}")),
-            read_only_hint: Some(i % 2 == 0),
-            destructive_hint: Some(i % 5 == 0),
+            read_only_hint: Some(i.is_multiple_of(2)),
+            destructive_hint: Some(i.is_multiple_of(5)),
             idempotent_hint: Some(true),
             open_world_hint: Some(false),
             ..Default::default()
@@ -123,7 +125,9 @@ fn big_text(bytes: usize) -> String {
         line += 1;
         match line % 10 {
             0 => s.push_str("\tlet message = \"a quoted \\ string with a backslash\"; // tab-indented line of code  "),
-            5 => s.push_str("fn handle(request: Request) -> Result<Response, Error> { /* { braces } and [brackets] */ "),
+            5 => {
+                s.push_str("fn handle(request: Request) -> Result<Response, Error> { /* { braces } and [brackets] */ ")
+            }
             _ => s.push_str("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor inc "),
         }
         s.push_str(&format!("{line:>6}\n"));
@@ -167,12 +171,10 @@ fn bench_call_request(c: &mut Criterion) {
             black_box((r.id, params))
         })
     });
-    let params: CallToolParams = serde_json::from_str(
-        match &message {
-            Message::Request(r) => r.params.as_deref().unwrap().get(),
-            _ => unreachable!(),
-        },
-    )
+    let params: CallToolParams = serde_json::from_str(match &message {
+        Message::Request(r) => r.params.as_deref().unwrap().get(),
+        _ => unreachable!(),
+    })
     .unwrap();
     g.bench_function("encode", |b| {
         b.iter(|| {

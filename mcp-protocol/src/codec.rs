@@ -166,9 +166,12 @@ pub fn encode_line_into(message: &Message, out: &mut Vec<u8>) {
     // be a line break, which would split the message. Outside strings a CR or LF byte is only
     // whitespace, and a string never holds one unescaped, so a space in its place keeps the JSON
     // and its meaning.
-    for byte in &mut out[start..] {
-        if matches!(*byte, b'\n' | b'\r') {
-            *byte = b' ';
+    let written = &mut out[start..];
+    if written.contains(&b'\n') || written.contains(&b'\r') {
+        for byte in written {
+            if matches!(*byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
         }
     }
     out.push(b'\n');
