@@ -90,6 +90,9 @@ pub enum DecodeError {
     /// The `error` member is not a JSON-RPC error object.
     #[error("invalid error object: {0}")]
     InvalidErrorObject(String),
+    /// A member appears twice in the envelope (two `id`s, say): which one to trust is unknown.
+    #[error("duplicate member in the envelope: {0}")]
+    DuplicateMember(String),
     /// A batch array with no element.
     #[error("empty batch")]
     EmptyBatch,
@@ -128,7 +131,8 @@ pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, Decode
         return Err(DecodeError::TooLong { len: line.len(), max: limits.max_line_bytes });
     }
     let text = std::str::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.valid_up_to() })?;
-    let text = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    // A byte-order mark may precede JSON text (RFC 8259 lets a parser ignore it).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim_matches(|c: char| c.is_ascii_whitespace());
     check_depth(text.as_bytes(), limits.max_depth.min(120))?;
     match text.as_bytes().first() {
         Some(b'[') => {
@@ -196,6 +200,7 @@ fn json_error(text: &str, e: serde_json::Error) -> DecodeError {
     }
     // A data error may fire before the parser saw the whole text: check the rest is JSON.
     match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        Ok(_) if e.to_string().starts_with("duplicate field") => DecodeError::DuplicateMember(e.to_string()),
         Ok(_) => DecodeError::NotJsonRpc(e.to_string()),
         Err(syntax) => DecodeError::NotJson(syntax.to_string()),
     }

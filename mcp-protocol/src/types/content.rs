@@ -189,7 +189,7 @@ pub struct ToolResultContent {
     /// The result content.
     pub content: Vec<ContentBlock>,
     /// Structured result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::jsonrpc::present")]
     pub structured_content: Option<Value>,
     /// Whether the call failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -307,7 +307,8 @@ impl<'de> Deserialize<'de> for ContentBlock {
         if !known {
             return Ok(ContentBlock::Unknown(Value::Object(map)));
         }
-        map.remove("type");
+        // shift_remove keeps the order of the members left in `extra`.
+        map.shift_remove("type");
         Ok(match kind.as_str() {
             "text" => ContentBlock::Text(typed(map, &kind)?),
             "image" => ContentBlock::Image(typed(map, &kind)?),

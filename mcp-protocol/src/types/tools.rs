@@ -140,7 +140,7 @@ pub struct CallToolResult {
     /// Unstructured result content.
     pub content: Vec<ContentBlock>,
     /// Structured result, matching the tool's outputSchema (2025-06-18+).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::jsonrpc::present")]
     pub structured_content: Option<Value>,
     /// Whether the tool failed (a tool error, not a protocol error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
