@@ -6,6 +6,12 @@
 //! - [`MemoryTransport`]: an in-memory pair for tests.
 //! - [`StdioTransport`]: a server run as a child process in its own process group, speaking
 //!   newline-delimited JSON-RPC, configured by [`StdioConfig`].
+//! - [`StreamableHttpTransport`]: a remote server over streamable HTTP (revisions 2025-03-26 and
+//!   later): JSON or SSE replies, sessions with transparent re-initialization, resumable streams,
+//!   configured by [`StreamableHttpConfig`].
+//! - [`SseTransport`]: a remote server over the legacy HTTP+SSE transport of 2024-11-05,
+//!   configured by [`SseConfig`].
+//! - [`parse_transport_kind`]: which transport a config's `type` names.
 //!
 //! ```
 //! # tokio_test_block_on(async {
@@ -23,7 +29,10 @@
 //! ```
 
 mod error;
+pub mod http;
+mod kind;
 mod memory;
+pub mod sse;
 pub mod stdio;
 
 use std::fmt;
@@ -32,7 +41,10 @@ use futures::future::BoxFuture;
 use mcp_protocol::{Message, RequestId};
 
 pub use error::{CloseReason, TransportError};
+pub use http::{ResumePolicy, Secret, StreamableHttpConfig, StreamableHttpTransport};
+pub use kind::{UnknownTransportKind, parse_transport_kind};
 pub use memory::MemoryTransport;
+pub use sse::{SseConfig, SseTransport};
 pub use stdio::{StdioConfig, StdioTransport};
 
 /// The kinds of transport a server connection can use.

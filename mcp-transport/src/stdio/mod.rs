@@ -1,7 +1,8 @@
 //! A server run as a child process, speaking newline-delimited JSON-RPC on stdin/stdout.
 //!
 //! The child runs in its own process group, so that wrappers (`npx`, `uvx`, `sh -c`) cannot
-//! leave grandchildren behind: closing or dropping the transport ends the whole group. Stdout is
+//! leave grandchildren behind: closing or dropping the transport ends the whole group, and the
+//! members that this process adopts (when it is PID 1 or a child subreaper) are reaped. Stdout is
 //! read line by line under a size limit; lines that are not JSON-RPC are dropped with a warning
 //! naming the server. Stderr is kept in a bounded ring and attached to exit errors.
 
@@ -139,6 +140,7 @@ impl StdioTransport {
         tokio::spawn(async move {
             let status = child.wait().await.ok();
             exit_tx.send_replace(Some(status));
+            process::reap_orphans(pgid).await;
         });
 
         let stderr = Arc::new(Mutex::new(StderrRing::new(config.stderr_lines, config.stderr_bytes)));
@@ -350,7 +352,7 @@ impl StdoutReader {
         if !exited {
             return CloseReason::PeerClosed;
         }
-        let status = self.exit.borrow().clone().flatten();
+        let status = (*self.exit.borrow()).flatten();
         CloseReason::Exited { status, stderr_tail: lock(&self.stderr).tail() }
     }
 }

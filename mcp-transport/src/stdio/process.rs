@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 use tokio::sync::watch;
 
@@ -21,8 +23,38 @@ pub(crate) fn child_env(inherit_all: bool, configured: &BTreeMap<String, String>
 
 /// Signal the whole process group; a group that no longer exists is not an error.
 pub(crate) fn signal_group(pgid: u32, signal: Signal) {
-    let Ok(pid) = i32::try_from(pgid) else { return };
-    let _ = killpg(Pid::from_raw(pid), signal);
+    // Group 0 would be this process's own group.
+    let Some(pgid) = group(pgid) else { return };
+    let _ = killpg(pgid, signal);
+}
+
+fn group(pgid: u32) -> Option<Pid> {
+    i32::try_from(pgid).ok().filter(|&p| p > 0).map(Pid::from_raw)
+}
+
+/// Reap the members of the server's process group that became children of this process after
+/// their parent exited. That happens when this process is PID 1 (a host in a container) or a
+/// child subreaper: no one else reaps them, and a killed grandchild would stay a zombie. Call it
+/// once the leader has been reaped. Returns when no child of this process is left in the group,
+/// at once when there is none.
+pub(crate) async fn reap_orphans(pgid: u32) {
+    let Some(pgid) = group(pgid) else { return };
+    let any_in_group = Pid::from_raw(-pgid.as_raw());
+    let mut pause = Duration::from_millis(10);
+    loop {
+        match waitpid(any_in_group, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+            Ok(status) => {
+                tracing::debug!(pgid = pgid.as_raw(), ?status, "reaped an orphan of the server's process group")
+            }
+            Err(Errno::EINTR) => {}
+            // ECHILD: no child of this process is left in the group.
+            Err(_) => return,
+        }
+    }
 }
 
 /// The exit status as published by the task that waits for the child.

@@ -1,0 +1,245 @@
+//! Configuration of the HTTP transports: endpoint, headers, bearer token, limits and the resume
+//! policy, plus the [`Secret`] type that keeps tokens out of logs.
+
+use std::fmt;
+use std::time::Duration;
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+
+use crate::TransportError;
+
+/// Default largest JSON body or SSE event accepted: 32 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// A secret string (a bearer token). Its `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wrap a secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Secret(secret.into())
+    }
+
+    /// The secret itself. Do not log it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl From<String> for Secret {
+    fn from(s: String) -> Self {
+        Secret(s)
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(s: &str) -> Self {
+        Secret(s.to_owned())
+    }
+}
+
+/// How a broken SSE stream is resumed: with `Last-Event-ID`, after the server's `retry` delay
+/// or an exponential backoff, a bounded number of times in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResumePolicy {
+    /// Most reconnection attempts in a row without a message before giving up (default 5).
+    pub max_retries: u32,
+    /// First delay when the server gave no `retry` (default 500 ms); doubled on each attempt.
+    pub initial_backoff: Duration,
+    /// Longest delay between attempts, also capping the server's `retry` (default 30 s).
+    pub max_backoff: Duration,
+}
+
+impl Default for ResumePolicy {
+    fn default() -> Self {
+        ResumePolicy {
+            max_retries: 5,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+impl ResumePolicy {
+    /// The delay before attempt `attempt` (0-based): the server's `retry` (or the initial
+    /// backoff), doubled per attempt, capped at the maximum.
+    pub fn delay(&self, server_retry: Option<Duration>, attempt: u32) -> Duration {
+        let base = server_retry.unwrap_or(self.initial_backoff);
+        base.saturating_mul(1u32 << attempt.min(16)).min(self.max_backoff)
+    }
+}
+
+/// How to reach a streamable HTTP server (revisions 2025-03-26 and later).
+#[derive(Clone)]
+pub struct StreamableHttpConfig {
+    /// The server's name, used in logs and errors.
+    pub name: String,
+    /// The MCP endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+    pub url: String,
+    /// Extra headers sent with every request. Values are never logged.
+    pub headers: Vec<(String, String)>,
+    /// A bearer token, sent as `Authorization: Bearer <token>`. It replaces any configured
+    /// `Authorization` header (names compare case-insensitively).
+    pub bearer_token: Option<Secret>,
+    /// How long establishing a connection may take (default 10 s).
+    pub connect_timeout: Duration,
+    /// How long a response may stay silent: waiting for response headers, and between two
+    /// chunks of a body or SSE stream (default 300 s). An idle SSE stream is then resumed.
+    pub read_timeout: Duration,
+    /// Largest JSON body, and largest single SSE event, accepted (default 32 MiB).
+    pub max_body_bytes: usize,
+    /// How broken SSE streams are resumed.
+    pub resume: ResumePolicy,
+}
+
+impl StreamableHttpConfig {
+    /// A config for `url` with the defaults.
+    pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
+        StreamableHttpConfig {
+            name: name.into(),
+            url: url.into(),
+            headers: Vec::new(),
+            bearer_token: None,
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(300),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            resume: ResumePolicy::default(),
+        }
+    }
+}
+
+impl fmt::Debug for StreamableHttpConfig {
+    // Header values may hold secrets: show only their names.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamableHttpConfig")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("header_names", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("bearer_token", &self.bearer_token)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("resume", &self.resume)
+            .finish()
+    }
+}
+
+/// The configured headers as a map, every value marked sensitive. A bearer token replaces any
+/// configured `Authorization` header instead of adding a second one.
+pub(crate) fn build_headers(
+    headers: &[(String, String)],
+    bearer: Option<&Secret>,
+) -> Result<HeaderMap, TransportError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        if bearer.is_some() && name.trim().eq_ignore_ascii_case(AUTHORIZATION.as_str()) {
+            continue;
+        }
+        let header = HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|_| TransportError::Other(format!("invalid header name {name:?}")))?;
+        let mut value = HeaderValue::from_str(value.trim())
+            .map_err(|_| TransportError::Other(format!("invalid value for header {name:?}")))?;
+        value.set_sensitive(true);
+        map.append(header, value);
+    }
+    if let Some(token) = bearer {
+        let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose().trim()))
+            .map_err(|_| TransportError::Other("the bearer token is not a valid header value".into()))?;
+        value.set_sensitive(true);
+        map.insert(AUTHORIZATION, value);
+    }
+    Ok(map)
+}
+
+/// The HTTP client shared by a transport's requests.
+pub(crate) fn build_client(connect_timeout: Duration) -> Result<reqwest::Client, TransportError> {
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .build()
+        .map_err(|e| TransportError::Other(format!("cannot build the HTTP client: {}", super::body::describe(&e))))
+}
+
+/// Parse and check an endpoint URL (http or https only).
+pub(crate) fn parse_url(url: &str) -> Result<url::Url, TransportError> {
+    let parsed = url::Url::parse(url.trim())
+        .map_err(|e| TransportError::Other(format!("invalid URL {:?}: {e}", redact_url_str(url))))?;
+    match parsed.scheme() {
+        "http" | "https" => Ok(parsed),
+        other => Err(TransportError::Other(format!("unsupported URL scheme {other:?} (expected http or https)"))),
+    }
+}
+
+/// A URL without its query, fragment and credentials, safe to show in errors.
+pub(crate) fn redact_url(url: &url::Url) -> String {
+    let mut shown = url.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.to_string()
+}
+
+fn redact_url_str(url: &str) -> String {
+    url.split(['?', '#']).next().unwrap_or_default().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_is_never_shown() {
+        let s = Secret::new("hunter2");
+        assert_eq!(format!("{s:?} {s}"), "Secret(<redacted>) <redacted>");
+        let mut config = StreamableHttpConfig::new("x", "http://h/mcp");
+        config.bearer_token = Some(s);
+        config.headers.push(("X-Api-Key".into(), "also-secret".into()));
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("hunter2") && !shown.contains("also-secret"), "{shown}");
+    }
+
+    #[test]
+    fn bearer_replaces_authorization_in_any_case() {
+        let headers = vec![("AUTHORIZATION".into(), "Basic abc".into()), ("X-Other".into(), "1".into())];
+        let map = build_headers(&headers, Some(&Secret::new("tok"))).unwrap();
+        let values: Vec<_> = map.get_all(AUTHORIZATION).iter().collect();
+        assert_eq!(values, ["Bearer tok"]);
+        assert_eq!(map.get("x-other").unwrap(), "1");
+        let map = build_headers(&headers, None).unwrap();
+        assert_eq!(map.get(AUTHORIZATION).unwrap(), "Basic abc");
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let p = ResumePolicy {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+        };
+        assert_eq!(p.delay(None, 0), Duration::from_millis(100));
+        assert_eq!(p.delay(None, 2), Duration::from_millis(400));
+        assert_eq!(p.delay(None, 10), Duration::from_secs(1));
+        assert_eq!(p.delay(Some(Duration::from_millis(30)), 1), Duration::from_millis(60));
+        assert_eq!(p.delay(Some(Duration::from_secs(3600)), 0), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn urls_are_checked_and_redacted() {
+        assert!(parse_url("ftp://x/").is_err());
+        let u = parse_url("https://user:pw@h:8443/mcp?token=abc#f").unwrap();
+        assert_eq!(redact_url(&u), "https://h:8443/mcp");
+    }
+}

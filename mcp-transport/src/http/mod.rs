@@ -1,0 +1,291 @@
+//! Streamable HTTP (revisions 2025-03-26 .. 2025-11-25): every message is POSTed to one
+//! endpoint, and the server answers with nothing (202), a JSON body, or an SSE stream carrying
+//! its requests and notifications before the response.
+//!
+//! - Session: the `Mcp-Session-Id` of the `initialize` reply is sent on every later request,
+//!   with `MCP-Protocol-Version` set to the revision the `initialize` result named. When the
+//!   server forgets the session (404, or a 400 saying so), the transport re-initializes once,
+//!   transparently, and retries the request.
+//! - Streams: SSE replies are resumed with `Last-Event-ID` when they break before the response;
+//!   a standalone GET stream carries what the server sends on its own (405: there is none).
+//! - Bounds: bodies and SSE events are limited in size, silent responses in time; every failure
+//!   of a request becomes [`TransportEvent::RequestFailed`] for that request.
+//! - Secrets: header values and the bearer token are never logged.
+
+pub(crate) mod body;
+mod config;
+mod modern;
+mod post;
+pub(crate) mod runtime;
+mod session;
+mod stream;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use mcp_protocol::{Message, RequestId};
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::{oneshot, watch};
+
+pub use self::config::{DEFAULT_MAX_BODY_BYTES, ResumePolicy, Secret, StreamableHttpConfig};
+pub(crate) use self::config::{build_client, build_headers, parse_url, redact_url};
+use self::runtime::{EventQueue, TaskSet};
+pub(crate) use self::session::protocol_version_of;
+use self::session::{InitMemory, SessionState};
+use self::stream::SeenIds;
+use crate::{CloseReason, Transport, TransportError, TransportEvent, TransportKind};
+
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// Events queued for `recv` before senders wait.
+const QUEUE_CAPACITY: usize = 256;
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The `Mcp-Session-Id` of a response.
+pub(crate) fn session_id_header(response: &reqwest::Response) -> Option<String> {
+    let value = response.headers().get(SESSION_ID)?.to_str().ok()?.trim();
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+/// A connection to a streamable HTTP server. See the module docs.
+pub struct StreamableHttpTransport {
+    inner: Arc<Inner>,
+    closing: tokio::sync::Mutex<bool>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) name: Arc<str>,
+    client: reqwest::Client,
+    url: url::Url,
+    headers: HeaderMap,
+    connect_timeout: Duration,
+    pub(crate) read_timeout: Duration,
+    pub(crate) max_body: usize,
+    pub(crate) resume: ResumePolicy,
+    pub(crate) session: watch::Sender<SessionState>,
+    init: Mutex<InitMemory>,
+    reinit: tokio::sync::Mutex<()>,
+    pub(crate) seen: Mutex<SeenIds>,
+    queue: EventQueue,
+    tasks: Arc<TaskSet>,
+    standalone_started: AtomicBool,
+    pub(crate) internal_ids: AtomicU64,
+}
+
+impl std::fmt::Debug for StreamableHttpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamableHttpTransport")
+            .field("name", &self.inner.name)
+            .field("url", &redact_url(&self.inner.url))
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamableHttpTransport {
+    /// A transport for `config`. Nothing is sent before the first message. Fails on an invalid
+    /// URL or header.
+    pub fn new(config: StreamableHttpConfig) -> Result<Self, TransportError> {
+        let url = parse_url(&config.url)?;
+        let headers = build_headers(&config.headers, config.bearer_token.as_ref())?;
+        let client = build_client(config.connect_timeout)?;
+        let inner = Inner {
+            name: Arc::from(config.name.as_str()),
+            client,
+            url,
+            headers,
+            connect_timeout: config.connect_timeout,
+            read_timeout: config.read_timeout,
+            max_body: config.max_body_bytes,
+            resume: config.resume,
+            session: watch::Sender::new(SessionState::default()),
+            init: Mutex::new(InitMemory::default()),
+            reinit: tokio::sync::Mutex::new(()),
+            seen: Mutex::new(SeenIds::default()),
+            queue: EventQueue::new(QUEUE_CAPACITY),
+            tasks: Arc::new(TaskSet::new()),
+            standalone_started: AtomicBool::new(false),
+            internal_ids: AtomicU64::new(0),
+        };
+        Ok(StreamableHttpTransport { inner: Arc::new(inner), closing: tokio::sync::Mutex::new(false) })
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The session id the server assigned, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.session.borrow().id.clone()
+    }
+
+    /// The revision the server answered `initialize` with, once known.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.inner.session.borrow().protocol_version.clone()
+    }
+}
+
+impl Inner {
+    fn request(
+        &self,
+        method: reqwest::Method,
+        session_id: Option<&str>,
+        version: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        let mut headers = self.headers.clone();
+        if let Some(id) = session_id.and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.insert(SESSION_ID, id);
+        }
+        if let Some(v) = version.and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.insert(PROTOCOL_VERSION, v);
+        }
+        self.client.request(method, self.url.clone()).headers(headers)
+    }
+
+    /// Send a request and wait for its response headers, at most the read timeout.
+    async fn send_request(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, TransportError> {
+        match tokio::time::timeout(self.read_timeout, request.send()).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(e)) => Err(TransportError::Other(format!("HTTP request failed: {}", body::describe(&e)))),
+            Err(_) => Err(TransportError::Other(format!("no response from the server within {:?}", self.read_timeout))),
+        }
+    }
+
+    /// POST a JSON-RPC body.
+    pub(crate) async fn post(
+        &self,
+        body: Vec<u8>,
+        session_id: Option<&str>,
+        version: Option<&str>,
+        extra: &[(HeaderName, HeaderValue)],
+    ) -> Result<reqwest::Response, TransportError> {
+        let mut request = self
+            .request(reqwest::Method::POST, session_id, version)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json");
+        for (name, value) in extra {
+            request = request.header(name, value);
+        }
+        self.send_request(request.body(body)).await
+    }
+
+    /// Open an SSE stream with GET, resuming after `last_event_id` when given.
+    pub(crate) async fn get(
+        &self,
+        last_event_id: Option<&str>,
+        session: &SessionState,
+    ) -> Result<reqwest::Response, TransportError> {
+        let mut request = self
+            .request(reqwest::Method::GET, session.id.as_deref(), session.protocol_version.as_deref())
+            .header(ACCEPT, "text/event-stream");
+        if let Some(id) = last_event_id.and_then(|v| HeaderValue::from_str(v).ok()) {
+            request = request.header(LAST_EVENT_ID, id);
+        }
+        self.send_request(request).await
+    }
+
+    /// Hand a message to `recv`, learning the negotiated revision from the `initialize` answer
+    /// first (so that the next request already carries it).
+    pub(crate) async fn deliver(&self, message: Message) {
+        if let Some(version) = lock(&self.init).answer(&message) {
+            self.session.send_modify(|s| s.protocol_version = version);
+        }
+        self.queue.push(TransportEvent::Message(message)).await;
+    }
+
+    /// Fail one request.
+    pub(crate) async fn fail(&self, id: RequestId, error: TransportError) {
+        tracing::debug!(server = %self.name, %id, %error, "request failed in the transport");
+        self.queue.push(TransportEvent::RequestFailed { id, error }).await;
+    }
+
+    /// Open the standalone GET stream, once.
+    pub(crate) fn start_standalone_stream(self: &Arc<Self>) {
+        if !self.standalone_started.swap(true, Ordering::AcqRel) {
+            self.tasks.spawn(stream::standalone(self.clone()));
+        }
+    }
+
+    /// End the session on the server: DELETE with the session id (405 means the server keeps
+    /// sessions until they expire).
+    async fn delete_session(&self) {
+        let session = self.session.borrow().clone();
+        let Some(id) = session.id.as_deref() else { return };
+        let request = self.request(reqwest::Method::DELETE, Some(id), session.protocol_version.as_deref());
+        let timeout = self.connect_timeout.max(Duration::from_secs(1));
+        match tokio::time::timeout(timeout, request.send()).await {
+            Ok(Ok(r)) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {
+                tracing::debug!(server = %self.name, status = %r.status(), "session ended");
+            }
+            Ok(Ok(r)) => {
+                tracing::debug!(server = %self.name, status = %r.status(), "the server refused to end the session")
+            }
+            Ok(Err(e)) => {
+                tracing::debug!(server = %self.name, error = %body::describe(&e), "could not end the session")
+            }
+            Err(_) => tracing::debug!(server = %self.name, "ending the session timed out"),
+        }
+    }
+}
+
+impl Transport for StreamableHttpTransport {
+    fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>> {
+        async move {
+            if let Some(reason) = self.inner.queue.ended() {
+                return Err(TransportError::Closed(reason));
+            }
+            if let Message::Request(request) = &message
+                && request.method == "initialize"
+            {
+                lock(&self.inner.init).remember(request);
+            }
+            // The exchange runs on its own task: dropping this future does not cut a POST
+            // half-way, and the reply is still delivered.
+            let (tx, rx) = oneshot::channel();
+            self.inner.tasks.spawn(post::exchange(self.inner.clone(), message, tx));
+            match rx.await {
+                Ok(result) => result,
+                Err(_) => Err(TransportError::Closed(self.inner.queue.ended().unwrap_or(CloseReason::Closed))),
+            }
+        }
+        .boxed()
+    }
+
+    fn recv(&self) -> BoxFuture<'_, TransportEvent> {
+        self.inner.queue.recv().boxed()
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        async move {
+            let mut closing = self.closing.lock().await;
+            if *closing {
+                return;
+            }
+            *closing = true;
+            self.inner.queue.end(CloseReason::Closed, true);
+            self.inner.tasks.abort_all();
+            self.inner.delete_session().await;
+        }
+        .boxed()
+    }
+
+    fn kind(&self) -> TransportKind {
+        TransportKind::StreamableHttp
+    }
+}
+
+impl Drop for StreamableHttpTransport {
+    fn drop(&mut self) {
+        self.inner.queue.end(CloseReason::Closed, true);
+        self.inner.tasks.abort_all();
+    }
+}

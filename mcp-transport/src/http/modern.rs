@@ -1,0 +1,71 @@
+//! Headers of the modern era (2026-07-28): a stateless request names its revision in
+//! `params._meta["io.modelcontextprotocol/protocolVersion"]`, and the transport mirrors it in
+//! `MCP-Protocol-Version`, with `Mcp-Method` and, for calls on one named thing, `Mcp-Name`
+//! (the tool or prompt name, or the resource URI), as the official SDKs do.
+
+use mcp_protocol::Message;
+use reqwest::header::{HeaderName, HeaderValue};
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// The modern-era headers of `message`: the revision for `MCP-Protocol-Version`, and the
+/// `Mcp-Method` and `Mcp-Name` headers. `None` for a legacy-era message (no revision in
+/// `_meta`). A value that cannot be a header value is left out.
+pub(crate) fn headers(message: &Message) -> Option<(String, Vec<(HeaderName, HeaderValue)>)> {
+    let (method, params) = match message {
+        Message::Request(r) => (r.method.as_str(), r.params.as_ref()?),
+        Message::Notification(n) => (n.method.as_str(), n.params.as_ref()?),
+        Message::Response(_) => return None,
+    };
+    // Only the members needed are parsed; `_meta` is small next to tool arguments.
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<serde_json::Map<String, serde_json::Value>>,
+        name: Option<serde_json::Value>,
+        uri: Option<serde_json::Value>,
+    }
+    let params: Params = serde_json::from_str(params.get()).ok()?;
+    let version = params.meta?.get(META_VERSION)?.as_str()?.to_owned();
+    let mut extra = Vec::new();
+    if let Ok(v) = HeaderValue::from_str(method) {
+        extra.push((METHOD, v));
+    }
+    let name = match method {
+        "tools/call" | "prompts/get" => params.name,
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => params.uri,
+        _ => None,
+    };
+    if let Some(v) = name.as_ref().and_then(|n| n.as_str()).and_then(|n| HeaderValue::from_str(n).ok()) {
+        extra.push((NAME, v));
+    }
+    Some((version, extra))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_protocol::RequestId;
+    use serde_json::json;
+
+    #[test]
+    fn modern_requests_get_method_and_name_headers() {
+        let meta = json!({META_VERSION: "2026-07-28"});
+        let call =
+            Message::request(RequestId::Number(1), "tools/call", Some(&json!({"name": "add", "_meta": meta}))).unwrap();
+        let (version, extra) = headers(&call).unwrap();
+        assert_eq!(version, "2026-07-28");
+        assert_eq!(extra, [(METHOD, HeaderValue::from_static("tools/call")), (NAME, HeaderValue::from_static("add"))]);
+        let read = Message::request(
+            RequestId::Number(2),
+            "resources/read",
+            Some(&json!({"uri": "demo://hello", "_meta": meta})),
+        )
+        .unwrap();
+        assert_eq!(headers(&read).unwrap().1[1].1, "demo://hello");
+        let legacy = Message::request(RequestId::Number(3), "tools/call", Some(&json!({"name": "add"}))).unwrap();
+        assert!(headers(&legacy).is_none());
+    }
+}

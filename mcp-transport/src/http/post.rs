@@ -1,0 +1,202 @@
+//! One POST exchange: send a message, report when the server accepted it, then deliver what the
+//! reply carries (nothing, a JSON body or an SSE stream). Failures of a request become
+//! [`TransportEvent::RequestFailed`](crate::TransportEvent::RequestFailed); failures of a
+//! notification or response are returned by `send`.
+
+use std::sync::Arc;
+
+use mcp_protocol::{Message, RequestId, codec};
+use reqwest::StatusCode;
+use tokio::sync::oneshot;
+
+use super::Inner;
+use super::body::{self, status_error};
+use super::session::{is_session_expiry, reinitialize};
+use crate::TransportError;
+
+/// Reports to `send` whether the message was accepted; a request's later failures are events.
+struct Acceptance {
+    tx: Option<oneshot::Sender<Result<(), TransportError>>>,
+    request: Option<RequestId>,
+}
+
+impl Acceptance {
+    fn accept(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Ok(()));
+        }
+    }
+
+    async fn fail(mut self, inner: &Inner, error: TransportError) {
+        match self.request.clone() {
+            Some(id) => {
+                self.accept();
+                inner.fail(id, error).await;
+            }
+            None => {
+                if let Some(tx) = self.tx.take() {
+                    let _ = tx.send(Err(error));
+                }
+            }
+        }
+    }
+}
+
+/// POST `message` and deliver its reply. `accepted` learns when the response headers arrived.
+pub(crate) async fn exchange(
+    inner: Arc<Inner>,
+    message: Message,
+    accepted: oneshot::Sender<Result<(), TransportError>>,
+) {
+    let request = match &message {
+        Message::Request(r) => Some(r.id.clone()),
+        _ => None,
+    };
+    let method = message.method().map(str::to_owned);
+    let is_initialize = method.as_deref() == Some("initialize");
+    let context = match (&method, &request) {
+        (Some(m), Some(id)) => format!("{m} (request {id})"),
+        (Some(m), None) => m.clone(),
+        (None, _) => "response".to_owned(),
+    };
+    let body = codec::encode_line(&message);
+    // A modern-era message names its revision itself, and carries no session.
+    let modern = super::modern::headers(&message);
+    let mut acceptance = Acceptance { tx: Some(accepted), request: request.clone() };
+    let mut reinitialized = false;
+    loop {
+        let session = inner.session.borrow().clone();
+        // `initialize` starts a session: it carries neither the old id nor a version.
+        let (session_id, version, extra) = match (&modern, is_initialize) {
+            (Some((version, extra)), _) => (session.id.clone(), Some(version.clone()), extra.as_slice()),
+            (None, true) => (None, None, &[][..]),
+            (None, false) => (session.id.clone(), session.protocol_version.clone(), &[][..]),
+        };
+        let mut response = match inner.post(body.clone(), session_id.as_deref(), version.as_deref(), extra).await {
+            Ok(r) => r,
+            Err(TransportError::Other(e)) => {
+                return acceptance.fail(&inner, TransportError::Other(format!("{context}: {e}"))).await;
+            }
+            Err(e) => return acceptance.fail(&inner, e).await,
+        };
+        let status = response.status();
+        if status.is_success() {
+            if is_initialize {
+                let id = super::session_id_header(&response);
+                inner.session.send_modify(|s| s.id = id);
+            }
+            acceptance.accept();
+            if method.as_deref() == Some("notifications/initialized") {
+                inner.start_standalone_stream();
+            }
+            return deliver_reply(&inner, response, request, &context).await;
+        }
+
+        let bytes = body::read_prefix(&mut response, body::ERROR_BODY_BYTES, inner.read_timeout).await;
+        // An error status may still carry the server's JSON-RPC answer to the request.
+        if let Some(id) = &request
+            && let Some(answer) = answer_in(&bytes, id, inner.max_body)
+        {
+            acceptance.accept();
+            return inner.deliver(answer).await;
+        }
+        let expired = session_id.is_some() && is_session_expiry(status, &bytes);
+        if expired && request.is_some() && !reinitialized {
+            reinitialized = true;
+            if let Err(e) = reinitialize(&inner, session.generation).await {
+                let e = match e {
+                    TransportError::Other(text) => TransportError::Other(format!("{context}: {text}")),
+                    other => other,
+                };
+                return acceptance.fail(&inner, e).await;
+            }
+            continue;
+        }
+        let error = match (expired, reinitialized) {
+            (true, true) => status_error(
+                &format!("{context}: the server still reports the session unknown after re-initializing"),
+                status,
+                &bytes,
+            ),
+            (true, false) => {
+                status_error(&format!("{context}: the server no longer knows the session"), status, &bytes)
+            }
+            _ => status_error(&context, status, &bytes),
+        };
+        return acceptance.fail(&inner, error).await;
+    }
+}
+
+/// The response to `id` in an error body, if that is what it holds.
+fn answer_in(bytes: &[u8], id: &RequestId, limit: usize) -> Option<Message> {
+    let mut items = body::decode(bytes, limit).ok()?;
+    if items.len() != 1 {
+        return None;
+    }
+    match items.pop()? {
+        Ok(Message::Response(r)) if r.id.as_ref() == Some(id) => Some(Message::Response(r)),
+        _ => None,
+    }
+}
+
+/// Deliver what a successful reply carries.
+async fn deliver_reply(inner: &Arc<Inner>, mut response: reqwest::Response, request: Option<RequestId>, context: &str) {
+    let status = response.status();
+    let no_body =
+        status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT || response.content_length() == Some(0);
+    if body::is_event_stream(&response) {
+        return super::stream::reply_stream(inner.clone(), response, request).await;
+    }
+    let bytes = if no_body {
+        Vec::new()
+    } else {
+        match body::read_limited(&mut response, inner.max_body, Some(inner.read_timeout)).await {
+            Ok(b) => b,
+            Err(e) => {
+                let error = e.into_transport(&format!("{context}: reading the reply"));
+                return match request {
+                    Some(id) => inner.fail(id, error).await,
+                    None => tracing::debug!(server = %inner.name, %error, "could not read the reply to a notification"),
+                };
+            }
+        }
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        if let Some(id) = request {
+            let error = format!("{context}: the server answered HTTP {status} without a response");
+            inner.fail(id, TransportError::Other(error)).await;
+        }
+        return;
+    }
+    let content_type = body::content_type(&response);
+    let items = match body::decode(&bytes, inner.max_body) {
+        Ok(items) if content_type.is_empty() || content_type.ends_with("json") => items,
+        Ok(_) | Err(_) => {
+            let error = format!(
+                "{context}: the reply (HTTP {status}, content type {content_type:?}) is not JSON-RPC: {}",
+                body::excerpt(&bytes)
+            );
+            return match request {
+                Some(id) => inner.fail(id, TransportError::Other(error)).await,
+                None => tracing::debug!(server = %inner.name, %error, "ignored the reply to a notification"),
+            };
+        }
+    };
+    let mut answered = false;
+    for item in items {
+        match item {
+            Ok(message) => {
+                answered |=
+                    matches!((&message, &request), (Message::Response(r), Some(id)) if r.id.as_ref() == Some(id));
+                inner.deliver(message).await;
+            }
+            Err(e) => tracing::warn!(server = %inner.name, error = %e, "dropped an invalid message of a batch reply"),
+        }
+    }
+    if let Some(id) = request
+        && !answered
+    {
+        let error = format!("{context}: the reply held no response to the request: {}", body::excerpt(&bytes));
+        inner.fail(id, TransportError::Other(error)).await;
+    }
+}

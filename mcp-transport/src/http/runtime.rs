@@ -1,0 +1,136 @@
+//! What the HTTP transports share at run time: the queue of events for `recv`, and the set of
+//! spawned tasks that closing or dropping a transport aborts.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::{mpsc, watch};
+use tokio::task::AbortHandle;
+
+use crate::{CloseReason, TransportEvent};
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Events waiting for `recv`, and the transport's end.
+pub(crate) struct EventQueue {
+    tx: mpsc::Sender<TransportEvent>,
+    rx: tokio::sync::Mutex<mpsc::Receiver<TransportEvent>>,
+    end: watch::Sender<Option<End>>,
+}
+
+#[derive(Clone)]
+struct End {
+    reason: CloseReason,
+    /// Closed by this side: queued events are dropped. Otherwise they are delivered first.
+    local: bool,
+}
+
+impl EventQueue {
+    pub(crate) fn new(capacity: usize) -> Self {
+        let (tx, rx) = mpsc::channel(capacity);
+        EventQueue { tx, rx: tokio::sync::Mutex::new(rx), end: watch::Sender::new(None) }
+    }
+
+    /// Queue an event; waits while the queue is full. Dropped once the transport has ended.
+    pub(crate) async fn push(&self, event: TransportEvent) {
+        if self.end.borrow().is_some() {
+            return;
+        }
+        let mut end = self.end.subscribe();
+        tokio::select! {
+            _ = self.tx.send(event) => {}
+            _ = end.wait_for(Option::is_some) => {}
+        }
+    }
+
+    /// End the transport. The first reason given wins.
+    pub(crate) fn end(&self, reason: CloseReason, local: bool) {
+        self.end.send_if_modified(|e| {
+            if e.is_none() {
+                *e = Some(End { reason, local });
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// Why the transport ended, if it has.
+    pub(crate) fn ended(&self) -> Option<CloseReason> {
+        self.end.borrow().as_ref().map(|e| e.reason.clone())
+    }
+
+    /// The next event. Cancel-safe.
+    pub(crate) async fn recv(&self) -> TransportEvent {
+        let mut end = self.end.subscribe();
+        let mut rx = self.rx.lock().await;
+        loop {
+            let ended = end.borrow_and_update().clone();
+            match ended {
+                Some(End { reason, local: true }) => return TransportEvent::Closed(reason),
+                Some(End { reason, local: false }) => {
+                    return rx.try_recv().unwrap_or(TransportEvent::Closed(reason));
+                }
+                None => {}
+            }
+            tokio::select! {
+                biased;
+                event = rx.recv() => {
+                    // The sender lives as long as the queue, so `None` cannot happen.
+                    return event.unwrap_or(TransportEvent::Closed(CloseReason::Closed));
+                }
+                changed = end.changed() => {
+                    if changed.is_err() {
+                        return TransportEvent::Closed(CloseReason::Closed);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Spawned tasks, aborted together.
+pub(crate) struct TaskSet {
+    next: AtomicU64,
+    tasks: Mutex<Option<HashMap<u64, AbortHandle>>>,
+}
+
+impl TaskSet {
+    pub(crate) fn new() -> Self {
+        TaskSet { next: AtomicU64::new(0), tasks: Mutex::new(Some(HashMap::new())) }
+    }
+
+    /// Spawn `task`; it is forgotten when it ends. After [`TaskSet::abort_all`] nothing is
+    /// spawned any more.
+    pub(crate) fn spawn<F>(self: &std::sync::Arc<Self>, task: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut tasks = lock(&self.tasks);
+        let Some(map) = tasks.as_mut() else { return };
+        let set = std::sync::Arc::downgrade(self);
+        let handle = tokio::spawn(async move {
+            task.await;
+            if let Some(set) = set.upgrade()
+                && let Some(map) = lock(&set.tasks).as_mut()
+            {
+                map.remove(&key);
+            }
+        });
+        // The lock is held, so the task cannot remove its entry before it is inserted.
+        map.insert(key, handle.abort_handle());
+    }
+
+    /// Abort every task, and refuse new ones.
+    pub(crate) fn abort_all(&self) {
+        let tasks = lock(&self.tasks).take();
+        for (_, task) in tasks.into_iter().flatten() {
+            task.abort();
+        }
+    }
+}
