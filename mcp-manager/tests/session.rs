@@ -262,3 +262,45 @@ async fn errors_say_which_server() {
     })
     .await
 }
+
+#[tokio::test]
+async fn dropping_the_last_session_clone_releases_the_transport() {
+    within(async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(5));
+        let clone = session.clone();
+        drop(session);
+        server.send(Message::request(RequestId::Number(1), "ping", Some(&json!({}))).unwrap()).await.unwrap();
+        let Message::Response(_) = next_message(&server).await else { panic!("a clone keeps the session alive") };
+        drop(clone);
+        // The reader held the client end; with the last clone gone, the end is dropped.
+        assert!(matches!(server.recv().await, TransportEvent::Closed(mcp_transport::CloseReason::PeerClosed)));
+    })
+    .await
+}
+
+/// A transport whose `send` never completes (an HTTP server that holds back its headers).
+struct StuckSend;
+
+impl Transport for StuckSend {
+    fn send(&self, _: Message) -> BoxFuture<'_, Result<(), mcp_transport::TransportError>> {
+        Box::pin(futures::future::pending())
+    }
+    fn recv(&self) -> BoxFuture<'_, TransportEvent> {
+        Box::pin(futures::future::pending())
+    }
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+    fn kind(&self) -> mcp_transport::TransportKind {
+        mcp_transport::TransportKind::Custom
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_send_that_never_completes_is_bounded_by_the_deadline() {
+    let mut options = SessionOptions::new("stuck");
+    options.request_timeout = Duration::from_secs(2);
+    let session = Session::start(Arc::new(StuckSend), Arc::new(NoHandler), options);
+    let err = session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+}

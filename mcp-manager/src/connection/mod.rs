@@ -218,10 +218,13 @@ impl McpConnection {
         })
     }
 
-    /// Close the connection and its transport (for stdio: the whole process group). Idempotent.
+    /// Close the connection and its transport (for stdio: the whole process group). Idempotent;
+    /// concurrent callers all return once the close is done.
     pub async fn close(&self) {
-        let live = self.live.lock().await.take();
-        if let Some(l) = live {
+        // The lock is held while closing, so that a concurrent caller waits for this close
+        // instead of returning while the server still runs.
+        let mut live = self.live.lock().await;
+        if let Some(l) = live.take() {
             l.session.close().await;
         }
     }
@@ -231,11 +234,16 @@ impl McpConnection {
         self.live.lock().await.as_ref().map(|l| l.server.clone())
     }
 
-    /// The open session.
+    /// The open session. Once the transport has ended (the server exited, say), this fails with
+    /// [`SessionError::Closed`] and the reason, until the next [`McpConnection::connect`].
     pub async fn session(&self) -> Result<Session, ConnectionError> {
-        match self.live.lock().await.as_ref() {
-            Some(l) if l.session.close_reason().is_none() => Ok(l.session.clone()),
-            _ => Err(ConnectionError::NotConnected(self.name.clone())),
+        let live = self.live.lock().await;
+        let Some(l) = live.as_ref() else {
+            return Err(ConnectionError::NotConnected(self.name.clone()));
+        };
+        match l.session.close_reason() {
+            None => Ok(l.session.clone()),
+            Some(reason) => Err(SessionError::Closed { server: Arc::from(self.name.as_str()), reason }.into()),
         }
     }
 

@@ -47,6 +47,18 @@ pub(crate) fn method_not_found(method: &str) -> ErrorObject {
 
 type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
 
+/// Aborts the server's requests still being served when the reader ends, or is dropped because
+/// the session was.
+struct AbortInFlight(InFlight);
+
+impl Drop for AbortInFlight {
+    fn drop(&mut self) {
+        for (_, task) in lock(&self.0).drain() {
+            task.abort();
+        }
+    }
+}
+
 pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
     // Notifications go through one queue to one task, so they reach the handler in order
     // without holding up answers to pending requests.
@@ -58,6 +70,7 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
         }
     });
     let in_flight: InFlight = Arc::default();
+    let abort_in_flight = AbortInFlight(in_flight.clone());
     let reason = loop {
         match shared.transport.recv().await {
             TransportEvent::Message(Message::Response(response)) => answer(&shared, response),
@@ -96,9 +109,7 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
         }
     };
     end(&shared, reason);
-    for (_, task) in lock(&in_flight).drain() {
-        task.abort();
-    }
+    drop(abort_in_flight);
     drop(note_tx);
     let _ = notes.await;
 }
@@ -128,7 +139,11 @@ fn answer(shared: &Shared, response: Response) {
         return;
     };
     let Some(pending) = shared.pending.remove(&id) else {
-        tracing::debug!(server = %shared.name, %id, "ignored an answer to no pending request (late, cancelled or unknown id)");
+        if shared.issued(&id) {
+            tracing::debug!(server = %shared.name, %id, "ignored an answer to no pending request (late, cancelled or repeated)");
+        } else {
+            tracing::warn!(server = %shared.name, %id, "ignored an answer to a request id this client never sent");
+        }
         return;
     };
     let result = match response.payload {

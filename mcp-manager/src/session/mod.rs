@@ -81,10 +81,31 @@ pub(crate) struct Shared {
     next_id: AtomicI64,
 }
 
+impl Shared {
+    /// Whether this session ever sent a request with this id.
+    pub(crate) fn issued(&self, id: &RequestId) -> bool {
+        matches!(id, RequestId::Number(n) if *n >= 0 && *n < self.next_id.load(Ordering::Relaxed))
+    }
+}
+
 /// A JSON-RPC session with one server. Cheap to clone; all clones share the session.
+///
+/// Dropping the last clone stops the session's reader and releases the transport without
+/// waiting (for stdio: the process group is killed); [`Session::close`] is the graceful end.
 #[derive(Clone)]
 pub struct Session {
     shared: Arc<Shared>,
+    _reader: Arc<ReaderGuard>,
+}
+
+/// Stops the reader task when the last [`Session`] clone drops. The reader holds the transport,
+/// so without this a dropped session would keep its server running.
+struct ReaderGuard(tokio::task::AbortHandle);
+
+impl Drop for ReaderGuard {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -105,8 +126,8 @@ impl Session {
             closed: watch::Sender::new(None),
             next_id: AtomicI64::new(0),
         });
-        tokio::spawn(inbound::run(shared.clone(), handler));
-        Session { shared }
+        let reader = tokio::spawn(inbound::run(shared.clone(), handler));
+        Session { shared, _reader: Arc::new(ReaderGuard(reader.abort_handle())) }
     }
 
     /// The server's name.
@@ -194,7 +215,22 @@ impl Session {
         );
         let mut guard = CancelOnDrop { shared: Some(shared.clone()), id: id.clone() };
         let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
-        if let Err(error) = shared.transport.send(request).await {
+        // The deadline starts before sending: a transport whose send waits on the peer (an HTTP
+        // server holding back its response headers) must not stretch the request's time.
+        let timeout = options.timeout.unwrap_or(shared.options.request_timeout);
+        let started = tokio::time::Instant::now();
+        let hard_stop = started + shared.options.max_request_timeout;
+        let mut deadline = (started + timeout).min(hard_stop);
+        let sent = match tokio::time::timeout_at(deadline, shared.transport.send(request)).await {
+            Ok(sent) => sent,
+            Err(_) => {
+                guard.disarm();
+                shared.pending.remove(&id);
+                send_cancelled(shared, id, "request timed out").await;
+                return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
+            }
+        };
+        if let Err(error) = sent {
             guard.disarm();
             shared.pending.remove(&id);
             return Err(match error {
@@ -202,10 +238,6 @@ impl Session {
                 error => SessionError::Transport { server: shared.name.clone(), method: method.into(), error },
             });
         }
-        let timeout = options.timeout.unwrap_or(shared.options.request_timeout);
-        let started = tokio::time::Instant::now();
-        let hard_stop = started + shared.options.max_request_timeout;
-        let mut deadline = (started + timeout).min(hard_stop);
         let mut rx = rx;
         loop {
             tokio::select! {
