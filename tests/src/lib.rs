@@ -1,2 +1,9 @@
-//! Cross-crate integration tests and the test support they share (fake servers arrive with the
-//! stdio issue).
+//! Cross-crate integration tests and the support they share:
+//!
+//! - [`fake`]: the scriptable fake MCP server run by the `fake-mcp-server` binary. Tests in this
+//!   crate find it with `env!("CARGO_BIN_EXE_fake-mcp-server")`.
+//! - [`support`]: helpers for tests: a capturing `tracing` subscriber, and process checks that
+//!   read `/proc`.
+
+pub mod fake;
+pub mod support;

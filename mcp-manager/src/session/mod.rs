@@ -226,7 +226,7 @@ impl Session {
             Err(_) => {
                 guard.disarm();
                 shared.pending.remove(&id);
-                send_cancelled(shared, id, "request timed out").await;
+                send_cancelled(shared.clone(), id, "request timed out");
                 return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
             }
         };
@@ -254,7 +254,7 @@ impl Session {
                 _ = tokio::time::sleep_until(deadline) => {
                     guard.disarm();
                     shared.pending.remove(&id);
-                    send_cancelled(shared, id, "request timed out").await;
+                    send_cancelled(shared.clone(), id, "request timed out");
                     return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
                 }
                 _ = bump.notified() => {
@@ -280,15 +280,23 @@ fn with_progress_token(params: Option<RawJson>, id: &RequestId) -> Result<RawJso
     to_raw(&value)
 }
 
-async fn send_cancelled(shared: &Shared, id: RequestId, reason: &str) {
+/// Tell the server a request is abandoned, in the background: the caller returns at once even if
+/// the transport cannot take the notification (bounded by a short timeout).
+fn send_cancelled(shared: Arc<Shared>, id: RequestId, reason: &'static str) {
     if shared.closed.borrow().is_some() {
         return;
     }
     let params = CancelledParams { request_id: Some(id), reason: Some(reason.into()), ..Default::default() };
-    if let Ok(message) = Message::notification(mcp_protocol::types::cancellation::Cancelled::METHOD, Some(&params)) {
-        let _ = shared.transport.send(message).await;
-    }
+    let Ok(message) = Message::notification(mcp_protocol::types::cancellation::Cancelled::METHOD, Some(&params)) else {
+        return;
+    };
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(CANCEL_SEND_TIMEOUT, shared.transport.send(message)).await;
+    });
 }
+
+/// How long the background send of `notifications/cancelled` may take.
+const CANCEL_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Removes a pending request whose future was dropped, and tells the server.
 struct CancelOnDrop {
@@ -309,8 +317,9 @@ impl Drop for CancelOnDrop {
             return;
         }
         let id = self.id.clone();
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move { send_cancelled(&shared, id, "request cancelled by the client").await });
+        // Outside a runtime (the runtime itself is shutting down) there is no one to send it.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            send_cancelled(shared, id, "request cancelled by the client");
         }
     }
 }
