@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
+use mcp_manager::connection::EraPreference;
 use mcp_manager::callbacks::{NotificationSink, RootsProvider};
 use mcp_manager::{
     ConnectionError, ConnectionOptions, HostCallbacks, McpConnection, RequestOptions, SessionError, TransportFactory,
@@ -463,18 +464,28 @@ async fn resources_round(conn: &McpConnection, resources: &[mcp_protocol::types:
 async fn mcp_server_time_over_stdio() {
     let Some(program) = peer("venv/bin/mcp-server-time") else { return };
     let started = Instant::now();
-    tokio::time::timeout(TEST_TIMEOUT, time_server(program)).await.expect("mcp-server-time: the test timed out");
+    // mcp-server-time is dual-era: auto negotiates the modern era, legacy forces the handshake.
+    for (era, expected) in [
+        (EraPreference::Auto, ProtocolVersion::LATEST_MODERN),
+        (EraPreference::Legacy, ProtocolVersion::LATEST_LEGACY),
+    ] {
+        tokio::time::timeout(TEST_TIMEOUT, time_server(program.clone(), era, expected))
+            .await
+            .expect("mcp-server-time: the test timed out");
+    }
     println!("mcp-server-time: passed in {:?}", started.elapsed());
 }
 
-async fn time_server(program: PathBuf) {
+async fn time_server(program: PathBuf, era: EraPreference, expected: ProtocolVersion) {
     let config = StdioConfig::new("time", program.to_string_lossy(), Vec::<String>::new());
     let pid = Arc::new(AtomicU32::new(0));
-    let conn = McpConnection::new(recording_factory(config, pid.clone()), ConnectionOptions::new("time"));
+    let mut options = ConnectionOptions::new("time");
+    options.era = era;
+    let conn = McpConnection::new(recording_factory(config, pid.clone()), options);
     let t = Instant::now();
     let info = conn.connect().await.expect("connect to mcp-server-time");
     println!("initialize: {:?} ({} {})", t.elapsed(), info.implementation.name, info.implementation.version);
-    assert_eq!(info.protocol_version, ProtocolVersion::LATEST_LEGACY);
+    assert_eq!(info.protocol_version, expected, "{era:?}");
 
     let tools = conn.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();

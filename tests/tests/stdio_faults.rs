@@ -44,6 +44,9 @@ fn stdio(name: &str, flags: &[&str]) -> StdioConfig {
 fn options(name: &str) -> ConnectionOptions {
     let mut options = ConnectionOptions::new(name);
     options.session.request_timeout = Duration::from_secs(10);
+    // The fake server is a legacy server and these tests count request ids from the handshake;
+    // the era probe is covered by mcp-manager's modern tests and the auto-mode peer tests.
+    options.era = mcp_manager::connection::EraPreference::Legacy;
     options
 }
 

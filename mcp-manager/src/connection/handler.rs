@@ -30,6 +30,12 @@ fn missing_params(method: &str) -> ErrorObject {
     ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("{method} needs params"))
 }
 
+impl CallbackHandler {
+    pub(crate) fn new(server: &str, callbacks: HostCallbacks) -> Self {
+        CallbackHandler { server: Arc::from(server), callbacks }
+    }
+}
+
 impl InboundHandler for CallbackHandler {
     fn handle_request(&self, request: ServerRequest) -> BoxFuture<'static, Result<RawJson, ErrorObject>> {
         let server = self.server.clone();

@@ -5,8 +5,11 @@
 //! concurrent `close` calls close it once.
 
 mod discovery;
+mod era;
 mod handler;
+mod mrtr;
 pub mod pagination;
+mod remote;
 
 use std::sync::Arc;
 
@@ -24,7 +27,11 @@ use mcp_transport::{Transport, TransportError, TransportKind};
 use tokio::sync::Mutex;
 
 pub use self::discovery::Inventory;
+pub use self::era::EraPreference;
 pub use self::pagination::PaginationError;
+pub use self::remote::{
+    FALLBACK_STATUSES, RemoteTarget, RemoteTimeouts, TransportPlan, calls_for_fallback, sse_factory, streamable_http_factory,
+};
 use crate::callbacks::HostCallbacks;
 use crate::session::{RequestOptions, Session, SessionError, SessionOptions};
 
@@ -66,6 +73,14 @@ pub struct ConnectionOptions {
     pub max_pages: usize,
     /// The host's callbacks.
     pub callbacks: HostCallbacks,
+    /// Which era to speak (default: probe, then fall back).
+    pub era: EraPreference,
+    /// How long the `server/discover` probe waits before assuming a legacy server (default 5 s).
+    pub probe_timeout: std::time::Duration,
+    /// The log level requested from the server (modern era: in every request's `_meta`).
+    pub log_level: Option<LoggingLevel>,
+    /// Most input rounds of one multi round-trip request (default 10).
+    pub max_input_rounds: usize,
 }
 
 impl ConnectionOptions {
@@ -77,6 +92,10 @@ impl ConnectionOptions {
             protocol_version: ProtocolVersion::LATEST_LEGACY,
             max_pages: 1000,
             callbacks: HostCallbacks::default(),
+            era: EraPreference::Auto,
+            probe_timeout: era::DEFAULT_PROBE_TIMEOUT,
+            log_level: None,
+            max_input_rounds: 10,
         }
     }
 }
@@ -127,6 +146,57 @@ pub enum ConnectionError {
     /// The connection is not open.
     #[error("server {0:?} is not connected")]
     NotConnected(String),
+    /// The first transport of a plan refused `initialize` (HTTP 400, 404 or 405), and the
+    /// fallback transport failed too.
+    #[error("{fallback} (after falling back from {tried}, which refused initialize: {first})")]
+    FallbackFailed {
+        /// The transport that refused `initialize`.
+        tried: TransportKind,
+        /// How it refused.
+        first: Box<ConnectionError>,
+        /// How the fallback failed.
+        fallback: Box<ConnectionError>,
+    },
+    /// Client and server share no protocol revision.
+    #[error("server {server:?} supports protocol versions [{theirs}], none of which this client speaks [{ours}]")]
+    NoMutualVersion {
+        /// The server's name.
+        server: String,
+        /// The revisions this client speaks.
+        ours: String,
+        /// The revisions the server named.
+        theirs: String,
+    },
+    /// The server requires a client capability this host did not declare (-32021).
+    #[error("server {server:?} requires client capabilities this host does not offer: {required} ({message})")]
+    MissingClientCapability {
+        /// The server's name.
+        server: String,
+        /// The required capabilities, as JSON.
+        required: String,
+        /// The server's message.
+        message: String,
+    },
+    /// An HTTP header disagreed with the request body (-32020).
+    #[error("server {server:?} reports a header mismatch: {message} {detail}")]
+    HeaderMismatch {
+        /// The server's name.
+        server: String,
+        /// The server's message.
+        message: String,
+        /// The error's data, as JSON.
+        detail: String,
+    },
+    /// A multi round-trip request kept asking for input.
+    #[error("server {server:?} still asked for input after {rounds} rounds of {method}; giving up")]
+    TooManyInputRounds {
+        /// The server's name.
+        server: String,
+        /// The method.
+        method: &'static str,
+        /// Rounds answered.
+        rounds: usize,
+    },
 }
 
 struct Live {
@@ -137,9 +207,11 @@ struct Live {
 /// A connection to one MCP server.
 pub struct McpConnection {
     name: String,
-    factory: TransportFactory,
+    plan: TransportPlan,
     options: ConnectionOptions,
     live: Mutex<Option<Live>>,
+    /// The era a previous connection settled on (reused for remote servers).
+    era: std::sync::Mutex<Option<mcp_protocol::Era>>,
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -151,7 +223,19 @@ impl std::fmt::Debug for McpConnection {
 impl McpConnection {
     /// A connection that is not open yet; [`McpConnection::connect`] opens it.
     pub fn new(factory: TransportFactory, options: ConnectionOptions) -> Self {
-        McpConnection { name: options.session.name.clone(), factory, options, live: Mutex::new(None) }
+        McpConnection::with_plan(TransportPlan::single(factory), options)
+    }
+
+    /// A connection that opens the transports of `plan` in turn (see [`TransportPlan`]);
+    /// [`McpConnection::connect`] opens it.
+    pub fn with_plan(plan: TransportPlan, options: ConnectionOptions) -> Self {
+        McpConnection {
+            name: options.session.name.clone(),
+            plan,
+            options,
+            live: Mutex::new(None),
+            era: std::sync::Mutex::new(None),
+        }
     }
 
     /// The server's name.
@@ -170,25 +254,11 @@ impl McpConnection {
             l.session.close().await;
         }
         *live = None;
-        let transport = (self.factory)()
-            .await
-            .map_err(|error| ConnectionError::Transport { server: self.name.clone(), error })?;
-        let handler = Arc::new(handler::CallbackHandler {
-            server: Arc::from(self.name.as_str()),
-            callbacks: self.options.callbacks.clone(),
-        });
-        let kind = transport.kind();
-        let session = Session::start(transport, handler, self.options.session.clone());
-        match self.handshake(&session, kind).await {
-            Ok(server) => {
-                *live = Some(Live { session, server: server.clone() });
-                Ok(server)
-            }
-            Err(e) => {
-                session.close().await;
-                Err(e)
-            }
-        }
+        // The transports of the plan in turn: see `remote.rs` for when the next one is tried.
+        let opened = self.open().await?;
+        let server = opened.server.clone();
+        *live = Some(opened);
+        Ok(server)
     }
 
     async fn handshake(&self, session: &Session, transport: TransportKind) -> Result<ServerInfo, ConnectionError> {
@@ -216,6 +286,19 @@ impl McpConnection {
             instructions: result.instructions,
             transport,
         })
+    }
+
+    /// The era settled by an earlier connection, reused for remote servers (a stdio server is a
+    /// new process on every connect, so it is probed again).
+    pub(crate) fn cached_era(&self, kind: TransportKind) -> Option<mcp_protocol::Era> {
+        if kind == TransportKind::Stdio {
+            return None;
+        }
+        *self.era.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn remember_era(&self, era: mcp_protocol::Era) {
+        *self.era.lock().unwrap_or_else(|p| p.into_inner()) = Some(era);
     }
 
     /// Close the connection and its transport (for stdio: the whole process group). Idempotent;
@@ -254,18 +337,18 @@ impl McpConnection {
     /// Call a tool.
     pub async fn call_tool(&self, name: &str, arguments: Option<JsonObject>, options: RequestOptions) -> Result<CallToolOutcome, ConnectionError> {
         let params = CallToolParams { name: name.to_owned(), arguments, ..Default::default() };
-        self.call::<CallTool>(&params, options).await
+        self.request_with_input::<CallTool, _>(params, options).await
     }
 
     /// Get a prompt.
     pub async fn get_prompt(&self, params: GetPromptParams) -> Result<GetPromptOutcome, ConnectionError> {
-        self.call::<GetPrompt>(&params, RequestOptions::default()).await
+        self.request_with_input::<GetPrompt, _>(params, RequestOptions::default()).await
     }
 
     /// Read a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceOutcome, ConnectionError> {
         let params = ReadResourceParams { uri: uri.to_owned(), ..Default::default() };
-        self.call::<ReadResource>(&params, RequestOptions::default()).await
+        self.request_with_input::<ReadResource, _>(params, RequestOptions::default()).await
     }
 
     /// Ask for completions of a prompt or template argument.

@@ -18,6 +18,7 @@ use mcp_protocol::types::cancellation::CancelledParams;
 use mcp_protocol::types::progress::ProgressParams;
 use mcp_protocol::{Message, NotificationMethod, RawJson, Request, RequestId, RequestMethod};
 use mcp_transport::{CloseReason, Transport};
+use mcp_protocol::types::meta::JsonObject;
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
@@ -79,6 +80,9 @@ pub(crate) struct Shared {
     pub(crate) options: SessionOptions,
     pub(crate) closed: watch::Sender<Option<CloseReason>>,
     next_id: AtomicI64,
+    /// Members added to every request's `params._meta` (the modern era's protocol version,
+    /// client capabilities and client info).
+    request_meta: std::sync::RwLock<Option<Arc<JsonObject>>>,
 }
 
 impl Shared {
@@ -125,6 +129,7 @@ impl Session {
             options,
             closed: watch::Sender::new(None),
             next_id: AtomicI64::new(0),
+            request_meta: std::sync::RwLock::new(None),
         });
         let reader = tokio::spawn(inbound::run(shared.clone(), handler));
         Session { shared, _reader: Arc::new(ReaderGuard(reader.abort_handle())) }
@@ -133,6 +138,12 @@ impl Session {
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.shared.name
+    }
+
+    /// Members to add to every later request's `params._meta` (`None`: add nothing). The modern
+    /// era sends its protocol version, client capabilities and client info this way.
+    pub fn set_request_meta(&self, meta: Option<JsonObject>) {
+        *self.shared.request_meta.write().unwrap_or_else(|p| p.into_inner()) = meta.map(Arc::new);
     }
 
     /// The transport the session runs on.
@@ -200,12 +211,15 @@ impl Session {
             return Err(SessionError::Closed { server: shared.name.clone(), reason });
         }
         let id = RequestId::Number(shared.next_id.fetch_add(1, Ordering::Relaxed));
-        let params = match &options.progress {
-            Some(_) => Some(with_progress_token(params, &id).map_err(|e| SessionError::Encode {
+        let request_meta = shared.request_meta.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let progress_token = options.progress.as_ref().map(|_| &id);
+        let params = if request_meta.is_some() || progress_token.is_some() {
+            Some(with_meta(params, request_meta.as_deref(), progress_token).map_err(|e| SessionError::Encode {
                 method: method.into(),
                 error: Arc::new(e),
-            })?),
-            None => params,
+            })?)
+        } else {
+            params
         };
         let (tx, rx) = oneshot::channel();
         let bump = Arc::new(tokio::sync::Notify::new());
@@ -265,16 +279,26 @@ impl Session {
     }
 }
 
-/// Put `progressToken` (the request id) into `params._meta`.
-fn with_progress_token(params: Option<RawJson>, id: &RequestId) -> Result<RawJson, serde_json::Error> {
+/// Add the session's `_meta` members and the `progressToken` (the request id) to the params.
+fn with_meta(
+    params: Option<RawJson>,
+    meta: Option<&JsonObject>,
+    progress_token: Option<&RequestId>,
+) -> Result<RawJson, serde_json::Error> {
     let mut value: Value = match &params {
         Some(raw) => serde_json::from_str(raw.get())?,
         None => Value::Object(Default::default()),
     };
     if let Value::Object(map) = &mut value {
-        let meta = map.entry("_meta").or_insert_with(|| Value::Object(Default::default()));
-        if let Value::Object(meta) = meta {
-            meta.insert("progressToken".into(), serde_json::to_value(id)?);
+        let entry = map.entry("_meta").or_insert_with(|| Value::Object(Default::default()));
+        if let Value::Object(target) = entry {
+            // What the caller put in `_meta` wins over the session's defaults.
+            for (k, v) in meta.into_iter().flatten() {
+                target.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            if let Some(id) = progress_token {
+                target.insert("progressToken".into(), serde_json::to_value(id)?);
+            }
         }
     }
     to_raw(&value)

@@ -1,0 +1,307 @@
+//! The modern era over an in-memory transport: era negotiation, `_meta` on every request, and
+//! multi round-trip requests, with the test playing a scripted server.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mcp_manager::callbacks::{ElicitationHandler, HostCallbacks, RootsProvider};
+use mcp_manager::connection::{ConnectionError, ConnectionOptions, EraPreference, McpConnection, single_use_factory};
+use mcp_protocol::types::elicitation::{ElicitAction, ElicitParams, ElicitResult};
+use mcp_protocol::types::mrtr::Outcome;
+use mcp_protocol::types::roots::Root;
+use mcp_protocol::{ErrorCode, ErrorObject, Era, Message, ProtocolVersion, Request, Response};
+use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use serde_json::{Value, json};
+
+type Reply = Result<Value, ErrorObject>;
+type Script = Box<dyn FnMut(&Request, &Value) -> Option<Reply> + Send>;
+
+/// Serve the other end of the pair with `script`; every request is recorded with its params.
+fn serve(server: MemoryTransport, mut script: Script) -> Arc<Mutex<Vec<(Request, Value)>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let request = match server.recv().await {
+                TransportEvent::Message(Message::Request(r)) => r,
+                TransportEvent::Message(_) => continue,
+                _ => return,
+            };
+            let params: Value = request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
+            log.lock().unwrap().push((request.clone(), params.clone()));
+            let Some(reply) = script(&request, &params) else { continue };
+            let message = match reply {
+                Ok(v) => Message::Response(Response::result(request.id.clone(), serde_json::value::to_raw_value(&v).unwrap())),
+                Err(e) => Message::Response(Response::error(Some(request.id.clone()), e)),
+            };
+            if server.send(message).await.is_err() {
+                return;
+            }
+        }
+    });
+    seen
+}
+
+fn discover_result(versions: &[&str]) -> Value {
+    json!({
+        "supportedVersions": versions,
+        "capabilities": {"tools": {}},
+        "instructions": "be nice",
+        "ttlMs": 60000, "cacheScope": "public", "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-fake", "version": "1.0"}}
+    })
+}
+
+fn initialize_result() -> Value {
+    json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "legacy-fake", "version": "1"}})
+}
+
+fn connection(client: MemoryTransport, options: ConnectionOptions) -> McpConnection {
+    McpConnection::new(single_use_factory(Arc::new(client)), options)
+}
+
+async fn within<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(10), f).await.expect("test timed out")
+}
+
+#[tokio::test]
+async fn modern_server_is_spoken_to_in_the_modern_era_with_meta_on_every_request() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        let seen = serve(
+            server,
+            Box::new(|req, _| {
+                Some(Ok(match req.method.as_str() {
+                    "server/discover" => discover_result(&["2025-11-25", "2026-07-28"]),
+                    "tools/call" => json!({"content": [{"type": "text", "text": "hi"}], "resultType": "complete"}),
+                    _ => return Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "no"))),
+                }))
+            }),
+        );
+        let conn = connection(client, ConnectionOptions::new("modern"));
+        let info = conn.connect().await.unwrap();
+        assert_eq!(info.protocol_version, ProtocolVersion::V2026_07_28);
+        assert_eq!(info.protocol_version.era(), Some(Era::Modern));
+        assert_eq!(info.implementation.name, "modern-fake");
+        assert_eq!(info.instructions.as_deref(), Some("be nice"));
+        let outcome = conn.call_tool("echo", None, Default::default()).await.unwrap();
+        assert!(matches!(outcome, Outcome::Complete(r) if r.content[0].as_text() == Some("hi")));
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.iter().map(|(r, _)| r.method.as_str()).collect::<Vec<_>>(), ["server/discover", "tools/call"]);
+        for (req, params) in seen.iter() {
+            let meta = &params["_meta"];
+            assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{}", req.method);
+            assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object(), "{}", req.method);
+            assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "mcp-stack", "{}", req.method);
+        }
+        assert!(seen.iter().all(|(r, _)| r.method != "initialize"), "no initialize in the modern era");
+    })
+    .await
+}
+
+#[tokio::test]
+async fn legacy_server_gets_the_initialize_handshake_after_the_probe_fails() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        let seen = serve(
+            server,
+            Box::new(|req, _| match req.method.as_str() {
+                "server/discover" => Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found"))),
+                "initialize" => Some(Ok(initialize_result())),
+                "tools/call" => Some(Ok(json!({"content": []}))),
+                _ => None,
+            }),
+        );
+        let conn = connection(client, ConnectionOptions::new("legacy"));
+        let info = conn.connect().await.unwrap();
+        assert_eq!(info.protocol_version, ProtocolVersion::V2025_11_25);
+        conn.call_tool("echo", None, Default::default()).await.unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.iter().map(|(r, _)| r.method.as_str()).collect::<Vec<_>>(), ["server/discover", "initialize", "tools/call"]);
+        assert!(seen[2].1.get("_meta").is_none(), "legacy requests carry no modern _meta: {}", seen[2].1);
+    })
+    .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_probe_times_out_into_the_legacy_era() {
+    let (client, server) = MemoryTransport::pair();
+    serve(
+        server,
+        Box::new(|req, _| match req.method.as_str() {
+            "initialize" => Some(Ok(initialize_result())),
+            _ => None,
+        }),
+    );
+    let info = connection(client, ConnectionOptions::new("quiet")).connect().await.unwrap();
+    assert_eq!(info.protocol_version, ProtocolVersion::V2025_11_25);
+}
+
+#[tokio::test]
+async fn unsupported_version_with_only_legacy_versions_falls_back_and_unknown_ones_fail() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        serve(
+            server,
+            Box::new(|req, _| match req.method.as_str() {
+                "server/discover" => Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "unsupported")
+                    .with_data(json!({"supported": ["2025-06-18"], "requested": "2026-07-28"})))),
+                "initialize" => Some(Ok(initialize_result())),
+                _ => None,
+            }),
+        );
+        let info = connection(client, ConnectionOptions::new("old")).connect().await.unwrap();
+        assert_eq!(info.protocol_version.era(), Some(Era::Legacy));
+
+        let (client, server) = MemoryTransport::pair();
+        serve(
+            server,
+            Box::new(|_, _| {
+                Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "unsupported")
+                    .with_data(json!({"supported": ["2099-01-01"]}))))
+            }),
+        );
+        let err = connection(client, ConnectionOptions::new("future")).connect().await.unwrap_err();
+        assert!(matches!(err, ConnectionError::NoMutualVersion { .. }), "{err}");
+        assert!(err.to_string().contains("2099-01-01") && err.to_string().contains("2026-07-28"), "{err}");
+    })
+    .await
+}
+
+#[tokio::test]
+async fn missing_client_capability_is_a_clear_error() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        serve(
+            server,
+            Box::new(|_, _| {
+                Some(Err(ErrorObject::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "needs sampling")
+                    .with_data(json!({"requiredCapabilities": {"sampling": {}}}))))
+            }),
+        );
+        let err = connection(client, ConnectionOptions::new("picky")).connect().await.unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ConnectionError::MissingClientCapability { .. }), "{text}");
+        assert!(text.contains("sampling") && text.contains("\"picky\""), "{text}");
+    })
+    .await
+}
+
+#[tokio::test]
+async fn modern_only_connection_refuses_a_legacy_server() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        serve(server, Box::new(|_, _| Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found")))));
+        let mut options = ConnectionOptions::new("strict");
+        options.era = EraPreference::Modern;
+        let err = connection(client, options).connect().await.unwrap_err();
+        assert!(err.to_string().contains("server/discover"), "{err}");
+    })
+    .await
+}
+
+struct Host;
+
+impl ElicitationHandler for Host {
+    fn elicit(&self, _server: &str, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, ErrorObject>> {
+        let asked = match params {
+            ElicitParams::Form(f) => f.message,
+            _ => "?".into(),
+        };
+        Box::pin(async move {
+            let content = json!({"name": format!("answer to {asked}")});
+            Ok(ElicitResult { action: ElicitAction::Accept, content: content.as_object().cloned(), ..Default::default() })
+        })
+    }
+}
+
+impl RootsProvider for Host {
+    fn list_roots(&self, _server: &str) -> BoxFuture<'static, Result<Vec<Root>, ErrorObject>> {
+        Box::pin(async { Ok(vec![Root::new("file:///work", None)]) })
+    }
+}
+
+fn host_options(name: &str) -> ConnectionOptions {
+    let mut options = ConnectionOptions::new(name);
+    let host = Arc::new(Host);
+    options.callbacks = HostCallbacks { elicitation: Some(host.clone()), roots: Some(host), ..Default::default() };
+    options
+}
+
+#[tokio::test]
+async fn input_required_is_answered_and_retried_with_a_new_id_and_the_exact_state() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        let mut calls = 0;
+        let seen = serve(
+            server,
+            Box::new(move |req, params| {
+                Some(Ok(match req.method.as_str() {
+                    "server/discover" => discover_result(&["2026-07-28"]),
+                    "tools/call" => {
+                        calls += 1;
+                        match calls {
+                            1 => json!({
+                                "resultType": "input_required",
+                                "inputRequests": {
+                                    "who": {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}},
+                                    "where": {"method": "roots/list"}
+                                },
+                                "requestState": "opaque-1"
+                            }),
+                            2 => json!({"resultType": "input_required", "inputRequests": {"again": {"method": "roots/list"}}}),
+                            _ => json!({"content": [{"type": "text", "text": params["inputResponses"].to_string()}], "resultType": "complete"}),
+                        }
+                    }
+                    _ => return None,
+                }))
+            }),
+        );
+        let conn = connection(client, host_options("mrtr"));
+        conn.connect().await.unwrap();
+        let outcome = conn.call_tool("ask", None, Default::default()).await.unwrap();
+        assert!(matches!(outcome, Outcome::Complete(_)), "{outcome:?}");
+        let seen = seen.lock().unwrap();
+        let calls: Vec<&(Request, Value)> = seen.iter().filter(|(r, _)| r.method == "tools/call").collect();
+        assert_eq!(calls.len(), 3);
+        let ids: std::collections::HashSet<_> = calls.iter().map(|(r, _)| r.id.clone()).collect();
+        assert_eq!(ids.len(), 3, "every retry has a new id");
+        assert!(calls[0].1.get("inputResponses").is_none() && calls[0].1.get("requestState").is_none());
+        let second = &calls[1].1;
+        assert_eq!(second["requestState"], "opaque-1", "the exact state is sent back");
+        assert_eq!(second["inputResponses"]["who"]["action"], "accept");
+        assert_eq!(second["inputResponses"]["who"]["content"]["name"], "answer to name?");
+        assert_eq!(second["inputResponses"]["where"]["roots"][0]["uri"], "file:///work");
+        let third = &calls[2].1;
+        assert!(third.get("requestState").is_none(), "no state was given the second time, so none is sent");
+        assert_eq!(third["inputResponses"].as_object().unwrap().keys().collect::<Vec<_>>(), ["again"], "answers are never reused");
+        assert_eq!(third["name"], "ask");
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_server_that_always_asks_hits_the_round_limit() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        let seen = serve(
+            server,
+            Box::new(|req, _| {
+                Some(Ok(match req.method.as_str() {
+                    "server/discover" => discover_result(&["2026-07-28"]),
+                    _ => json!({"resultType": "input_required", "inputRequests": {"r": {"method": "roots/list"}}, "requestState": "s"}),
+                }))
+            }),
+        );
+        let mut options = host_options("loop");
+        options.max_input_rounds = 3;
+        let conn = connection(client, options);
+        conn.connect().await.unwrap();
+        let err = conn.call_tool("ask", None, Default::default()).await.unwrap_err();
+        assert!(matches!(err, ConnectionError::TooManyInputRounds { rounds: 3, .. }), "{err}");
+        assert!(err.to_string().contains("after 3 rounds of tools/call"), "{err}");
+        assert_eq!(seen.lock().unwrap().iter().filter(|(r, _)| r.method == "tools/call").count(), 4);
+    })
+    .await
+}
