@@ -228,11 +228,13 @@ enum Shape {
     Task,
 }
 
-fn shape_of(peek: &Peek) -> Shape {
+/// The shape of a result; a `resultType` outside `complete | input_required` is an error.
+fn shape_of(peek: &Peek) -> Result<Shape, String> {
     match peek.result_type.as_deref() {
-        Some("input_required") => Shape::InputRequired,
-        _ if peek.task.is_some() && peek.content.is_none() => Shape::Task,
-        _ => Shape::Complete,
+        Some("input_required") => Ok(Shape::InputRequired),
+        Some("complete") | None if peek.task.is_some() && peek.content.is_none() => Ok(Shape::Task),
+        Some("complete") | None => Ok(Shape::Complete),
+        Some(other) => Err(format!("unknown resultType {other:?} (expected \"complete\" or \"input_required\")")),
     }
 }
 
@@ -241,7 +243,7 @@ impl<T: DeserializeOwned> Outcome<T> {
     /// then the result is decoded once into that shape.
     pub fn decode(raw: &RawValue) -> Result<Self, serde_json::Error> {
         let peek: Peek = serde_json::from_str(raw.get())?;
-        Ok(match shape_of(&peek) {
+        Ok(match shape_of(&peek).map_err(serde::de::Error::custom)? {
             Shape::Complete => Outcome::Complete(serde_json::from_str(raw.get())?),
             Shape::InputRequired => Outcome::InputRequired(serde_json::from_str(raw.get())?),
             Shape::Task => Outcome::Task(serde_json::from_str(raw.get())?),
@@ -264,7 +266,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Outcome<T> {
         use serde::de::Error;
         let value = Value::deserialize(d)?;
         let peek: Peek = Peek::deserialize(&value).map_err(D::Error::custom)?;
-        let r = match shape_of(&peek) {
+        let r = match shape_of(&peek).map_err(D::Error::custom)? {
             Shape::Complete => T::deserialize(value).map(Outcome::Complete),
             Shape::InputRequired => InputRequiredResult::deserialize(value).map(Outcome::InputRequired),
             Shape::Task => CreateTaskResult::deserialize(value).map(Outcome::Task),
@@ -275,6 +277,19 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Outcome<T> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_unknown_result_type_is_an_error() {
+        use crate::types::tools::CallToolResult;
+        let raw = serde_json::value::to_raw_value(&serde_json::json!({"content": [], "resultType": "later"})).unwrap();
+        let err = Outcome::<CallToolResult>::decode(&raw).unwrap_err();
+        assert!(err.to_string().contains("unknown resultType \"later\""), "{err}");
+        let err = serde_json::from_str::<Outcome<CallToolResult>>(raw.get()).unwrap_err();
+        assert!(err.to_string().contains("unknown resultType"), "{err}");
+        let ok = serde_json::value::to_raw_value(&serde_json::json!({"content": [], "resultType": "complete"})).unwrap();
+        assert!(matches!(Outcome::<CallToolResult>::decode(&ok).unwrap(), Outcome::Complete(_)));
+    }
+
     use super::*;
     use crate::method::RequestMethod;
     use crate::types::elicitation::ElicitAction;
