@@ -15,7 +15,11 @@ use mcp_protocol::types::sampling::{CreateMessageParams, CreateMessageResult};
 /// Answers `sampling/createMessage` with the host's LLM.
 pub trait SamplingHandler: Send + Sync + 'static {
     /// Sample the host's LLM for `server`.
-    fn create_message(&self, server: &str, params: CreateMessageParams) -> BoxFuture<'static, Result<CreateMessageResult, ErrorObject>>;
+    fn create_message(
+        &self,
+        server: &str,
+        params: CreateMessageParams,
+    ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorObject>>;
 
     /// Whether sampling requests may carry tools (declares `sampling.tools`).
     fn supports_tools(&self) -> bool {

@@ -4,15 +4,22 @@
 //! - [`session`]: [`Session`], the JSON-RPC engine over any `mcp_transport::Transport`: typed
 //!   requests with deadlines, cancellation, progress, and an [`InboundHandler`] for what the
 //!   server asks.
-//! - Coming with their issues: `McpConnection` (one server, either era), `McpManager` (many
-//!   servers) and `McpToolProvider` (the manager as a `tool_system` provider).
+//! - [`connection`]: [`McpConnection`], one server in either era, opened from a
+//!   [`TransportPlan`]; a [`RemoteTarget`] (a URL) tries streamable HTTP and falls back to legacy
+//!   HTTP+SSE.
+//! - Coming with their issues: `McpManager` (many servers) and `McpToolProvider` (the manager as
+//!   a `tool_system` provider).
 
 pub mod callbacks;
 pub mod connection;
 pub mod session;
 
 pub use callbacks::HostCallbacks;
-pub use connection::{single_use_factory, stdio_factory, ConnectionError, ConnectionOptions, Inventory, McpConnection, ServerInfo, TransportFactory};
+pub use connection::{
+    ConnectionError, ConnectionOptions, Inventory, McpConnection, ServerInfo, TransportFactory, single_use_factory,
+    stdio_factory,
+};
+pub use connection::{RemoteTarget, RemoteTimeouts, TransportPlan};
 pub use session::{InboundHandler, NoHandler, RequestOptions, Session, SessionError, SessionOptions};
 
 /// The life-cycle state of one configured server.

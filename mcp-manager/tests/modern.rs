@@ -10,7 +10,7 @@ use mcp_manager::connection::{ConnectionError, ConnectionOptions, EraPreference,
 use mcp_protocol::types::elicitation::{ElicitAction, ElicitParams, ElicitResult};
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::roots::Root;
-use mcp_protocol::{ErrorCode, ErrorObject, Era, Message, ProtocolVersion, Request, Response};
+use mcp_protocol::{Era, ErrorCode, ErrorObject, Message, ProtocolVersion, Request, Response};
 use mcp_transport::{MemoryTransport, Transport, TransportEvent};
 use serde_json::{Value, json};
 
@@ -28,11 +28,15 @@ fn serve(server: MemoryTransport, mut script: Script) -> Arc<Mutex<Vec<(Request,
                 TransportEvent::Message(_) => continue,
                 _ => return,
             };
-            let params: Value = request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
+            let params: Value =
+                request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
             log.lock().unwrap().push((request.clone(), params.clone()));
             let Some(reply) = script(&request, &params) else { continue };
             let message = match reply {
-                Ok(v) => Message::Response(Response::result(request.id.clone(), serde_json::value::to_raw_value(&v).unwrap())),
+                Ok(v) => Message::Response(Response::result(
+                    request.id.clone(),
+                    serde_json::value::to_raw_value(&v).unwrap(),
+                )),
                 Err(e) => Message::Response(Response::error(Some(request.id.clone()), e)),
             };
             if server.send(message).await.is_err() {
@@ -118,7 +122,10 @@ async fn legacy_server_gets_the_initialize_handshake_after_the_probe_fails() {
         assert_eq!(info.protocol_version, ProtocolVersion::V2025_11_25);
         conn.call_tool("echo", None, Default::default()).await.unwrap();
         let seen = seen.lock().unwrap();
-        assert_eq!(seen.iter().map(|(r, _)| r.method.as_str()).collect::<Vec<_>>(), ["server/discover", "initialize", "tools/call"]);
+        assert_eq!(
+            seen.iter().map(|(r, _)| r.method.as_str()).collect::<Vec<_>>(),
+            ["server/discover", "initialize", "tools/call"]
+        );
         assert!(seen[2].1.get("_meta").is_none(), "legacy requests carry no modern _meta: {}", seen[2].1);
     })
     .await
@@ -145,8 +152,10 @@ async fn unsupported_version_with_only_legacy_versions_falls_back_and_unknown_on
         serve(
             server,
             Box::new(|req, _| match req.method.as_str() {
-                "server/discover" => Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "unsupported")
-                    .with_data(json!({"supported": ["2025-06-18"], "requested": "2026-07-28"})))),
+                "server/discover" => {
+                    Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "unsupported")
+                        .with_data(json!({"supported": ["2025-06-18"], "requested": "2026-07-28"}))))
+                }
                 "initialize" => Some(Ok(initialize_result())),
                 _ => None,
             }),
@@ -211,7 +220,11 @@ impl ElicitationHandler for Host {
         };
         Box::pin(async move {
             let content = json!({"name": format!("answer to {asked}")});
-            Ok(ElicitResult { action: ElicitAction::Accept, content: content.as_object().cloned(), ..Default::default() })
+            Ok(ElicitResult {
+                action: ElicitAction::Accept,
+                content: content.as_object().cloned(),
+                ..Default::default()
+            })
         })
     }
 }
@@ -302,6 +315,82 @@ async fn a_server_that_always_asks_hits_the_round_limit() {
         assert!(matches!(err, ConnectionError::TooManyInputRounds { rounds: 3, .. }), "{err}");
         assert!(err.to_string().contains("after 3 rounds of tools/call"), "{err}");
         assert_eq!(seen.lock().unwrap().iter().filter(|(r, _)| r.method == "tools/call").count(), 4);
+    })
+    .await
+}
+
+/// The conformance suite's `request-metadata` scenario refuses the first request with -32022
+/// while listing the very version that was offered; the client retries once with it.
+#[tokio::test]
+async fn unsupported_version_naming_the_offered_version_is_retried_once() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        let mut refused = false;
+        let seen = serve(
+            server,
+            Box::new(move |req, _| match req.method.as_str() {
+                "server/discover" if !refused => {
+                    refused = true;
+                    Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
+                        .with_data(json!({"supported": ["2026-07-28"], "requested": "2026-07-28"}))))
+                }
+                "server/discover" => Some(Ok(discover_result(&["2026-07-28"]))),
+                _ => None,
+            }),
+        );
+        let info = connection(client, ConnectionOptions::new("picky-version")).connect().await.unwrap();
+        assert_eq!(info.protocol_version, ProtocolVersion::V2026_07_28);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 2, "one retry: {:?}", seen.iter().map(|(r, _)| &r.method).collect::<Vec<_>>());
+        assert_eq!(seen[1].1["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    })
+    .await
+}
+
+/// A tool whose `x-mcp-header` annotations are invalid is left out of the list in the modern
+/// era (the conformance suite's `http-invalid-tool-headers`); the others stay usable.
+#[tokio::test]
+async fn tools_with_invalid_param_header_annotations_are_left_out_in_the_modern_era() {
+    within(async {
+        let tools = json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "tools": [
+            {"name": "valid_tool", "inputSchema": {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}},
+            {"name": "invalid_empty", "inputSchema": {"type": "object", "properties": {"v": {"type": "string", "x-mcp-header": ""}}}},
+            {"name": "invalid_object", "inputSchema": {"type": "object", "properties": {"v": {"type": "object", "x-mcp-header": "V"}}}},
+            {"name": "invalid_number", "inputSchema": {"type": "object", "properties": {"v": {"type": "number", "x-mcp-header": "V"}}}},
+            {"name": "invalid_twice", "inputSchema": {"type": "object", "properties": {
+                "a": {"type": "string", "x-mcp-header": "MyField"}, "b": {"type": "string", "x-mcp-header": "myfield"}}}},
+            {"name": "invalid_charset", "inputSchema": {"type": "object", "properties": {"v": {"type": "string", "x-mcp-header": "My Region"}}}}
+        ]});
+        let (client, server) = MemoryTransport::pair();
+        let listed = tools.clone();
+        serve(
+            server,
+            Box::new(move |req, _| match req.method.as_str() {
+                "server/discover" => Some(Ok(discover_result(&["2026-07-28"]))),
+                "tools/list" => Some(Ok(listed.clone())),
+                _ => None,
+            }),
+        );
+        let conn = connection(client, ConnectionOptions::new("annotated"));
+        conn.connect().await.unwrap();
+        let names: Vec<String> = conn.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        assert_eq!(names, ["valid_tool"]);
+
+        // The legacy era has no such annotation: nothing is left out.
+        let (client, server) = MemoryTransport::pair();
+        serve(
+            server,
+            Box::new(move |req, _| match req.method.as_str() {
+                "initialize" => Some(Ok(initialize_result())),
+                "tools/list" => Some(Ok(tools.clone())),
+                _ => None,
+            }),
+        );
+        let mut options = ConnectionOptions::new("legacy-annotated");
+        options.era = EraPreference::Legacy;
+        let conn = connection(client, options);
+        conn.connect().await.unwrap();
+        assert_eq!(conn.list_all_tools().await.unwrap().len(), 6);
     })
     .await
 }

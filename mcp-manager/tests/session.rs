@@ -47,9 +47,19 @@ async fn typed_request_gets_typed_result() {
         });
         let Message::Request(req) = next_message(&server).await else { panic!("expected a request") };
         assert_eq!(req.method, "tools/list");
-        server.send(reply(&req.id, json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}))).await.unwrap();
+        server
+            .send(reply(&req.id, json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})))
+            .await
+            .unwrap();
         let result: ListToolsResult = call.await.unwrap().unwrap();
-        assert_eq!(result.tools, vec![Tool { name: "echo".into(), input_schema: json!({"type": "object"}).as_object().unwrap().clone(), ..Default::default() }]);
+        assert_eq!(
+            result.tools,
+            vec![Tool {
+                name: "echo".into(),
+                input_schema: json!({"type": "object"}).as_object().unwrap().clone(),
+                ..Default::default()
+            }]
+        );
     })
     .await
 }
@@ -113,7 +123,10 @@ async fn progress_extends_the_deadline_up_to_the_cap() {
         let session = session.clone();
         async move {
             session
-                .request::<ListTools>(&PaginatedParams::default(), RequestOptions { timeout: None, progress: Some(progress) })
+                .request::<ListTools>(
+                    &PaginatedParams::default(),
+                    RequestOptions { timeout: None, progress: Some(progress) },
+                )
                 .await
         }
     });
@@ -124,7 +137,8 @@ async fn progress_extends_the_deadline_up_to_the_cap() {
     // Progress every 800 ms keeps a 1 s timeout alive past 1 s, but not past the 5 s cap.
     for i in 0..10 {
         tokio::time::sleep(Duration::from_millis(800)).await;
-        let note = Message::notification("notifications/progress", Some(&json!({"progressToken": token, "progress": i})));
+        let note =
+            Message::notification("notifications/progress", Some(&json!({"progressToken": token, "progress": i})));
         if server.send(note.unwrap()).await.is_err() {
             break;
         }
@@ -145,7 +159,9 @@ async fn transport_end_fails_every_pending_request_at_once() {
         let calls: Vec<_> = (0..3)
             .map(|_| {
                 let session = session.clone();
-                tokio::spawn(async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await })
+                tokio::spawn(async move {
+                    session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await
+                })
             })
             .collect();
         for _ in 0..3 {
@@ -158,7 +174,8 @@ async fn transport_end_fails_every_pending_request_at_once() {
             assert!(err.is_closed(), "{err}");
         }
         assert!(session.close_reason().is_some());
-        let err = session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
+        let err =
+            session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
         assert!(err.is_closed(), "a closed session fails at once: {err}");
     })
     .await
@@ -212,7 +229,11 @@ async fn server_requests_are_answered_and_notifications_arrive_in_order() {
         let requests = [
             (1, "ping", json!({})),
             (2, "roots/list", json!({})),
-            (3, "elicitation/create", json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}})),
+            (
+                3,
+                "elicitation/create",
+                json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}),
+            ),
             (4, "foo/bar", json!({})),
             (5, "sampling/createMessage", json!({"messages": "not a list", "maxTokens": 3})),
         ];

@@ -69,9 +69,49 @@ pub enum TransportError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The server answered with an HTTP error status.
+    #[error("{context}: HTTP {}: {body_excerpt}", fmt_status(*status))]
+    Http {
+        /// The status code.
+        status: u16,
+        /// The first KiB of the response body, as text (`(empty body)` when there was none).
+        body_excerpt: String,
+        /// What was being done: the method and request id, or the step (`opening the SSE stream`).
+        context: String,
+    },
     /// Any other failure, described.
     #[error("{0}")]
     Other(String),
+}
+
+impl TransportError {
+    /// The HTTP status that caused this failure, when the server answered with an error status.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            TransportError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The same error, with `context` put in front of its description (`Other` and `Http` only;
+    /// the other variants describe themselves).
+    pub(crate) fn in_context(self, context: &str) -> Self {
+        match self {
+            TransportError::Other(text) => TransportError::Other(format!("{context}: {text}")),
+            TransportError::Http { status, body_excerpt, context: inner } => {
+                TransportError::Http { status, body_excerpt, context: format!("{context}: {inner}") }
+            }
+            other => other,
+        }
+    }
+}
+
+/// A status as `404 Not Found`, the way `reqwest` shows it.
+fn fmt_status(status: u16) -> String {
+    match reqwest::StatusCode::from_u16(status) {
+        Ok(s) => s.to_string(),
+        Err(_) => status.to_string(),
+    }
 }
 
 fn tail_suffix(tail: &[String]) -> String {
@@ -81,5 +121,27 @@ fn tail_suffix(tail: &[String]) -> String {
 impl From<std::io::Error> for TransportError {
     fn from(e: std::io::Error) -> Self {
         TransportError::Io(Arc::new(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_errors_keep_status_and_wording() {
+        let e = TransportError::Http {
+            status: 405,
+            body_excerpt: "Method Not Allowed".into(),
+            context: "initialize (request 0)".into(),
+        };
+        assert_eq!(e.http_status(), Some(405));
+        assert_eq!(e.to_string(), "initialize (request 0): HTTP 405 Method Not Allowed: Method Not Allowed");
+        let e = e.in_context("re-initializing");
+        assert_eq!(e.http_status(), Some(405));
+        assert!(e.to_string().starts_with("re-initializing: initialize (request 0): HTTP 405 "), "{e}");
+        let odd = TransportError::Http { status: 599, body_excerpt: "x".into(), context: "c".into() };
+        assert_eq!(odd.to_string(), "c: HTTP 599 <unknown status code>: x");
+        assert_eq!(TransportError::Other("HTTP 404".into()).http_status(), None);
     }
 }

@@ -27,11 +27,7 @@ impl MemoryTransport {
     }
 
     fn new(tx: mpsc::UnboundedSender<Message>, rx: mpsc::UnboundedReceiver<Message>) -> Self {
-        MemoryTransport {
-            tx: Mutex::new(Some(tx)),
-            rx: tokio::sync::Mutex::new(rx),
-            closed: watch::Sender::new(false),
-        }
+        MemoryTransport { tx: Mutex::new(Some(tx)), rx: tokio::sync::Mutex::new(rx), closed: watch::Sender::new(false) }
     }
 }
 

@@ -77,7 +77,13 @@ async fn a_500_with_html_fails_the_request_with_status_and_excerpt() {
         let server = Server::start(move |_| text_response(500, "text/html", &[], &html)).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
         t.send(request(4, "tools/list", json!({}))).await.unwrap();
-        let error = next_failure(&t, 4).await;
+        let failure = next_failure_error(&t, 4).await;
+        assert_eq!(failure.http_status(), Some(500), "{failure:?}");
+        let TransportError::Http { body_excerpt, context, .. } = &failure else { panic!("{failure:?}") };
+        assert_eq!(context, "tools/list (request 4)");
+        assert!(body_excerpt.starts_with("<html><h1>Internal Server Error</h1>") && body_excerpt.ends_with('…'));
+        let error = failure.to_string();
+        assert!(error.starts_with("tools/list (request 4): HTTP 500 Internal Server Error: <html>"), "{error}");
         assert!(error.contains("500") && error.contains("<h1>Internal Server Error</h1>"), "{error}");
         assert!(error.len() < 1400, "only the first KiB of the body is quoted ({} bytes)", error.len());
     })
@@ -89,7 +95,9 @@ async fn a_refused_notification_is_an_error_of_send() {
     bounded(async {
         let server = Server::start(|_| text_response(503, "text/plain", &[], "overloaded")).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
-        let error = t.send(notification("notifications/initialized")).await.unwrap_err().to_string();
+        let error = t.send(notification("notifications/initialized")).await.unwrap_err();
+        assert_eq!(error.http_status(), Some(503), "{error:?}");
+        let error = error.to_string();
         assert!(error.contains("503") && error.contains("overloaded"), "{error}");
     })
     .await;

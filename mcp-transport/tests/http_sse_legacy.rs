@@ -133,8 +133,10 @@ async fn a_stream_without_endpoint_event_times_out() {
 async fn a_refused_stream_is_an_error_with_status() {
     bounded(async {
         let server = Server::start(|_| text_response(401, "text/plain", &[], "unauthorized")).await;
-        let e = SseTransport::connect(SseConfig::new("legacy", server.url("/sse"))).await.unwrap_err().to_string();
-        assert!(e.contains("401") && e.contains("unauthorized"), "{e}");
+        let e = SseTransport::connect(SseConfig::new("legacy", server.url("/sse"))).await.unwrap_err();
+        assert_eq!(e.http_status(), Some(401), "{e:?}");
+        let e = e.to_string();
+        assert_eq!(e, "opening the SSE stream: HTTP 401 Unauthorized: unauthorized");
     })
     .await;
 }
@@ -169,10 +171,12 @@ async fn a_failed_post_fails_its_request() {
         .await;
         let t = SseTransport::connect(SseConfig::new("legacy", server.url("/sse"))).await.unwrap();
         t.send(request(1, "tools/list", json!({}))).await.unwrap();
-        let error = next_failure(&t, 1).await;
+        let error = next_failure_error(&t, 1).await;
+        assert_eq!(error.http_status(), Some(500), "{error:?}");
+        let error = error.to_string();
         assert!(error.contains("500") && error.contains("boom"), "{error}");
-        let error = t.send(notification("notifications/initialized")).await.unwrap_err().to_string();
-        assert!(error.contains("500"), "{error}");
+        let error = t.send(notification("notifications/initialized")).await.unwrap_err();
+        assert_eq!(error.http_status(), Some(500), "{error:?}");
     })
     .await;
 }

@@ -222,7 +222,15 @@ async fn connection_runs_over_a_host_written_transport() {
         let seen = server.await.unwrap();
         assert_eq!(
             seen,
-            ["server/discover", "initialize", "notifications/initialized", "tools/list", "tools/list", "tools/call", "ping"],
+            [
+                "server/discover",
+                "initialize",
+                "notifications/initialized",
+                "tools/list",
+                "tools/list",
+                "tools/call",
+                "ping"
+            ],
             "the server saw the handshake, both pages, the call and the ping, then the end of the stream"
         );
         let err = conn.call_tool("upper", upper("x"), RequestOptions::default()).await.unwrap_err();

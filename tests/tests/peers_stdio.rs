@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use mcp_manager::connection::EraPreference;
 use mcp_manager::callbacks::{NotificationSink, RootsProvider};
+use mcp_manager::connection::EraPreference;
 use mcp_manager::{
     ConnectionError, ConnectionOptions, HostCallbacks, McpConnection, RequestOptions, SessionError, TransportFactory,
 };
@@ -465,10 +465,9 @@ async fn mcp_server_time_over_stdio() {
     let Some(program) = peer("venv/bin/mcp-server-time") else { return };
     let started = Instant::now();
     // mcp-server-time is dual-era: auto negotiates the modern era, legacy forces the handshake.
-    for (era, expected) in [
-        (EraPreference::Auto, ProtocolVersion::LATEST_MODERN),
-        (EraPreference::Legacy, ProtocolVersion::LATEST_LEGACY),
-    ] {
+    for (era, expected) in
+        [(EraPreference::Auto, ProtocolVersion::LATEST_MODERN), (EraPreference::Legacy, ProtocolVersion::LATEST_LEGACY)]
+    {
         tokio::time::timeout(TEST_TIMEOUT, time_server(program.clone(), era, expected))
             .await
             .expect("mcp-server-time: the test timed out");

@@ -5,10 +5,5 @@
 fn workspace_is_tidy() {
     let violations = xtask::tidy(&xtask::project_root());
     let report: Vec<String> = violations.iter().map(ToString::to_string).collect();
-    assert!(
-        report.is_empty(),
-        "tidy found {} violation(s):\n  {}",
-        report.len(),
-        report.join("\n  ")
-    );
+    assert!(report.is_empty(), "tidy found {} violation(s):\n  {}", report.len(), report.join("\n  "));
 }

@@ -24,10 +24,7 @@ pub fn ci() -> Result {
 pub fn test() -> Result {
     ci()?;
     peers()?;
-    heading("conformance tests");
-    // The HTTP issue provisions the official conformance suite and runs it here.
-    println!("conformance tests: none yet (added by the HTTP issue)");
-    Ok(())
+    crate::conformance::conformance()
 }
 
 /// Install the real peers into `target/peers/` (see `peers.rs`), then run the interop tests
@@ -36,8 +33,12 @@ pub fn peers() -> Result {
     heading("real peers: provisioning");
     let dir = crate::peers::provision()?;
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
+    command.args(["test", "-p", "tests"]);
+    for test in crate::peers::PEER_TESTS {
+        command.args(["--test", test]);
+    }
     command
-        .args(["test", "-p", "tests", "--test", "peers_stdio", "--", "--nocapture"])
+        .args(["--", "--nocapture"])
         .env(crate::peers::PEERS_DIR_ENV, &dir)
         .env(crate::peers::REQUIRE_PEERS_ENV, "1");
     println!("\n{}={} {}=1", crate::peers::PEERS_DIR_ENV, dir.display(), crate::peers::REQUIRE_PEERS_ENV);

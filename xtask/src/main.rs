@@ -1,6 +1,8 @@
 //! `cargo xtask`: the project's automation. Run `cargo xtask help` for the commands.
 
+mod bench;
 mod ci;
+mod conformance;
 mod peers;
 
 use std::process::ExitCode;
@@ -12,8 +14,13 @@ commands:
   ci            cargo fmt --check, clippy -D warnings, tests, tidy; stops at the first failure
   test          everything `ci` does, then the real-peer and conformance runs
   peers         install the real peers into target/peers (npm, Python venv) and run the peer tests
+  conformance   install Node 22 and the official MCP conformance suite into target/conformance, run
+                every client scenario against our client, print the summary table
   tidy          check the architecture invariants (dependency rules, file length, crate docs)
-  bench [args]  run the benchmarks; args go to `cargo bench` (e.g. -- --save-baseline main)
+  bench [codec|stdio|all] [args]
+                run the benchmarks (default all): the criterion codec bench (args go to
+                `cargo bench`, e.g. -- --save-baseline main) and the stdio client workloads,
+                ours against rmcp (`bench stdio --runs N`, default 5)
   fuzz  [args]  fuzz the line decoder with cargo-fuzz on nightly; not part of ci
 ";
 
@@ -32,8 +39,9 @@ fn main() -> ExitCode {
         Some("ci") => ci::ci(),
         Some("test") => ci::test(),
         Some("peers") => ci::peers(),
+        Some("conformance") => conformance::conformance(),
         Some("tidy") => ci::tidy(),
-        Some("bench") => ci::bench(&rest),
+        Some("bench") => bench::bench(&rest),
         Some("fuzz") => ci::fuzz(&rest),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");

@@ -1,8 +1,10 @@
 //! The real peers: MCP servers that no one here wrote, installed into `target/peers/` and run by
-//! the interop tests (`tests/tests/peers_stdio.rs`).
+//! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs` and `peers_http.rs`).
 //!
 //! - `target/peers/npm`: the npm reference servers, at the exact versions of [`NPM_PACKAGES`];
-//! - `target/peers/venv`: a Python virtual environment with [`PYTHON_PACKAGES`].
+//! - `target/peers/venv`: a Python virtual environment with [`PYTHON_PACKAGES`]: the
+//!   `mcp-server-time` server, and the Python `mcp` SDK that runs the test server kept in this
+//!   repository (`tests/peers/python/http_server.py`).
 //!
 //! Provisioning is the only step that touches the network (the npm registry and PyPI). It is
 //! idempotent: a stamp file in each directory records what was installed, and a directory whose
@@ -27,7 +29,10 @@ pub const NPM_PACKAGES: &[(&str, &str)] = &[
 ];
 
 /// Python packages installed into the venv, pinned to exact versions.
-pub const PYTHON_PACKAGES: &[(&str, &str)] = &[("mcp-server-time", "2026.10.19")];
+pub const PYTHON_PACKAGES: &[(&str, &str)] = &[("mcp-server-time", "2026.10.19"), ("mcp", "2.3.0")];
+
+/// The test files of the `tests` crate that run against the peers.
+pub const PEER_TESTS: &[&str] = &["peers_stdio", "peers_http"];
 
 /// Where the tests find the provisioned peers (an absolute path).
 pub const PEERS_DIR_ENV: &str = "MCP_PEERS_DIR";

@@ -34,11 +34,7 @@ pub const DEPENDENCY_RULES: &[DependencyRule] = &[
         forbidden: &["tokio", "tokio-*", "reqwest", "hyper", "hyper-*", "mcp-*"],
         why: "mcp-protocol is sans-IO and depends on no other workspace crate",
     },
-    DependencyRule {
-        krate: "tool-system",
-        forbidden: &["mcp-*"],
-        why: "tool-system knows nothing of MCP",
-    },
+    DependencyRule { krate: "tool-system", forbidden: &["mcp-*"], why: "tool-system knows nothing of MCP" },
     DependencyRule {
         krate: "mcp-manager",
         forbidden: &["host-bridge"],
@@ -71,10 +67,7 @@ pub fn tidy(root: &Path) -> Vec<Violation> {
 }
 
 fn violation(file: impl Into<PathBuf>, reason: impl Into<String>) -> Violation {
-    Violation {
-        file: file.into(),
-        reason: reason.into(),
-    }
+    Violation { file: file.into(), reason: reason.into() }
 }
 
 fn check_dependencies(root: &Path, out: &mut Vec<Violation>) {
@@ -83,10 +76,7 @@ fn check_dependencies(root: &Path, out: &mut Vec<Violation>) {
         let manifest = match fs::read_to_string(root.join(&file)) {
             Ok(text) => text,
             Err(err) => {
-                out.push(violation(
-                    file,
-                    format!("cannot read ({err}), so its dependency rule is unchecked"),
-                ));
+                out.push(violation(file, format!("cannot read ({err}), so its dependency rule is unchecked")));
                 continue;
             }
         };
@@ -174,11 +164,7 @@ fn dependency_table(header: &str) -> Option<Option<&str>> {
 
 /// The `package = "real-name"` of a renamed dependency, if any.
 fn package_rename(text: &str) -> Option<&str> {
-    let after = text
-        .split_once("package")?
-        .1
-        .trim_start()
-        .strip_prefix('=')?;
+    let after = text.split_once("package")?.1.trim_start().strip_prefix('=')?;
     let quoted = after.trim_start().strip_prefix('"')?;
     quoted.split_once('"').map(|(name, _)| name)
 }
@@ -191,10 +177,7 @@ fn check_crate_docs(root: &Path, out: &mut Vec<Violation>) {
     let manifest = match fs::read_to_string(root.join("Cargo.toml")) {
         Ok(text) => text,
         Err(err) => {
-            return out.push(violation(
-                "Cargo.toml",
-                format!("cannot read the workspace manifest ({err})"),
-            ));
+            return out.push(violation("Cargo.toml", format!("cannot read the workspace manifest ({err})")));
         }
     };
     for member in workspace_members(&manifest) {
@@ -203,21 +186,15 @@ fn check_crate_docs(root: &Path, out: &mut Vec<Violation>) {
             continue;
         }; // not a library
         if !text.starts_with("//!") {
-            out.push(violation(
-                file,
-                "a library's lib.rs must start with crate documentation (`//!`)",
-            ));
+            out.push(violation(file, "a library's lib.rs must start with crate documentation (`//!`)"));
         }
     }
 }
 
 /// The quoted entries of the workspace's `members = [...]` array (globs are not expanded).
 fn workspace_members(manifest: &str) -> Vec<String> {
-    let text: String = manifest
-        .lines()
-        .map(|line| line.split('#').next().unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text: String =
+        manifest.lines().map(|line| line.split('#').next().unwrap_or_default()).collect::<Vec<_>>().join("\n");
     let Some(start) = text.find("members") else {
         return Vec::new();
     };
@@ -225,21 +202,14 @@ fn workspace_members(manifest: &str) -> Vec<String> {
     let (Some(open), Some(close)) = (list.find('['), list.find(']')) else {
         return Vec::new();
     };
-    list[open + 1..close]
-        .split(',')
-        .map(unquote)
-        .filter(|m| !m.is_empty())
-        .map(String::from)
-        .collect()
+    list[open + 1..close].split(',').map(unquote).filter(|m| !m.is_empty()).map(String::from).collect()
 }
 
 fn check_file_lengths(root: &Path, dir: &Path, out: &mut Vec<Violation>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return out.push(violation(relative(root, dir), "cannot read directory"));
     };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .collect();
+    let mut paths: Vec<PathBuf> = entries.filter_map(|entry| entry.ok().map(|e| e.path())).collect();
     paths.sort();
     for path in paths {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -250,17 +220,12 @@ fn check_file_lengths(root: &Path, dir: &Path, out: &mut Vec<Violation>) {
         } else if name.ends_with(".rs") {
             match fs::read_to_string(&path) {
                 Ok(text) if text.lines().count() > MAX_LINES => {
-                    let reason = format!(
-                        "{} lines, more than {MAX_LINES}: split it into modules",
-                        text.lines().count()
-                    );
+                    let reason =
+                        format!("{} lines, more than {MAX_LINES}: split it into modules", text.lines().count());
                     out.push(violation(relative(root, &path), reason));
                 }
                 Ok(_) => {}
-                Err(err) => out.push(violation(
-                    relative(root, &path),
-                    format!("cannot read ({err})"),
-                )),
+                Err(err) => out.push(violation(relative(root, &path), format!("cannot read ({err})"))),
             }
         }
     }

@@ -4,7 +4,8 @@ use mcp_protocol::types::common::PaginatedParams;
 use mcp_protocol::types::prompts::{ListPrompts, Prompt};
 use mcp_protocol::types::resources::{ListResourceTemplates, ListResources, Resource, ResourceTemplate};
 use mcp_protocol::types::tools::{ListTools, Tool};
-use mcp_protocol::{ErrorCode, RequestMethod};
+use mcp_protocol::{Era, ErrorCode, RequestMethod};
+use mcp_transport::http::params::tool_param_headers;
 
 use super::pagination::{CursorGuard, Page};
 use super::{ConnectionError, McpConnection};
@@ -47,9 +48,21 @@ impl McpConnection {
         }
     }
 
-    /// Every tool, across all pages.
+    /// Every tool, across all pages. In the modern era a tool whose `x-mcp-header` annotations
+    /// are invalid is left out, with a warning: clients must not use such a tool.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ConnectionError> {
-        self.list_all::<ListTools>("tools").await
+        let mut tools = self.list_all::<ListTools>("tools").await?;
+        let modern = self.server_info().await.is_some_and(|s| s.protocol_version.era() == Some(Era::Modern));
+        if modern {
+            tools.retain(|tool| match tool_param_headers(&tool.input_schema) {
+                Ok(_) => true,
+                Err(why) => {
+                    tracing::warn!(server = %self.name(), tool = %tool.name, "left out a tool: {why}");
+                    false
+                }
+            });
+        }
+        Ok(tools)
     }
 
     /// Every prompt, across all pages.

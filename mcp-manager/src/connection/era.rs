@@ -8,7 +8,7 @@ use mcp_protocol::types::discover::{
     Discover, HeaderMismatchData, MissingRequiredClientCapabilityData, UnsupportedProtocolVersionData,
 };
 use mcp_protocol::types::meta::{JsonObject, Meta};
-use mcp_protocol::{ErrorCode, Era, ProtocolVersion};
+use mcp_protocol::{Era, ErrorCode, ProtocolVersion};
 use mcp_transport::TransportKind;
 use serde_json::Value;
 
@@ -41,7 +41,7 @@ impl std::str::FromStr for EraPreference {
 
 /// What the probe decided.
 enum Verdict {
-    Modern(ServerInfo),
+    Modern(Box<ServerInfo>),
     Legacy,
 }
 
@@ -59,7 +59,11 @@ impl McpConnection {
     }
 
     /// Settle the era on a fresh session, then run the handshake of that era.
-    pub(crate) async fn negotiate(&self, session: &Session, kind: TransportKind) -> Result<ServerInfo, ConnectionError> {
+    pub(crate) async fn negotiate(
+        &self,
+        session: &Session,
+        kind: TransportKind,
+    ) -> Result<ServerInfo, ConnectionError> {
         let preference = match (self.options.era, self.cached_era(kind)) {
             (EraPreference::Auto, Some(Era::Legacy)) => EraPreference::Legacy,
             (p, _) => p,
@@ -68,7 +72,7 @@ impl McpConnection {
             match self.probe(session, kind, preference).await? {
                 Verdict::Modern(info) => {
                     self.remember_era(Era::Modern);
-                    return Ok(info);
+                    return Ok(*info);
                 }
                 Verdict::Legacy => session.set_request_meta(None),
             }
@@ -78,7 +82,12 @@ impl McpConnection {
         Ok(info)
     }
 
-    async fn probe(&self, session: &Session, kind: TransportKind, preference: EraPreference) -> Result<Verdict, ConnectionError> {
+    async fn probe(
+        &self,
+        session: &Session,
+        kind: TransportKind,
+        preference: EraPreference,
+    ) -> Result<Verdict, ConnectionError> {
         let strict = preference == EraPreference::Modern;
         let mut version = ProtocolVersion::LATEST_MODERN;
         let mut retried = false;
@@ -93,13 +102,13 @@ impl McpConnection {
                             session.set_request_meta(Some(self.modern_meta(&version)));
                         }
                         let implementation = result.server_info().unwrap_or_default();
-                        return Ok(Verdict::Modern(ServerInfo {
+                        return Ok(Verdict::Modern(Box::new(ServerInfo {
                             protocol_version: version,
                             implementation,
                             capabilities: result.capabilities,
                             instructions: result.instructions,
                             transport: kind,
-                        }));
+                        })));
                     }
                     if !strict && result.supported_versions.iter().any(|v| is_legacy(v)) {
                         return Ok(Verdict::Legacy);
@@ -110,9 +119,13 @@ impl McpConnection {
             };
             match &error {
                 SessionError::Rpc { error: rpc, .. } if rpc.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => {
-                    let supported = UnsupportedProtocolVersionData::from_error(rpc).map(|d| d.supported).unwrap_or_default();
+                    let supported =
+                        UnsupportedProtocolVersionData::from_error(rpc).map(|d| d.supported).unwrap_or_default();
                     match pick_modern(&supported) {
-                        Some(v) if !retried && v != version => {
+                        // Retried once even when the server lists the very version it refused:
+                        // the spec says to retry with a supported one, and servers do reject a
+                        // first request that way.
+                        Some(v) if !retried => {
                             version = v;
                             retried = true;
                             continue;
@@ -151,7 +164,11 @@ impl McpConnection {
 
     fn no_mutual_version(&self, theirs: &[String]) -> ConnectionError {
         let ours: Vec<&str> = ProtocolVersion::KNOWN.iter().map(ProtocolVersion::as_str).collect();
-        ConnectionError::NoMutualVersion { server: self.name().to_owned(), ours: ours.join(", "), theirs: theirs.join(", ") }
+        ConnectionError::NoMutualVersion {
+            server: self.name().to_owned(),
+            ours: ours.join(", "),
+            theirs: theirs.join(", "),
+        }
     }
 }
 

@@ -20,7 +20,9 @@ use mcp_protocol::types::lifecycle::{Initialize, InitializeParams, Initialized, 
 use mcp_protocol::types::logging::{LoggingLevel, SetLevel, SetLevelParams};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::prompts::{GetPrompt, GetPromptOutcome, GetPromptParams};
-use mcp_protocol::types::resources::{ReadResource, ReadResourceOutcome, ReadResourceParams, Subscribe, SubscribeParams, Unsubscribe};
+use mcp_protocol::types::resources::{
+    ReadResource, ReadResourceOutcome, ReadResourceParams, Subscribe, SubscribeParams, Unsubscribe,
+};
 use mcp_protocol::types::tools::{CallTool, CallToolOutcome, CallToolParams};
 use mcp_protocol::{ProtocolVersion, RequestMethod};
 use mcp_transport::{Transport, TransportError, TransportKind};
@@ -30,13 +32,15 @@ pub use self::discovery::Inventory;
 pub use self::era::EraPreference;
 pub use self::pagination::PaginationError;
 pub use self::remote::{
-    FALLBACK_STATUSES, RemoteTarget, RemoteTimeouts, TransportPlan, calls_for_fallback, sse_factory, streamable_http_factory,
+    FALLBACK_STATUSES, RemoteTarget, RemoteTimeouts, TransportPlan, calls_for_fallback, sse_factory,
+    streamable_http_factory,
 };
 use crate::callbacks::HostCallbacks;
 use crate::session::{RequestOptions, Session, SessionError, SessionOptions};
 
 /// Starts a transport to the server (for stdio: spawns the process).
-pub type TransportFactory = Arc<dyn Fn() -> BoxFuture<'static, Result<Arc<dyn Transport>, TransportError>> + Send + Sync>;
+pub type TransportFactory =
+    Arc<dyn Fn() -> BoxFuture<'static, Result<Arc<dyn Transport>, TransportError>> + Send + Sync>;
 
 /// A factory that spawns a stdio server (a fresh process on every call).
 pub fn stdio_factory(config: mcp_transport::StdioConfig) -> TransportFactory {
@@ -54,9 +58,9 @@ pub fn single_use_factory(transport: Arc<dyn Transport>) -> TransportFactory {
     let slot = std::sync::Mutex::new(Some(transport));
     Arc::new(move || {
         let taken = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-        Box::pin(async move {
-            taken.ok_or_else(|| TransportError::Other("this transport was already used once".into()))
-        })
+        Box::pin(
+            async move { taken.ok_or_else(|| TransportError::Other("this transport was already used once".into())) },
+        )
     })
 }
 
@@ -131,7 +135,9 @@ pub enum ConnectionError {
     #[error(transparent)]
     Session(#[from] SessionError),
     /// The server picked a revision this client does not speak.
-    #[error("server {server:?} answered initialize with protocol version {answered}, which this client does not support (it offered {offered})")]
+    #[error(
+        "server {server:?} answered initialize with protocol version {answered}, which this client does not support (it offered {offered})"
+    )]
     UnsupportedVersion {
         /// The server's name.
         server: String,
@@ -330,12 +336,21 @@ impl McpConnection {
         }
     }
 
-    async fn call<M: RequestMethod>(&self, params: &M::Params, options: RequestOptions) -> Result<M::Result, ConnectionError> {
+    async fn call<M: RequestMethod>(
+        &self,
+        params: &M::Params,
+        options: RequestOptions,
+    ) -> Result<M::Result, ConnectionError> {
         Ok(self.session().await?.request::<M>(params, options).await?)
     }
 
     /// Call a tool.
-    pub async fn call_tool(&self, name: &str, arguments: Option<JsonObject>, options: RequestOptions) -> Result<CallToolOutcome, ConnectionError> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<CallToolOutcome, ConnectionError> {
         let params = CallToolParams { name: name.to_owned(), arguments, ..Default::default() };
         self.request_with_input::<CallTool, _>(params, options).await
     }

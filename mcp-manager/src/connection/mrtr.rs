@@ -35,7 +35,11 @@ retry_params!(CallToolParams, GetPromptParams, ReadResourceParams);
 impl McpConnection {
     /// Send a request that may answer with `InputRequiredResult`, answering and retrying until
     /// it completes or the round limit is reached.
-    pub(crate) async fn request_with_input<M, T>(&self, mut params: M::Params, options: RequestOptions) -> Result<Outcome<T>, ConnectionError>
+    pub(crate) async fn request_with_input<M, T>(
+        &self,
+        mut params: M::Params,
+        options: RequestOptions,
+    ) -> Result<Outcome<T>, ConnectionError>
     where
         M: RequestMethod<Result = Outcome<T>>,
         M::Params: RetryParams,
@@ -76,7 +80,8 @@ async fn answer_all(handler: &CallbackHandler, requests: InputRequests) -> Input
             None => Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("unknown input request {method}"))),
         };
         match answer.and_then(|raw| {
-            serde_json::from_str::<InputResponse>(raw.get()).map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
+            serde_json::from_str::<InputResponse>(raw.get())
+                .map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
         }) {
             Ok(response) => Some((key, response)),
             Err(e) => {

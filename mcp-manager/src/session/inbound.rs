@@ -102,7 +102,11 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
             }
             TransportEvent::RequestFailed { id, error } => {
                 if let Some(p) = shared.pending.remove(&id) {
-                    let _ = p.tx.send(Err(SessionError::Transport { server: shared.name.clone(), method: p.method, error }));
+                    let _ = p.tx.send(Err(SessionError::Transport {
+                        server: shared.name.clone(),
+                        method: p.method,
+                        error,
+                    }));
                 }
             }
             TransportEvent::Closed(reason) => break reason,
@@ -148,7 +152,9 @@ fn answer(shared: &Shared, response: Response) {
     };
     let result = match response.payload {
         ResponsePayload::Result(raw) => Ok(raw),
-        ResponsePayload::Error(error) => Err(SessionError::Rpc { server: shared.name.clone(), method: pending.method, error }),
+        ResponsePayload::Error(error) => {
+            Err(SessionError::Rpc { server: shared.name.clone(), method: pending.method, error })
+        }
     };
     let _ = pending.tx.send(result);
 }
@@ -165,14 +171,16 @@ fn serve(shared: &Arc<Shared>, handler: &Arc<dyn InboundHandler>, in_flight: &In
         }
     };
     if request.method == "ping" {
-        let result = to_raw(&EmptyResult::default()).map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()));
+        let result =
+            to_raw(&EmptyResult::default()).map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()));
         tokio::spawn(reply(shared.clone(), id, result));
         return;
     }
     let typed = match ServerRequest::from_request(&request) {
         Ok(t) => t,
         Err(e) => {
-            let error = ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("invalid params for {}: {e}", request.method));
+            let error =
+                ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("invalid params for {}: {e}", request.method));
             tokio::spawn(reply(shared.clone(), id, Err(error)));
             return;
         }

@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use mcp_protocol::jsonrpc::to_raw;
 use mcp_protocol::types::cancellation::CancelledParams;
+use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::progress::ProgressParams;
 use mcp_protocol::{Message, NotificationMethod, RawJson, Request, RequestId, RequestMethod};
 use mcp_transport::{CloseReason, Transport};
-use mcp_protocol::types::meta::JsonObject;
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
@@ -183,8 +183,13 @@ impl Session {
     }
 
     /// A typed request.
-    pub async fn request<M: RequestMethod>(&self, params: &M::Params, options: RequestOptions) -> Result<M::Result, SessionError> {
-        let params = to_raw(params).map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
+    pub async fn request<M: RequestMethod>(
+        &self,
+        params: &M::Params,
+        options: RequestOptions,
+    ) -> Result<M::Result, SessionError> {
+        let params =
+            to_raw(params).map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
         let raw = self.request_raw(M::METHOD, Some(params), options).await?;
         M::decode_result(&raw).map_err(|e| SessionError::InvalidResult {
             server: self.shared.name.clone(),
@@ -205,7 +210,12 @@ impl Session {
     }
 
     /// A request by method name with raw params; the raw result.
-    pub async fn request_raw(&self, method: &str, params: Option<RawJson>, options: RequestOptions) -> Result<RawJson, SessionError> {
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<RawJson>,
+        options: RequestOptions,
+    ) -> Result<RawJson, SessionError> {
         let shared = &self.shared;
         if let Some(reason) = self.close_reason() {
             return Err(SessionError::Closed { server: shared.name.clone(), reason });
@@ -214,10 +224,10 @@ impl Session {
         let request_meta = shared.request_meta.read().unwrap_or_else(|p| p.into_inner()).clone();
         let progress_token = options.progress.as_ref().map(|_| &id);
         let params = if request_meta.is_some() || progress_token.is_some() {
-            Some(with_meta(params, request_meta.as_deref(), progress_token).map_err(|e| SessionError::Encode {
-                method: method.into(),
-                error: Arc::new(e),
-            })?)
+            Some(
+                with_meta(params, request_meta.as_deref(), progress_token)
+                    .map_err(|e| SessionError::Encode { method: method.into(), error: Arc::new(e) })?,
+            )
         } else {
             params
         };
@@ -241,14 +251,20 @@ impl Session {
                 guard.disarm();
                 shared.pending.remove(&id);
                 send_cancelled(shared.clone(), id, "request timed out");
-                return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
+                return Err(SessionError::Timeout {
+                    server: shared.name.clone(),
+                    method: method.into(),
+                    after: started.elapsed(),
+                });
             }
         };
         if let Err(error) = sent {
             guard.disarm();
             shared.pending.remove(&id);
             return Err(match error {
-                mcp_transport::TransportError::Closed(reason) => SessionError::Closed { server: shared.name.clone(), reason },
+                mcp_transport::TransportError::Closed(reason) => {
+                    SessionError::Closed { server: shared.name.clone(), reason }
+                }
                 error => SessionError::Transport { server: shared.name.clone(), method: method.into(), error },
             });
         }

@@ -56,5 +56,4 @@ impl PendingMap {
             let _ = p.tx.send(Err(SessionError::Closed { server: server.clone(), reason: reason.clone() }));
         }
     }
-
 }

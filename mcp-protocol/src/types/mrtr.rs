@@ -286,7 +286,8 @@ mod tests {
         assert!(err.to_string().contains("unknown resultType \"later\""), "{err}");
         let err = serde_json::from_str::<Outcome<CallToolResult>>(raw.get()).unwrap_err();
         assert!(err.to_string().contains("unknown resultType"), "{err}");
-        let ok = serde_json::value::to_raw_value(&serde_json::json!({"content": [], "resultType": "complete"})).unwrap();
+        let ok =
+            serde_json::value::to_raw_value(&serde_json::json!({"content": [], "resultType": "complete"})).unwrap();
         assert!(matches!(Outcome::<CallToolResult>::decode(&ok).unwrap(), Outcome::Complete(_)));
     }
 

@@ -85,7 +85,7 @@ pub(crate) fn excerpt(body: &[u8]) -> String {
 
 /// The error for an HTTP error status, quoting the body.
 pub(crate) fn status_error(context: &str, status: StatusCode, body: &[u8]) -> TransportError {
-    TransportError::Other(format!("{context}: HTTP {status}: {}", excerpt(body)))
+    TransportError::Http { status: status.as_u16(), body_excerpt: excerpt(body), context: context.to_owned() }
 }
 
 /// Read a whole body, failing past `limit` bytes or after `idle` without data.

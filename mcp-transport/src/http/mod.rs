@@ -10,11 +10,15 @@
 //!   a standalone GET stream carries what the server sends on its own (405: there is none).
 //! - Bounds: bodies and SSE events are limited in size, silent responses in time; every failure
 //!   of a request becomes [`TransportEvent::RequestFailed`] for that request.
+//! - Modern era (2026-07-28): a message naming its revision in `_meta` carries no session, and
+//!   gets `Mcp-Method`, `Mcp-Name` and, on `tools/call`, the `Mcp-Param-*` headers of the
+//!   tool's `x-mcp-header` parameters, learnt from the `tools/list` answers carried ([`params`]).
 //! - Secrets: header values and the bearer token are never logged.
 
 pub(crate) mod body;
 mod config;
 mod modern;
+pub mod params;
 mod post;
 pub(crate) mod runtime;
 mod session;
@@ -78,7 +82,10 @@ pub(crate) struct Inner {
     queue: EventQueue,
     tasks: Arc<TaskSet>,
     standalone_started: AtomicBool,
+    /// Set once the standalone GET stream's first attempt has been answered (or has failed).
+    standalone_tried: watch::Sender<bool>,
     pub(crate) internal_ids: AtomicU64,
+    pub(crate) tool_headers: Mutex<params::ToolHeaders>,
 }
 
 impl std::fmt::Debug for StreamableHttpTransport {
@@ -113,7 +120,9 @@ impl StreamableHttpTransport {
             queue: EventQueue::new(QUEUE_CAPACITY),
             tasks: Arc::new(TaskSet::new()),
             standalone_started: AtomicBool::new(false),
+            standalone_tried: watch::Sender::new(false),
             internal_ids: AtomicU64::new(0),
+            tool_headers: Mutex::new(params::ToolHeaders::default()),
         };
         Ok(StreamableHttpTransport { inner: Arc::new(inner), closing: tokio::sync::Mutex::new(false) })
     }
@@ -199,6 +208,7 @@ impl Inner {
         if let Some(version) = lock(&self.init).answer(&message) {
             self.session.send_modify(|s| s.protocol_version = version);
         }
+        lock(&self.tool_headers).received(&message);
         self.queue.push(TransportEvent::Message(message)).await;
     }
 
@@ -213,6 +223,19 @@ impl Inner {
         if !self.standalone_started.swap(true, Ordering::AcqRel) {
             self.tasks.spawn(stream::standalone(self.clone()));
         }
+    }
+
+    /// Wait, at most `bound`, until the standalone GET stream's first attempt was answered: a
+    /// server sends its own requests (an elicitation during a tool call, say) on that stream, and
+    /// drops them while it is not open yet.
+    pub(crate) async fn standalone_stream_tried(&self, bound: Duration) {
+        let mut tried = self.standalone_tried.subscribe();
+        let _ = tokio::time::timeout(bound, tried.wait_for(|t| *t)).await;
+    }
+
+    /// Called by the standalone stream's task after its first attempt.
+    pub(crate) fn standalone_stream_answered(&self) {
+        self.standalone_tried.send_replace(true);
     }
 
     /// End the session on the server: DELETE with the session id (405 means the server keeps
@@ -248,6 +271,7 @@ impl Transport for StreamableHttpTransport {
             {
                 lock(&self.inner.init).remember(request);
             }
+            lock(&self.inner.tool_headers).sent(&message);
             // The exchange runs on its own task: dropping this future does not cut a POST
             // half-way, and the reply is still delivered.
             let (tx, rx) = oneshot::channel();

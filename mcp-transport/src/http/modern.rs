@@ -1,19 +1,23 @@
 //! Headers of the modern era (2026-07-28): a stateless request names its revision in
 //! `params._meta["io.modelcontextprotocol/protocolVersion"]`, and the transport mirrors it in
 //! `MCP-Protocol-Version`, with `Mcp-Method` and, for calls on one named thing, `Mcp-Name`
-//! (the tool or prompt name, or the resource URI), as the official SDKs do.
+//! (the tool or prompt name, or the resource URI), as the official SDKs do, and the
+//! `Mcp-Param-*` headers of annotated tool parameters.
 
 use mcp_protocol::Message;
 use reqwest::header::{HeaderName, HeaderValue};
+
+use super::params::ToolHeaders;
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// The modern-era headers of `message`: the revision for `MCP-Protocol-Version`, and the
-/// `Mcp-Method` and `Mcp-Name` headers. `None` for a legacy-era message (no revision in
-/// `_meta`). A value that cannot be a header value is left out.
-pub(crate) fn headers(message: &Message) -> Option<(String, Vec<(HeaderName, HeaderValue)>)> {
+/// `Mcp-Method` and `Mcp-Name` headers, plus the `Mcp-Param-*` headers of a `tools/call` whose
+/// tool annotates parameters (see [`super::params`]). `None` for a legacy-era message (no
+/// revision in `_meta`). A value that cannot be a header value is left out.
+pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String, Vec<(HeaderName, HeaderValue)>)> {
     let (method, params) = match message {
         Message::Request(r) => (r.method.as_str(), r.params.as_ref()?),
         Message::Notification(n) => (n.method.as_str(), n.params.as_ref()?),
@@ -26,6 +30,7 @@ pub(crate) fn headers(message: &Message) -> Option<(String, Vec<(HeaderName, Hea
         meta: Option<serde_json::Map<String, serde_json::Value>>,
         name: Option<serde_json::Value>,
         uri: Option<serde_json::Value>,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
     }
     let params: Params = serde_json::from_str(params.get()).ok()?;
     let version = params.meta?.get(META_VERSION)?.as_str()?.to_owned();
@@ -41,6 +46,11 @@ pub(crate) fn headers(message: &Message) -> Option<(String, Vec<(HeaderName, Hea
     if let Some(v) = name.as_ref().and_then(|n| n.as_str()).and_then(|n| HeaderValue::from_str(n).ok()) {
         extra.push((NAME, v));
     }
+    if method == "tools/call"
+        && let Some(tool) = name.as_ref().and_then(|n| n.as_str())
+    {
+        extra.extend(tools.for_call(tool, params.arguments.as_ref()));
+    }
     Some((version, extra))
 }
 
@@ -55,7 +65,7 @@ mod tests {
         let meta = json!({META_VERSION: "2026-07-28"});
         let call =
             Message::request(RequestId::Number(1), "tools/call", Some(&json!({"name": "add", "_meta": meta}))).unwrap();
-        let (version, extra) = headers(&call).unwrap();
+        let (version, extra) = headers(&call, &ToolHeaders::default()).unwrap();
         assert_eq!(version, "2026-07-28");
         assert_eq!(extra, [(METHOD, HeaderValue::from_static("tools/call")), (NAME, HeaderValue::from_static("add"))]);
         let read = Message::request(
@@ -64,8 +74,8 @@ mod tests {
             Some(&json!({"uri": "demo://hello", "_meta": meta})),
         )
         .unwrap();
-        assert_eq!(headers(&read).unwrap().1[1].1, "demo://hello");
+        assert_eq!(headers(&read, &ToolHeaders::default()).unwrap().1[1].1, "demo://hello");
         let legacy = Message::request(RequestId::Number(3), "tools/call", Some(&json!({"name": "add"}))).unwrap();
-        assert!(headers(&legacy).is_none());
+        assert!(headers(&legacy, &ToolHeaders::default()).is_none());
     }
 }

@@ -14,6 +14,9 @@ use super::body::{self, status_error};
 use super::session::{is_session_expiry, reinitialize};
 use crate::TransportError;
 
+/// How long sending `notifications/initialized` waits for the GET stream to be answered.
+const STANDALONE_OPEN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Reports to `send` whether the message was accepted; a request's later failures are events.
 struct Acceptance {
     tx: Option<oneshot::Sender<Result<(), TransportError>>>,
@@ -61,7 +64,7 @@ pub(crate) async fn exchange(
     };
     let body = codec::encode_line(&message);
     // A modern-era message names its revision itself, and carries no session.
-    let modern = super::modern::headers(&message);
+    let modern = super::modern::headers(&message, &super::lock(&inner.tool_headers));
     let mut acceptance = Acceptance { tx: Some(accepted), request: request.clone() };
     let mut reinitialized = false;
     loop {
@@ -74,10 +77,7 @@ pub(crate) async fn exchange(
         };
         let mut response = match inner.post(body.clone(), session_id.as_deref(), version.as_deref(), extra).await {
             Ok(r) => r,
-            Err(TransportError::Other(e)) => {
-                return acceptance.fail(&inner, TransportError::Other(format!("{context}: {e}"))).await;
-            }
-            Err(e) => return acceptance.fail(&inner, e).await,
+            Err(e) => return acceptance.fail(&inner, e.in_context(&context)).await,
         };
         let status = response.status();
         if status.is_success() {
@@ -85,10 +85,13 @@ pub(crate) async fn exchange(
                 let id = super::session_id_header(&response);
                 inner.session.send_modify(|s| s.id = id);
             }
-            acceptance.accept();
             if method.as_deref() == Some("notifications/initialized") {
+                // What the server asks right after initialization (an elicitation during the
+                // first tool call) goes on the GET stream: open it before `send` returns.
                 inner.start_standalone_stream();
+                inner.standalone_stream_tried(STANDALONE_OPEN_WAIT).await;
             }
+            acceptance.accept();
             return deliver_reply(&inner, response, request, &context).await;
         }
 
@@ -104,11 +107,7 @@ pub(crate) async fn exchange(
         if expired && request.is_some() && !reinitialized {
             reinitialized = true;
             if let Err(e) = reinitialize(&inner, session.generation).await {
-                let e = match e {
-                    TransportError::Other(text) => TransportError::Other(format!("{context}: {text}")),
-                    other => other,
-                };
-                return acceptance.fail(&inner, e).await;
+                return acceptance.fail(&inner, e.in_context(&context)).await;
             }
             continue;
         }

@@ -104,10 +104,7 @@ pub(crate) async fn reinitialize(inner: &Arc<Inner>, generation: u64) -> Result<
         return Err(status_error(context, status, &body));
     }
     let session_id = super::session_id_header(&response);
-    let result = read_answer(inner, response, &id).await.map_err(|e| match e {
-        TransportError::Other(text) => TransportError::Other(format!("{context}: {text}")),
-        other => other,
-    })?;
+    let result = read_answer(inner, response, &id).await.map_err(|e| e.in_context(context))?;
     let version = protocol_version_of(&result);
 
     let initialized = Message::notification::<()>("notifications/initialized", None)

@@ -232,7 +232,9 @@ pub(crate) async fn standalone(inner: Arc<Inner>) {
             generation = session.generation;
             cursor = Cursor::default();
         }
-        let mut response = match inner.get(cursor.last_event_id.as_deref(), &session).await {
+        let response = inner.get(cursor.last_event_id.as_deref(), &session).await;
+        inner.standalone_stream_answered();
+        let mut response = match response {
             Ok(r) => r,
             Err(e) => {
                 tracing::debug!(server = %inner.name, error = %e, "could not open the GET stream");

@@ -1,81 +1,136 @@
 //! A bounded line reader: a line longer than the limit is discarded while it streams in (only
 //! its head is kept, to report it), never buffered whole.
+//!
+//! The stream is read straight into one buffer that lives as long as the reader, and a line is
+//! handed out as a slice of it: no copy between buffers, and no allocation per line. A buffer
+//! grown for a large line is given back before the next read.
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 use mcp_protocol::RequestId;
 
 /// How many bytes of an over-long line are kept for the report.
 pub(crate) const HEAD_BYTES: usize = 4096;
 
+/// The room made for each read from the stream.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// A buffer grown past this for a large line is shrunk once that line has been handled.
+const KEEP_CAPACITY: usize = 1024 * 1024;
+
 /// One line read from the stream.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Line {
-    /// A complete line within the limit, without its terminator.
-    Full(Vec<u8>),
+pub(crate) enum Line<'a> {
+    /// A complete line within the limit, without its terminator. It borrows the reader's buffer.
+    Full(&'a [u8]),
     /// A line over the limit: its first bytes and its full length.
     TooLong { head: Vec<u8>, len: usize },
 }
 
 /// Reads newline-delimited lines under a length limit. A final line without a newline at end of
-/// stream is still returned.
+/// stream is still returned. `next_line` is cancel-safe: all state lives in the reader.
 pub(crate) struct LineReader<R> {
     inner: R,
     max: usize,
+    /// Bytes read and not yet returned start at `start`; the bytes before it are spent.
     buf: Vec<u8>,
+    start: usize,
+    /// How many bytes from `start` are known to hold no newline.
+    scanned: usize,
+    /// The over-long line being discarded: its head and its length so far.
+    discarding: Option<(Vec<u8>, usize)>,
 }
 
-impl<R: AsyncBufRead + Unpin> LineReader<R> {
+impl<R: AsyncRead + Unpin> LineReader<R> {
     pub(crate) fn new(inner: R, max: usize) -> Self {
-        LineReader { inner, max, buf: Vec::new() }
+        LineReader { inner, max, buf: Vec::new(), start: 0, scanned: 0, discarding: None }
     }
 
     /// The next line, or `None` at end of stream.
-    pub(crate) async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
-        let mut len = 0usize;
-        let mut discarding = false;
-        self.buf.clear();
+    pub(crate) async fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
         loop {
-            let chunk = self.inner.fill_buf().await?;
-            if chunk.is_empty() {
+            let from = self.start + self.scanned;
+            if let Some(i) = find_newline(&self.buf[from..]) {
+                let (start, end) = (self.start, from + i);
+                self.start = end + 1;
+                self.scanned = 0;
+                return Ok(Some(self.line(start, end)));
+            }
+            self.scanned = self.buf.len() - self.start;
+            if self.discarding.is_some() || self.scanned > self.max {
+                self.discard_buffered();
+            }
+            self.make_room();
+            if self.inner.read_buf(&mut self.buf).await? == 0 {
                 // End of stream: a pending partial line is still a line.
-                if len == 0 {
+                let (start, end) = (self.start, self.buf.len());
+                if start == end && self.discarding.is_none() {
                     return Ok(None);
                 }
-                return Ok(Some(self.finish(len, discarding)));
-            }
-            let (part, found) = match chunk.iter().position(|&b| b == b'\n') {
-                Some(i) => (&chunk[..i], Some(i)),
-                None => (chunk, None),
-            };
-            len += part.len();
-            if !discarding && len > self.max {
-                discarding = true;
-            }
-            if discarding {
-                let room = HEAD_BYTES.saturating_sub(self.buf.len());
-                self.buf.extend_from_slice(&part[..part.len().min(room)]);
-            } else {
-                self.buf.extend_from_slice(part);
-            }
-            let consumed = found.map_or(chunk.len(), |i| i + 1);
-            self.inner.consume(consumed);
-            if found.is_some() {
-                return Ok(Some(self.finish(len, discarding)));
+                self.start = end;
+                self.scanned = 0;
+                return Ok(Some(self.line(start, end)));
             }
         }
     }
 
-    fn finish(&mut self, len: usize, discarding: bool) -> Line {
-        if discarding {
-            self.buf.truncate(HEAD_BYTES);
-            return Line::TooLong { head: std::mem::take(&mut self.buf), len };
+    /// The line in `buf[start..end]` (without its `\n`), or the end of the line being discarded.
+    fn line(&mut self, start: usize, end: usize) -> Line<'_> {
+        let bytes = &self.buf[start..end];
+        if let Some((mut head, len)) = self.discarding.take() {
+            let room = HEAD_BYTES.saturating_sub(head.len());
+            head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            return Line::TooLong { head, len: len + bytes.len() };
         }
-        if self.buf.last() == Some(&b'\r') {
-            self.buf.pop();
+        if bytes.len() > self.max {
+            return Line::TooLong { head: bytes[..bytes.len().min(HEAD_BYTES)].to_vec(), len: bytes.len() };
         }
-        Line::Full(std::mem::take(&mut self.buf))
+        Line::Full(bytes.strip_suffix(b"\r").unwrap_or(bytes))
     }
+
+    /// The line buffered so far is over the limit: keep its head and drop the rest.
+    fn discard_buffered(&mut self) {
+        let part = &self.buf[self.start..];
+        let (head, len) = self.discarding.get_or_insert_with(|| (Vec::with_capacity(HEAD_BYTES), 0));
+        let room = HEAD_BYTES.saturating_sub(head.len());
+        head.extend_from_slice(&part[..part.len().min(room)]);
+        *len += part.len();
+        self.buf.truncate(self.start);
+        self.scanned = 0;
+    }
+
+    /// Drop the spent bytes, give back a buffer grown for a large line, and make room to read.
+    fn make_room(&mut self) {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        if self.buf.capacity() > KEEP_CAPACITY && self.buf.len() < KEEP_CAPACITY / 2 {
+            self.buf.shrink_to(self.buf.len().max(READ_CHUNK));
+        }
+        self.buf.reserve(READ_CHUNK);
+    }
+}
+
+/// The index of the first `\n` in `bytes`, eight bytes at a time.
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const NEWLINES: u64 = u64::from_ne_bytes([b'\n'; 8]);
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let v = u64::from_le_bytes(word) ^ NEWLINES;
+        // A high bit in each zero byte of `v`; only the lowest one is exact (borrows), and it is
+        // the one wanted.
+        let hits = v.wrapping_sub(ONES) & !v & HIGHS;
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    bytes[i..].iter().position(|&b| b == b'\n').map(|p| i + p)
 }
 
 /// Read the top-level `id` of a JSON-RPC message from the start of its text, if the head holds
@@ -196,15 +251,49 @@ impl<'a> Scanner<'a> {
 
 #[cfg(test)]
 mod tests {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use tokio::io::ReadBuf;
+
     use super::*;
 
-    async fn lines(input: &[u8], max: usize, chunk: usize) -> Vec<Line> {
+    /// A line as a test keeps it (a `Line` borrows the reader).
+    #[derive(Debug, PartialEq)]
+    enum Got {
+        Full(Vec<u8>),
+        TooLong { head: Vec<u8>, len: usize },
+    }
+
+    /// Hands out its input at most `chunk` bytes per read.
+    struct Chunked<'a> {
+        data: &'a [u8],
+        chunk: usize,
+    }
+
+    impl AsyncRead for Chunked<'_> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let n = self.chunk.min(self.data.len()).min(buf.remaining());
+            let (now, rest) = self.data.split_at(n);
+            buf.put_slice(now);
+            self.data = rest;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    async fn lines(input: &[u8], max: usize, chunk: usize) -> Vec<Got> {
         // Feed the input in small chunks to exercise the boundaries.
-        let reader = tokio::io::BufReader::with_capacity(chunk, input);
-        let mut r = LineReader::new(reader, max);
+        let mut r = LineReader::new(Chunked { data: input, chunk }, max);
         let mut out = Vec::new();
         while let Some(l) = r.next_line().await.unwrap() {
-            out.push(l);
+            out.push(match l {
+                Line::Full(b) => Got::Full(b.to_vec()),
+                Line::TooLong { head, len } => Got::TooLong { head, len },
+            });
         }
         out
     }
@@ -215,7 +304,12 @@ mod tests {
             let got = lines(b"a\r\nbb\n\nccc", 10, chunk).await;
             assert_eq!(
                 got,
-                vec![Line::Full(b"a".to_vec()), Line::Full(b"bb".to_vec()), Line::Full(vec![]), Line::Full(b"ccc".to_vec())]
+                vec![
+                    Got::Full(b"a".to_vec()),
+                    Got::Full(b"bb".to_vec()),
+                    Got::Full(vec![]),
+                    Got::Full(b"ccc".to_vec())
+                ]
             );
         }
     }
@@ -224,17 +318,64 @@ mod tests {
     async fn over_long_line_is_discarded_and_reading_recovers() {
         let mut input = vec![b'x'; 10_000];
         input.extend_from_slice(b"\nok\n");
-        for chunk in [7, 4096] {
+        for chunk in [7, 4096, 1 << 20] {
             let got = lines(&input, 100, chunk).await;
             assert_eq!(got.len(), 2);
             match &got[0] {
-                Line::TooLong { head, len } => {
+                Got::TooLong { head, len } => {
                     assert_eq!(*len, 10_000);
                     assert_eq!(head.len(), HEAD_BYTES);
                 }
                 other => panic!("expected TooLong, got {other:?}"),
             }
-            assert_eq!(got[1], Line::Full(b"ok".to_vec()));
+            assert_eq!(got[1], Got::Full(b"ok".to_vec()));
+        }
+    }
+
+    #[tokio::test]
+    async fn over_long_last_line_without_newline_is_reported() {
+        let mut input = b"ok\n".to_vec();
+        input.extend_from_slice(&[b'y'; 300]);
+        for chunk in [5, 64, 4096] {
+            let got = lines(&input, 100, chunk).await;
+            assert_eq!(got, vec![Got::Full(b"ok".to_vec()), Got::TooLong { head: vec![b'y'; 300], len: 300 }]);
+        }
+    }
+
+    #[tokio::test]
+    async fn many_lines_across_reads_come_out_whole_and_in_order() {
+        let input: Vec<u8> =
+            (0..2000).flat_map(|i| format!("line {i} {}\n", "z".repeat(i % 37)).into_bytes()).collect();
+        for chunk in [1, 13, 4096, 1 << 20] {
+            let got = lines(&input, 1000, chunk).await;
+            assert_eq!(got.len(), 2000);
+            for (i, line) in got.iter().enumerate() {
+                assert_eq!(*line, Got::Full(format!("line {i} {}", "z".repeat(i % 37)).into_bytes()), "chunk {chunk}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn buffer_grown_for_a_large_line_is_given_back() {
+        let mut input = vec![b'x'; 4 * KEEP_CAPACITY];
+        input.extend_from_slice(b"\nsmall\n");
+        let mut r = LineReader::new(Chunked { data: &input, chunk: READ_CHUNK }, usize::MAX);
+        assert!(matches!(r.next_line().await.unwrap(), Some(Line::Full(b)) if b.len() == 4 * KEEP_CAPACITY));
+        assert!(matches!(r.next_line().await.unwrap(), Some(Line::Full(b"small"))));
+        assert!(r.next_line().await.unwrap().is_none());
+        assert!(r.buf.capacity() <= KEEP_CAPACITY, "capacity {} kept after the large line", r.buf.capacity());
+    }
+
+    #[test]
+    fn finds_the_first_newline_at_every_offset() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut bytes = vec![b'a'; len];
+                bytes.extend_from_slice(b"\n\n");
+                bytes[at] = b'\n';
+                assert_eq!(find_newline(&bytes), Some(at), "len {len}, newline at {at}");
+            }
+            assert_eq!(find_newline(&vec![0x8a; len]), None, "bytes with the high bit set are not newlines");
         }
     }
 

@@ -17,10 +17,10 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use mcp_protocol::codec::{self, DecodeLimits};
 use mcp_protocol::Message;
+use mcp_protocol::codec::{self, DecodeLimits};
 use nix::sys::signal::Signal;
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, Command};
 use tokio::sync::{mpsc, watch};
 
@@ -72,7 +72,11 @@ impl std::fmt::Debug for StdioConfig {
 
 impl StdioConfig {
     /// A config for `command args...` with the defaults.
-    pub fn new(name: impl Into<String>, command: impl Into<String>, args: impl IntoIterator<Item = impl Into<String>>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
         StdioConfig {
             name: name.into(),
             command: command.into(),
@@ -133,8 +137,11 @@ impl StdioTransport {
         })?;
         let pgid = child.id().unwrap_or(0);
         let name: Arc<str> = Arc::from(config.name.as_str());
-        let (stdin, stdout, stderr_pipe) =
-            (child.stdin.take(), child.stdout.take().expect("piped stdout"), child.stderr.take().expect("piped stderr"));
+        let (stdin, stdout, stderr_pipe) = (
+            child.stdin.take(),
+            child.stdout.take().expect("piped stdout"),
+            child.stderr.take().expect("piped stderr"),
+        );
 
         let (exit_tx, exit_rx) = watch::channel(None);
         tokio::spawn(async move {
@@ -266,7 +273,7 @@ struct StdoutReader {
 
 impl StdoutReader {
     async fn run(mut self, stdout: tokio::process::ChildStdout) {
-        let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), self.limits.max_line_bytes);
+        let mut reader = LineReader::new(stdout, self.limits.max_line_bytes);
         let io_error = loop {
             match reader.next_line().await {
                 Ok(Some(line)) => {
@@ -285,10 +292,10 @@ impl StdoutReader {
     }
 
     /// Returns false when the receiving side is gone.
-    async fn handle(&mut self, line: Line) -> bool {
+    async fn handle(&mut self, line: Line<'_>) -> bool {
         match line {
             Line::Full(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => true,
-            Line::Full(bytes) => match codec::decode_line(&bytes, &self.limits) {
+            Line::Full(bytes) => match codec::decode_line(bytes, &self.limits) {
                 Ok(decoded) => {
                     for item in decoded.into_messages() {
                         match item {
@@ -297,13 +304,13 @@ impl StdoutReader {
                                     return false;
                                 }
                             }
-                            Err(e) => self.warn_bad_line(&bytes, &e),
+                            Err(e) => self.warn_bad_line(bytes, &e),
                         }
                     }
                     true
                 }
                 Err(e) => {
-                    self.warn_bad_line(&bytes, &e);
+                    self.warn_bad_line(bytes, &e);
                     true
                 }
             },
@@ -364,10 +371,10 @@ async fn read_stderr(
     max_line: usize,
     done: watch::Sender<bool>,
 ) {
-    let mut reader = LineReader::new(BufReader::new(pipe), max_line);
+    let mut reader = LineReader::new(pipe, max_line);
     while let Ok(Some(line)) = reader.next_line().await {
         let text = match line {
-            Line::Full(b) => String::from_utf8_lossy(&b).into_owned(),
+            Line::Full(b) => String::from_utf8_lossy(b).into_owned(),
             Line::TooLong { head, len } => format!("{}… ({len} bytes)", String::from_utf8_lossy(&head)),
         };
         tracing::debug!(server = %name, "stderr: {text}");

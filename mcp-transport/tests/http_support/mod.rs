@@ -264,10 +264,15 @@ pub async fn next_message(transport: &dyn Transport) -> Message {
 
 /// The next event, which must be the failure of request `id`; its error text.
 pub async fn next_failure(transport: &dyn Transport, id: i64) -> String {
+    next_failure_error(transport, id).await.to_string()
+}
+
+/// The next event, which must be the failure of request `id`; its error.
+pub async fn next_failure_error(transport: &dyn Transport, id: i64) -> mcp_transport::TransportError {
     match next_event(transport).await {
         TransportEvent::RequestFailed { id: failed, error } => {
             assert_eq!(failed, RequestId::Number(id));
-            error.to_string()
+            error
         }
         other => panic!("expected the failure of request {id}, got {other:?}"),
     }

@@ -35,12 +35,12 @@ impl Drop for TempDir {
 /// A workspace that keeps every invariant: the crates the rules name, each a documented library.
 fn fake_workspace() -> TempDir {
     let dir = TempDir::new();
-    dir.write("Cargo.toml", "[workspace]\nmembers = [\n    \"mcp-protocol\", # the core\n    \"tool-system\",\n    \"mcp-manager\",\n]\n");
+    dir.write(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\n    \"mcp-protocol\", # the core\n    \"tool-system\",\n    \"mcp-manager\",\n]\n",
+    );
     for krate in ["mcp-protocol", "tool-system", "mcp-manager"] {
-        dir.write(
-            &format!("{krate}/Cargo.toml"),
-            &format!("[package]\nname = \"{krate}\"\n\n[dependencies]\n"),
-        );
+        dir.write(&format!("{krate}/Cargo.toml"), &format!("[package]\nname = \"{krate}\"\n\n[dependencies]\n"));
         dir.write(&format!("{krate}/src/lib.rs"), "//! Docs.\n");
     }
     dir
@@ -62,23 +62,23 @@ fn a_clean_workspace_has_no_violations() {
 #[test]
 fn protocol_depending_on_tokio_is_flagged() {
     let dir = fake_workspace();
-    dir.write("mcp-protocol/Cargo.toml", "[package]\nname = \"mcp-protocol\"\n\n[dependencies]\nserde = \"1\"\ntokio = { workspace = true }\n");
+    dir.write(
+        "mcp-protocol/Cargo.toml",
+        "[package]\nname = \"mcp-protocol\"\n\n[dependencies]\nserde = \"1\"\ntokio = { workspace = true }\n",
+    );
     let found = violations(&dir);
     assert_eq!(found.len(), 1, "{found:?}");
-    let expected = Path::new("mcp-protocol")
-        .join("Cargo.toml")
-        .display()
-        .to_string();
-    assert!(
-        found[0].starts_with(&format!("{expected}: line 6: depends on `tokio`")),
-        "{found:?}"
-    );
+    let expected = Path::new("mcp-protocol").join("Cargo.toml").display().to_string();
+    assert!(found[0].starts_with(&format!("{expected}: line 6: depends on `tokio`")), "{found:?}");
 }
 
 #[test]
 fn protocol_may_use_tokio_in_tests_only() {
     let dir = fake_workspace();
-    dir.write("mcp-protocol/Cargo.toml", "[dependencies]\nserde = \"1\"\n\n[dev-dependencies]\ntokio = \"1\"\nmcp-transport = \"0\"\n");
+    dir.write(
+        "mcp-protocol/Cargo.toml",
+        "[dependencies]\nserde = \"1\"\n\n[dev-dependencies]\ntokio = \"1\"\nmcp-transport = \"0\"\n",
+    );
     assert_eq!(violations(&dir), Vec::<String>::new());
 }
 
@@ -90,20 +90,13 @@ fn renamed_target_and_table_dependencies_are_seen() {
     dir.write("mcp-protocol/Cargo.toml", manifest);
     let found = violations(&dir);
     assert_eq!(found.len(), 3, "{found:?}");
-    assert!(
-        found[0].contains("`tokio`")
-            && found[1].contains("`hyper-util`")
-            && found[2].contains("`mcp-transport`")
-    );
+    assert!(found[0].contains("`tokio`") && found[1].contains("`hyper-util`") && found[2].contains("`mcp-transport`"));
 }
 
 #[test]
 fn tool_system_depending_on_mcp_is_flagged() {
     let dir = fake_workspace();
-    dir.write(
-        "tool-system/Cargo.toml",
-        "[dependencies]\nmcp-protocol = { path = \"../mcp-protocol\" }\n",
-    );
+    dir.write("tool-system/Cargo.toml", "[dependencies]\nmcp-protocol = { path = \"../mcp-protocol\" }\n");
     let found = violations(&dir);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("tool-system knows nothing of MCP"));
@@ -112,13 +105,13 @@ fn tool_system_depending_on_mcp_is_flagged() {
 #[test]
 fn manager_depending_on_host_bridge_is_flagged() {
     let dir = fake_workspace();
-    dir.write("mcp-manager/Cargo.toml", "[dependencies]\nmcp-protocol = \"0\"\n\n[dependencies.host-bridge]\npath = \"../host-bridge\"\n");
+    dir.write(
+        "mcp-manager/Cargo.toml",
+        "[dependencies]\nmcp-protocol = \"0\"\n\n[dependencies.host-bridge]\npath = \"../host-bridge\"\n",
+    );
     let found = violations(&dir);
     assert_eq!(found.len(), 1, "{found:?}");
-    assert!(
-        found[0].contains("line 4: depends on `host-bridge`"),
-        "{found:?}"
-    );
+    assert!(found[0].contains("line 4: depends on `host-bridge`"), "{found:?}");
 }
 
 #[test]
@@ -139,24 +132,14 @@ fn files_over_the_line_limit_are_flagged() {
     dir.write("target/debug/build/out.rs", &lines(5000));
     let found = violations(&dir);
     assert_eq!(found.len(), 1, "{found:?}");
-    let expected = Path::new("mcp-protocol")
-        .join("src")
-        .join("long.rs")
-        .display()
-        .to_string();
-    assert_eq!(
-        found[0],
-        format!("{expected}: 801 lines, more than 800: split it into modules")
-    );
+    let expected = Path::new("mcp-protocol").join("src").join("long.rs").display().to_string();
+    assert_eq!(found[0], format!("{expected}: 801 lines, more than 800: split it into modules"));
 }
 
 #[test]
 fn a_library_without_crate_docs_is_flagged() {
     let dir = fake_workspace();
-    dir.write(
-        "tool-system/src/lib.rs",
-        "// a plain comment\n//! Docs too late.\n",
-    );
+    dir.write("tool-system/src/lib.rs", "// a plain comment\n//! Docs too late.\n");
     dir.write("mcp-manager/src/main.rs", "fn main() {}\n"); // binaries are not checked
     let found = violations(&dir);
     assert_eq!(found.len(), 1, "{found:?}");
@@ -175,12 +158,6 @@ fn dependency_parsing() {
 
 #[test]
 fn members_parsing() {
-    assert_eq!(
-        workspace_members("[workspace]\nmembers = [\"a\", \"b\"] # c\n"),
-        ["a", "b"]
-    );
-    assert_eq!(
-        workspace_members("[package]\nname = \"a\"\n"),
-        Vec::<String>::new()
-    );
+    assert_eq!(workspace_members("[workspace]\nmembers = [\"a\", \"b\"] # c\n"), ["a", "b"]);
+    assert_eq!(workspace_members("[package]\nname = \"a\"\n"), Vec::<String>::new());
 }

@@ -1,0 +1,216 @@
+//! `cargo xtask bench [codec|stdio|all] [args]`: the criterion codec bench, and the stdio client
+//! workloads that compare this stack's client with the official Rust SDK's (rmcp).
+//!
+//! - `codec`: `cargo bench -p mcp-protocol --bench codec`, with `args` passed on.
+//! - `stdio`: builds `bench-client` and `bench-server` (the `tests` crate) and rmcp's client
+//!   (`bench/rmcp-client`, a workspace of its own so that rmcp never enters the project's build,
+//!   built into `target/rmcp-bench`), all in release mode. Each workload runs `--runs N` times
+//!   (default 5) in a fresh process per client, alternating which client goes first; the table
+//!   shows the medians, the ratio ours/rmcp and the target ratio. Benchmarks report, they do not
+//!   fail on a missed target.
+//! - `all` (the default): `codec`, then `stdio`; `args` go to the codec bench, as before.
+//!
+//! The workloads, on a current-thread Tokio runtime in both clients, against the same server:
+//! W1 2000 sequential echo calls; W2 256 calls with 32 in flight; W3 spawn, initialize and list
+//! 10,002 tools in 101 pages; W4 one call returning 8 MiB of text, with the client's peak RSS.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use xtask::project_root;
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+/// Where rmcp's client lives and builds, relative to the workspace root.
+const RMCP_DIR: &str = "bench/rmcp-client";
+const RMCP_TARGET: &str = "target/rmcp-bench";
+const DEFAULT_RUNS: usize = 5;
+const WORKLOADS: [&str; 4] = ["w1", "w2", "w3", "w4"];
+
+/// One row of the table: a metric of a workload.
+struct Row {
+    label: &'static str,
+    workload: &'static str,
+    key: &'static str,
+    /// The highest acceptable ratio ours/rmcp, if this row has a target (lower is better).
+    target: Option<f64>,
+    /// Shown value = metric / scale.
+    scale: f64,
+}
+
+const ROWS: &[Row] = &[
+    Row { label: "W1 2000 sequential calls (ms)", workload: "w1", key: "total_ms", target: Some(0.90), scale: 1.0 },
+    Row { label: "W1 calls/s (higher is better)", workload: "w1", key: "calls_per_s", target: None, scale: 1.0 },
+    Row { label: "W1 p50 latency (us)", workload: "w1", key: "p50_us", target: None, scale: 1.0 },
+    Row { label: "W1 p99 latency (us)", workload: "w1", key: "p99_us", target: None, scale: 1.0 },
+    Row { label: "W2 256 calls, 32 in flight (ms)", workload: "w2", key: "total_ms", target: Some(0.95), scale: 1.0 },
+    Row {
+        label: "W3 spawn+init+list 10,002 tools (ms)",
+        workload: "w3",
+        key: "total_ms",
+        target: Some(0.45),
+        scale: 1.0,
+    },
+    Row { label: "W4 8 MiB result (ms)", workload: "w4", key: "total_ms", target: Some(0.65), scale: 1.0 },
+    Row { label: "W4 peak RSS (MiB)", workload: "w4", key: "peak_rss_kib", target: Some(0.75), scale: 1024.0 },
+];
+
+/// `cargo xtask bench [codec|stdio|all] [args]`.
+pub fn bench(args: &[String]) -> Result {
+    let (mode, rest) = match args.first().map(String::as_str) {
+        Some(mode @ ("codec" | "stdio" | "all")) => (mode, &args[1..]),
+        _ => ("all", args),
+    };
+    match mode {
+        "codec" => crate::ci::bench(rest),
+        "stdio" => stdio(rest),
+        _ => {
+            crate::ci::bench(rest)?;
+            stdio(&[])
+        }
+    }
+}
+
+/// The stdio client workloads, ours against rmcp's.
+fn stdio(args: &[String]) -> Result {
+    let runs = parse_runs(args)?;
+    let root = project_root();
+    let ours_dir = target_dir(&root).join("release");
+    heading("stdio bench: building bench-client and bench-server (release)");
+    let mut build = cargo_command();
+    build.args(["build", "--release", "-p", "tests", "--bin", "bench-client", "--bin", "bench-server"]);
+    run_status("build", build, &root)?;
+
+    heading(&format!("stdio bench: building rmcp's client ({RMCP_DIR}, release, into {RMCP_TARGET})"));
+    let mut build = cargo_command();
+    build.args(["build", "--release", "--locked"]).env("CARGO_TARGET_DIR", root.join(RMCP_TARGET));
+    run_status("build rmcp client", build, &root.join(RMCP_DIR))?;
+
+    let server = ours_dir.join("bench-server");
+    let clients = [
+        ("ours", ours_dir.join("bench-client")),
+        ("rmcp", root.join(RMCP_TARGET).join("release").join("rmcp-bench-client")),
+    ];
+    heading(&format!("stdio bench: {runs} runs per workload, alternating clients; medians below"));
+    // One unmeasured run each, so that neither client pays for a cold page cache.
+    for (_, client) in &clients {
+        run_client(client, "w1", &server)?;
+    }
+    // results[client][workload] = the JSON line of every run.
+    let mut results: Vec<Vec<Vec<String>>> = vec![vec![Vec::new(); WORKLOADS.len()]; clients.len()];
+    for (w, workload) in WORKLOADS.iter().enumerate() {
+        for run in 0..runs {
+            for step in 0..clients.len() {
+                let c = if run % 2 == 0 { step } else { clients.len() - 1 - step };
+                let line = run_client(&clients[c].1, workload, &server)?;
+                println!("  {workload} run {} {:<4} {line}", run + 1, clients[c].0);
+                results[c][w].push(line);
+            }
+        }
+    }
+    print_table(&results)
+}
+
+fn parse_runs(args: &[String]) -> Result<usize> {
+    match args {
+        [] => Ok(DEFAULT_RUNS),
+        [flag, n] if flag == "--runs" => match n.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("--runs takes a positive number, not {n:?}")),
+        },
+        _ => Err(format!("bench stdio: unexpected arguments {args:?} (usage: bench stdio [--runs N])")),
+    }
+}
+
+fn print_table(results: &[Vec<Vec<String>>]) -> Result {
+    println!();
+    println!("{:<38} {:>11} {:>11} {:>10} {:>8}  result", "workload (median)", "ours", "rmcp", "ours/rmcp", "target");
+    println!("{}", "-".repeat(90));
+    let (mut met, mut targets) = (0, 0);
+    for row in ROWS {
+        let w = WORKLOADS.iter().position(|w| *w == row.workload).expect("a known workload");
+        let ours = median(&results[0][w], row.key)? / row.scale;
+        let rmcp = median(&results[1][w], row.key)? / row.scale;
+        let ratio = ours / rmcp;
+        let (target, verdict) = match row.target {
+            Some(t) => {
+                targets += 1;
+                let ok = ratio <= t;
+                met += usize::from(ok);
+                (format!("<= {t:.2}"), if ok { "met" } else { "MISSED" })
+            }
+            None => (String::new(), ""),
+        };
+        println!("{:<38} {:>11} {:>11} {:>10.3} {:>8}  {verdict}", row.label, fmt(ours), fmt(rmcp), ratio, target);
+    }
+    println!("\nstdio bench: {met} of {targets} targets met");
+    Ok(())
+}
+
+fn fmt(value: f64) -> String {
+    if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.2}") }
+}
+
+/// The median of `key` over the JSON lines of a workload's runs.
+fn median(lines: &[String], key: &str) -> Result<f64> {
+    let mut values = lines
+        .iter()
+        .map(|line| number(line, key).ok_or_else(|| format!("no number {key:?} in {line}")))
+        .collect::<Result<Vec<f64>>>()?;
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        return Err(format!("no runs for {key:?}"));
+    }
+    Ok(if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 })
+}
+
+/// The number under `"key":` in a flat JSON object (the clients print nothing nested).
+fn number(line: &str, key: &str) -> Option<f64> {
+    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let rest = line[at..].trim_start();
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    rest[..end].trim().parse().ok()
+}
+
+/// Run one client on one workload; its stdout's last line is the JSON result.
+fn run_client(client: &Path, workload: &str, server: &Path) -> Result<String> {
+    let output = Command::new(client)
+        .arg(workload)
+        .arg(server)
+        .output()
+        .map_err(|e| format!("could not start {}: {e}", client.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("{} {workload} failed ({}): {}", client.display(), output.status, stderr.trim()));
+    }
+    stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .map(|l| l.trim().to_owned())
+        .ok_or_else(|| format!("{} {workload} printed no JSON line", client.display()))
+}
+
+/// The project's target directory: `CARGO_TARGET_DIR` if set, else `target` at the root.
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}
+
+fn cargo_command() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")))
+}
+
+fn run_status(title: &str, mut command: Command, dir: &Path) -> Result {
+    let status = command.current_dir(dir).status().map_err(|e| format!("{title}: could not start cargo: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{title} failed ({status})")) }
+}
+
+fn heading(text: &str) {
+    println!("\n==> {text}");
+}
