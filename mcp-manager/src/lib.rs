@@ -6,7 +6,8 @@
 //!   server asks.
 //! - [`connection`]: [`McpConnection`], one server in either era, opened from a
 //!   [`TransportPlan`]; a [`RemoteTarget`] (a URL) tries streamable HTTP and falls back to legacy
-//!   HTTP+SSE.
+//!   HTTP+SSE. Its cached [`Inventory`] is kept fresh by list_changed notifications (legacy),
+//!   `subscriptions/listen` (modern) and `ttlMs` hints.
 //! - Coming with their issues: `McpManager` (many servers) and `McpToolProvider` (the manager as
 //!   a `tool_system` provider).
 
@@ -19,7 +20,7 @@ pub use connection::{
     ConnectionError, ConnectionOptions, Inventory, McpConnection, ServerInfo, TransportFactory, single_use_factory,
     stdio_factory,
 };
-pub use connection::{RemoteTarget, RemoteTimeouts, TransportPlan};
+pub use connection::{FreshnessOptions, RemoteTarget, RemoteTimeouts, TransportPlan};
 pub use session::{InboundHandler, NoHandler, RequestOptions, Session, SessionError, SessionOptions};
 
 /// The life-cycle state of one configured server.

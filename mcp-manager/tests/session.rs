@@ -325,3 +325,21 @@ async fn a_send_that_never_completes_is_bounded_by_the_deadline() {
     let err = session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
     assert!(err.is_timeout(), "{err}");
 }
+
+/// A request without a deadline (the modern `subscriptions/listen`): its id is known before it
+/// is sent, no timeout or hard cap ends it, and the transport's end does.
+#[tokio::test(start_paused = true)]
+async fn an_unbounded_request_has_no_deadline_but_ends_with_the_transport() {
+    let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(1));
+    let (id, answer) = session.request_unbounded::<ListTools>(&PaginatedParams::default());
+    let call = tokio::spawn(answer);
+    let Message::Request(req) = next_message(&server).await else { panic!("expected a request") };
+    assert_eq!(req.id, id, "the id handed out is the one sent");
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(!call.is_finished(), "past the timeout and the 10 min hard cap, still waiting");
+    server.close().await;
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.is_closed(), "{err}");
+    let (_, late) = session.request_unbounded::<ListTools>(&PaginatedParams::default());
+    assert!(late.await.unwrap_err().is_closed(), "a closed session refuses a new one");
+}

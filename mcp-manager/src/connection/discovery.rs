@@ -1,15 +1,18 @@
 //! Capability-driven discovery: tools, prompts, resources and templates, all pages.
 
+use std::sync::Arc;
+
 use mcp_protocol::types::common::PaginatedParams;
+use mcp_protocol::types::lifecycle::ServerCapabilities;
 use mcp_protocol::types::prompts::{ListPrompts, Prompt};
 use mcp_protocol::types::resources::{ListResourceTemplates, ListResources, Resource, ResourceTemplate};
 use mcp_protocol::types::tools::{ListTools, Tool};
-use mcp_protocol::{Era, ErrorCode, RequestMethod};
+use mcp_protocol::{Era, RequestMethod};
 use mcp_transport::http::params::tool_param_headers;
 
 use super::pagination::{CursorGuard, Page};
 use super::{ConnectionError, McpConnection};
-use crate::session::{RequestOptions, SessionError};
+use crate::session::{RequestOptions, Session, SessionError};
 
 /// Everything a server offers, as discovered.
 #[derive(Debug, Clone, Default)]
@@ -26,103 +29,137 @@ pub struct Inventory {
     pub warnings: Vec<String>,
 }
 
-impl McpConnection {
-    async fn list_all<M>(&self, what: &'static str) -> Result<Vec<<M::Result as Page>::Item>, ConnectionError>
+/// A whole list, and how long the server said it may be cached.
+#[derive(Debug, Clone)]
+pub(crate) struct Listed<T> {
+    pub(crate) items: Vec<T>,
+    /// The smallest `ttlMs` of its pages, if any page had one.
+    pub(crate) ttl_ms: Option<u64>,
+}
+
+impl<T> Listed<T> {
+    pub(crate) fn empty() -> Self {
+        Listed { items: Vec::new(), ttl_ms: None }
+    }
+}
+
+/// Lists what one session's server offers; cheap to clone, usable from background tasks.
+#[derive(Clone)]
+pub(crate) struct Lister {
+    pub(crate) session: Session,
+    pub(crate) name: Arc<str>,
+    pub(crate) max_pages: usize,
+    pub(crate) modern: bool,
+    pub(crate) capabilities: Arc<ServerCapabilities>,
+    /// The connection epoch of the session (see `Freshness::begin`).
+    pub(crate) epoch: u64,
+}
+
+impl Lister {
+    async fn list_all<M>(&self, what: &'static str) -> Result<Listed<<M::Result as Page>::Item>, ConnectionError>
     where
         M: RequestMethod<Params = PaginatedParams>,
         M::Result: Page,
     {
-        let session = self.session().await?;
-        let mut guard = CursorGuard::new(self.name(), what, self.options.max_pages);
-        let mut items = Vec::new();
+        let mut guard = CursorGuard::new(&self.name, what, self.max_pages);
+        let mut listed = Listed::empty();
         let mut cursor = None;
         loop {
             let params = PaginatedParams { cursor: cursor.take(), ..Default::default() };
-            let page = session.request::<M>(&params, RequestOptions::default()).await?;
+            let page = self.session.request::<M>(&params, RequestOptions::default()).await?;
             let next = guard.next(page.next_cursor())?;
-            items.extend(page.into_items());
+            if let Some(ttl) = page.ttl_ms() {
+                listed.ttl_ms = Some(listed.ttl_ms.map_or(ttl, |t| t.min(ttl)));
+            }
+            listed.items.extend(page.into_items());
             match next {
                 Some(c) => cursor = Some(c),
-                None => return Ok(items),
+                None => return Ok(listed),
             }
+        }
+    }
+
+    /// Every tool; in the modern era without the tools whose `x-mcp-header` annotations are
+    /// invalid.
+    pub(crate) async fn tools(&self) -> Result<Listed<Tool>, ConnectionError> {
+        let mut listed = self.list_all::<ListTools>("tools").await?;
+        if self.modern {
+            listed.items.retain(|tool| match tool_param_headers(&tool.input_schema) {
+                Ok(_) => true,
+                Err(why) => {
+                    tracing::warn!(server = %self.name, tool = %tool.name, "left out a tool: {why}");
+                    false
+                }
+            });
+        }
+        Ok(listed)
+    }
+
+    pub(crate) async fn prompts(&self) -> Result<Listed<Prompt>, ConnectionError> {
+        self.list_all::<ListPrompts>("prompts").await
+    }
+
+    pub(crate) async fn resources(&self) -> Result<Listed<Resource>, ConnectionError> {
+        self.list_all::<ListResources>("resources").await
+    }
+
+    pub(crate) async fn templates(&self) -> Result<Listed<ResourceTemplate>, ConnectionError> {
+        self.list_all::<ListResourceTemplates>("resource templates").await
+    }
+
+    /// The warning for an optional list that failed.
+    pub(crate) fn failure(&self, what: &str, error: &ConnectionError) -> String {
+        let not_found = matches!(error, ConnectionError::Session(SessionError::Rpc { error, .. }) if error.code == mcp_protocol::ErrorCode::METHOD_NOT_FOUND);
+        if not_found {
+            format!("server {:?} declares {what} but does not implement listing them", &*self.name)
+        } else {
+            format!("listing {what} failed: {error}")
+        }
+    }
+}
+
+impl McpConnection {
+    /// A lister for the open session.
+    pub(crate) async fn lister(&self) -> Result<Lister, ConnectionError> {
+        let live = self.live.lock().await;
+        let Some(l) = live.as_ref() else {
+            return Err(ConnectionError::NotConnected(self.name.clone()));
+        };
+        if let Some(reason) = l.session.close_reason() {
+            return Err(SessionError::Closed { server: Arc::from(self.name.as_str()), reason }.into());
+        }
+        Ok(self.lister_for(l))
+    }
+
+    pub(super) fn lister_for(&self, live: &super::Live) -> Lister {
+        Lister {
+            session: live.session.clone(),
+            name: Arc::from(self.name.as_str()),
+            max_pages: self.options.max_pages,
+            modern: live.server.protocol_version.era() == Some(Era::Modern),
+            capabilities: Arc::new(live.server.capabilities.clone()),
+            epoch: live.epoch,
         }
     }
 
     /// Every tool, across all pages. In the modern era a tool whose `x-mcp-header` annotations
     /// are invalid is left out, with a warning: clients must not use such a tool.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ConnectionError> {
-        let mut tools = self.list_all::<ListTools>("tools").await?;
-        let modern = self.server_info().await.is_some_and(|s| s.protocol_version.era() == Some(Era::Modern));
-        if modern {
-            tools.retain(|tool| match tool_param_headers(&tool.input_schema) {
-                Ok(_) => true,
-                Err(why) => {
-                    tracing::warn!(server = %self.name(), tool = %tool.name, "left out a tool: {why}");
-                    false
-                }
-            });
-        }
-        Ok(tools)
+        Ok(self.lister().await?.tools().await?.items)
     }
 
     /// Every prompt, across all pages.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, ConnectionError> {
-        self.list_all::<ListPrompts>("prompts").await
+        Ok(self.lister().await?.prompts().await?.items)
     }
 
     /// Every resource, across all pages.
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>, ConnectionError> {
-        self.list_all::<ListResources>("resources").await
+        Ok(self.lister().await?.resources().await?.items)
     }
 
     /// Every resource template, across all pages.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ConnectionError> {
-        self.list_all::<ListResourceTemplates>("resource templates").await
+        Ok(self.lister().await?.templates().await?.items)
     }
-
-    /// Discover what the server offers, as its capabilities declare: tools first (a failure
-    /// there is an error), then prompts, resources and templates concurrently. A failed optional
-    /// list is empty and reported in [`Inventory::warnings`]; METHOD_NOT_FOUND on one is only a
-    /// warning too.
-    pub async fn discover(&self) -> Result<Inventory, ConnectionError> {
-        let server = self.server_info().await.ok_or_else(|| ConnectionError::NotConnected(self.name.clone()))?;
-        let caps = &server.capabilities;
-        let mut inventory = Inventory::default();
-        if caps.tools.is_some() {
-            inventory.tools = self.list_all_tools().await?;
-        }
-        let (prompts, resources, templates) = tokio::join!(
-            optional(caps.prompts.is_some(), self.list_all_prompts()),
-            optional(caps.resources.is_some(), self.list_all_resources()),
-            optional(caps.resources.is_some(), self.list_all_resource_templates()),
-        );
-        inventory.prompts = self.keep(prompts, "prompts", &mut inventory.warnings);
-        inventory.resources = self.keep(resources, "resources", &mut inventory.warnings);
-        inventory.resource_templates = self.keep(templates, "resource templates", &mut inventory.warnings);
-        Ok(inventory)
-    }
-
-    fn keep<T>(&self, result: Result<Vec<T>, ConnectionError>, what: &str, warnings: &mut Vec<String>) -> Vec<T> {
-        match result {
-            Ok(items) => items,
-            Err(e) => {
-                let not_found = matches!(&e, ConnectionError::Session(SessionError::Rpc { error, .. }) if error.code == ErrorCode::METHOD_NOT_FOUND);
-                let message = if not_found {
-                    format!("server {:?} declares {what} but does not implement listing them", self.name())
-                } else {
-                    format!("listing {what} failed: {e}")
-                };
-                tracing::warn!(server = %self.name(), "{message}");
-                warnings.push(message);
-                Vec::new()
-            }
-        }
-    }
-}
-
-async fn optional<T>(
-    wanted: bool,
-    list: impl std::future::Future<Output = Result<Vec<T>, ConnectionError>>,
-) -> Result<Vec<T>, ConnectionError> {
-    if wanted { list.await } else { Ok(Vec::new()) }
 }

@@ -10,12 +10,15 @@ use mcp_protocol::types::roots::ListRootsResult;
 use mcp_protocol::{ErrorCode, ErrorObject, RawJson};
 use serde::Serialize;
 
+use super::freshness::Freshness;
 use crate::callbacks::HostCallbacks;
 use crate::session::InboundHandler;
 
 pub(crate) struct CallbackHandler {
     pub(crate) server: Arc<str>,
     pub(crate) callbacks: HostCallbacks,
+    /// The connection's own interest in notifications (list changes, subscriptions).
+    watcher: Option<Arc<Freshness>>,
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
@@ -32,7 +35,13 @@ fn missing_params(method: &str) -> ErrorObject {
 
 impl CallbackHandler {
     pub(crate) fn new(server: &str, callbacks: HostCallbacks) -> Self {
-        CallbackHandler { server: Arc::from(server), callbacks }
+        CallbackHandler { server: Arc::from(server), callbacks, watcher: None }
+    }
+
+    /// Let the connection see every notification too, before the host's sink does.
+    pub(crate) fn watching(mut self, watcher: Arc<Freshness>) -> Self {
+        self.watcher = Some(watcher);
+        self
     }
 }
 
@@ -73,6 +82,9 @@ impl InboundHandler for CallbackHandler {
     }
 
     fn handle_notification(&self, notification: ServerNotification) -> BoxFuture<'static, ()> {
+        if let Some(watcher) = &self.watcher {
+            watcher.on_notification(&notification);
+        }
         if let Some(sink) = &self.callbacks.notifications {
             sink.on_notification(&self.server, &notification);
         } else if let ServerNotification::LoggingMessage(Some(log)) = &notification {

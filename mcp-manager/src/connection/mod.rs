@@ -1,12 +1,15 @@
-//! One server connection in the legacy era: the initialize handshake, capability-driven
-//! discovery of everything the server offers, and the operations on it.
+//! One server connection in either era: the handshake, capability-driven discovery of
+//! everything the server offers, a cached inventory kept fresh (see [`freshness`]), and the
+//! operations on it.
 //!
 //! [`McpConnection`] is safe to share: concurrent `connect` calls start the server once, and
 //! concurrent `close` calls close it once.
 
 mod discovery;
 mod era;
+pub mod freshness;
 mod handler;
+mod inventory;
 mod mrtr;
 pub mod pagination;
 mod remote;
@@ -20,9 +23,7 @@ use mcp_protocol::types::lifecycle::{Initialize, InitializeParams, Initialized, 
 use mcp_protocol::types::logging::{LoggingLevel, SetLevel, SetLevelParams};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::prompts::{GetPrompt, GetPromptOutcome, GetPromptParams};
-use mcp_protocol::types::resources::{
-    ReadResource, ReadResourceOutcome, ReadResourceParams, Subscribe, SubscribeParams, Unsubscribe,
-};
+use mcp_protocol::types::resources::{Subscribe, SubscribeParams, Unsubscribe};
 use mcp_protocol::types::tools::{CallTool, CallToolOutcome, CallToolParams};
 use mcp_protocol::{ProtocolVersion, RequestMethod};
 use mcp_transport::{Transport, TransportError, TransportKind};
@@ -30,6 +31,7 @@ use tokio::sync::Mutex;
 
 pub use self::discovery::Inventory;
 pub use self::era::EraPreference;
+pub use self::freshness::FreshnessOptions;
 pub use self::pagination::PaginationError;
 pub use self::remote::{
     FALLBACK_STATUSES, RemoteTarget, RemoteTimeouts, TransportPlan, calls_for_fallback, sse_factory,
@@ -85,6 +87,8 @@ pub struct ConnectionOptions {
     pub log_level: Option<LoggingLevel>,
     /// Most input rounds of one multi round-trip request (default 10).
     pub max_input_rounds: usize,
+    /// How the cached inventory is kept fresh.
+    pub freshness: FreshnessOptions,
 }
 
 impl ConnectionOptions {
@@ -100,6 +104,7 @@ impl ConnectionOptions {
             probe_timeout: era::DEFAULT_PROBE_TIMEOUT,
             log_level: None,
             max_input_rounds: 10,
+            freshness: FreshnessOptions::default(),
         }
     }
 }
@@ -208,6 +213,25 @@ pub enum ConnectionError {
 struct Live {
     session: Session,
     server: ServerInfo,
+    /// The epoch of the freshness state this session belongs to.
+    epoch: u64,
+    /// The session's background tasks (list refresh, subscriptions/listen), stopped with it.
+    _tasks: Vec<AbortOnDrop>,
+}
+
+impl Live {
+    fn new(session: Session, server: ServerInfo) -> Self {
+        Live { session, server, epoch: 0, _tasks: Vec::new() }
+    }
+}
+
+/// Aborts a background task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// A connection to one MCP server.
@@ -218,6 +242,8 @@ pub struct McpConnection {
     live: Mutex<Option<Live>>,
     /// The era a previous connection settled on (reused for remote servers).
     era: std::sync::Mutex<Option<mcp_protocol::Era>>,
+    /// The cached inventory and what keeps it fresh.
+    fresh: Arc<freshness::Freshness>,
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -237,6 +263,7 @@ impl McpConnection {
     pub fn with_plan(plan: TransportPlan, options: ConnectionOptions) -> Self {
         McpConnection {
             name: options.session.name.clone(),
+            fresh: Arc::new(freshness::Freshness::new(&options.session.name, options.freshness.clone())),
             plan,
             options,
             live: Mutex::new(None),
@@ -251,6 +278,10 @@ impl McpConnection {
 
     /// Open the connection: start the transport and run the handshake. Returns at once when it
     /// is already open; concurrent callers share one attempt.
+    ///
+    /// Nothing is listed yet ([`McpConnection::inventory`] lists on first use). In the modern
+    /// era a `subscriptions/listen` request is opened in the background for the list changes the
+    /// server offers.
     pub async fn connect(&self) -> Result<ServerInfo, ConnectionError> {
         let mut live = self.live.lock().await;
         if let Some(l) = live.as_ref() {
@@ -258,13 +289,32 @@ impl McpConnection {
                 return Ok(l.server.clone());
             }
             l.session.close().await;
+            self.fresh.begin(false);
         }
         *live = None;
         // The transports of the plan in turn: see `remote.rs` for when the next one is tried.
-        let opened = self.open().await?;
+        let mut opened = self.open().await?;
+        let modern = opened.server.protocol_version.era() == Some(mcp_protocol::Era::Modern);
+        opened.epoch = self.fresh.begin(modern);
+        opened._tasks = self.start_freshness(&opened);
         let server = opened.server.clone();
         *live = Some(opened);
         Ok(server)
+    }
+
+    /// Start the background tasks that keep the lists of `live` fresh.
+    fn start_freshness(&self, live: &Live) -> Vec<AbortOnDrop> {
+        let lister = self.lister_for(live);
+        let refresher = tokio::spawn(self.fresh.clone().run_refresher(lister.clone()));
+        let mut tasks = vec![AbortOnDrop(refresher.abort_handle())];
+        if lister.modern
+            && self.options.freshness.listen
+            && let Some(filter) = freshness::listen_filter(&live.server.capabilities)
+        {
+            let listener = tokio::spawn(self.fresh.clone().run_listener(lister, filter));
+            tasks.push(AbortOnDrop(listener.abort_handle()));
+        }
+        tasks
     }
 
     async fn handshake(&self, session: &Session, transport: TransportKind) -> Result<ServerInfo, ConnectionError> {
@@ -315,6 +365,7 @@ impl McpConnection {
         let mut live = self.live.lock().await;
         if let Some(l) = live.take() {
             l.session.close().await;
+            self.fresh.begin(false);
         }
     }
 
@@ -358,12 +409,6 @@ impl McpConnection {
     /// Get a prompt.
     pub async fn get_prompt(&self, params: GetPromptParams) -> Result<GetPromptOutcome, ConnectionError> {
         self.request_with_input::<GetPrompt, _>(params, RequestOptions::default()).await
-    }
-
-    /// Read a resource.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceOutcome, ConnectionError> {
-        let params = ReadResourceParams { uri: uri.to_owned(), ..Default::default() };
-        self.request_with_input::<ReadResource, _>(params, RequestOptions::default()).await
     }
 
     /// Ask for completions of a prompt or template argument.

@@ -14,6 +14,10 @@ pub trait Page {
     fn next_cursor(&self) -> Option<&str>;
     /// The items of this page.
     fn into_items(self) -> Vec<Self::Item>;
+    /// How long this page may be cached, in milliseconds (2026-07-28 `ttlMs`).
+    fn ttl_ms(&self) -> Option<u64> {
+        None
+    }
 }
 
 macro_rules! page {
@@ -25,6 +29,9 @@ macro_rules! page {
             }
             fn into_items(self) -> Vec<$item> {
                 self.$field
+            }
+            fn ttl_ms(&self) -> Option<u64> {
+                self.ttl_ms
             }
         }
     };

@@ -219,8 +219,9 @@ impl McpConnection {
     /// Open the transports of the plan in turn and run the handshake, until one succeeds or one
     /// fails in a way that does not call for the next.
     pub(super) async fn open(&self) -> Result<Live, ConnectionError> {
-        let handler: Arc<handler::CallbackHandler> =
-            Arc::new(handler::CallbackHandler::new(&self.name, self.options.callbacks.clone()));
+        let handler: Arc<handler::CallbackHandler> = Arc::new(
+            handler::CallbackHandler::new(&self.name, self.options.callbacks.clone()).watching(self.fresh.clone()),
+        );
         // The first transport whose initialize was refused, and why.
         let mut refused: Option<(TransportKind, ConnectionError)> = None;
         let mut candidates = self.plan.candidates.iter().peekable();
@@ -271,7 +272,7 @@ impl McpConnection {
         let kind = transport.kind();
         let session = Session::start(transport, handler, self.options.session.clone());
         match self.negotiate(&session, kind).await {
-            Ok(server) => Ok(Live { session, server }),
+            Ok(server) => Ok(Live::new(session, server)),
             Err(e) => {
                 session.close().await;
                 Err((Some(kind), e))

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use mcp_protocol::jsonrpc::to_raw;
 use mcp_protocol::types::cancellation::CancelledParams;
 use mcp_protocol::types::meta::JsonObject;
@@ -25,6 +26,9 @@ use tokio::sync::{oneshot, watch};
 pub use self::error::SessionError;
 pub use self::inbound::{InboundHandler, NoHandler};
 use self::pending::{Pending, PendingMap};
+
+/// The answer to a request started with [`Session::request_unbounded`].
+pub type Answer<T> = BoxFuture<'static, Result<T, SessionError>>;
 
 /// Called with each progress notification of a request.
 pub type ProgressCallback = Arc<dyn Fn(ProgressParams) + Send + Sync>;
@@ -216,13 +220,55 @@ impl Session {
         params: Option<RawJson>,
         options: RequestOptions,
     ) -> Result<RawJson, SessionError> {
-        let shared = &self.shared;
         if let Some(reason) = self.close_reason() {
-            return Err(SessionError::Closed { server: shared.name.clone(), reason });
+            return Err(SessionError::Closed { server: self.shared.name.clone(), reason });
         }
-        let id = RequestId::Number(shared.next_id.fetch_add(1, Ordering::Relaxed));
+        let id = self.next_id();
+        let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
+        self.exchange(id, method, params, Some(timeout), options.progress).await
+    }
+
+    /// Start a request that has no deadline, such as the long-lived `subscriptions/listen`.
+    /// Returns the request's id at once (a subscription is named by it) and the future of its
+    /// answer. That future ends with the server's answer, a transport failure of this request, or
+    /// the transport's end ([`SessionError::Closed`], also after [`Session::close`]); dropping it
+    /// sends `notifications/cancelled`. Nothing is sent before the future is first polled.
+    pub fn request_unbounded<M: RequestMethod>(&self, params: &M::Params) -> (RequestId, Answer<M::Result>) {
+        let params = to_raw(params).map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) });
+        let id = self.next_id();
+        let session = self.clone();
+        let request_id = id.clone();
+        let answer = async move {
+            if let Some(reason) = session.close_reason() {
+                return Err(SessionError::Closed { server: session.shared.name.clone(), reason });
+            }
+            let raw = session.exchange(request_id, M::METHOD, Some(params?), None, None).await?;
+            M::decode_result(&raw).map_err(|e| SessionError::InvalidResult {
+                server: session.shared.name.clone(),
+                method: M::METHOD.into(),
+                error: Arc::new(e),
+            })
+        };
+        (id, Box::pin(answer))
+    }
+
+    fn next_id(&self) -> RequestId {
+        RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Send request `id` and wait for its answer, at most `timeout` (extended by progress, up to
+    /// the hard cap) when there is one.
+    async fn exchange(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Option<RawJson>,
+        timeout: Option<Duration>,
+        progress: Option<ProgressCallback>,
+    ) -> Result<RawJson, SessionError> {
+        let shared = &self.shared;
         let request_meta = shared.request_meta.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let progress_token = options.progress.as_ref().map(|_| &id);
+        let progress_token = progress.as_ref().map(|_| &id);
         let params = if request_meta.is_some() || progress_token.is_some() {
             Some(
                 with_meta(params, request_meta.as_deref(), progress_token)
@@ -233,30 +279,27 @@ impl Session {
         };
         let (tx, rx) = oneshot::channel();
         let bump = Arc::new(tokio::sync::Notify::new());
-        shared.pending.insert(
-            id.clone(),
-            Pending { method: method.to_owned(), tx, progress: options.progress.clone(), bump: bump.clone() },
-        );
+        shared.pending.insert(id.clone(), Pending { method: method.to_owned(), tx, progress, bump: bump.clone() });
         let mut guard = CancelOnDrop { shared: Some(shared.clone()), id: id.clone() };
         let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
         // The deadline starts before sending: a transport whose send waits on the peer (an HTTP
         // server holding back its response headers) must not stretch the request's time.
-        let timeout = options.timeout.unwrap_or(shared.options.request_timeout);
         let started = tokio::time::Instant::now();
         let hard_stop = started + shared.options.max_request_timeout;
-        let mut deadline = (started + timeout).min(hard_stop);
-        let sent = match tokio::time::timeout_at(deadline, shared.transport.send(request)).await {
-            Ok(sent) => sent,
-            Err(_) => {
-                guard.disarm();
-                shared.pending.remove(&id);
-                send_cancelled(shared.clone(), id, "request timed out");
-                return Err(SessionError::Timeout {
-                    server: shared.name.clone(),
-                    method: method.into(),
-                    after: started.elapsed(),
-                });
-            }
+        let mut deadline = timeout.map(|t| (started + t).min(hard_stop));
+        let sent = match deadline {
+            Some(d) => tokio::time::timeout_at(d, shared.transport.send(request)).await.ok(),
+            None => Some(shared.transport.send(request).await),
+        };
+        let Some(sent) = sent else {
+            guard.disarm();
+            shared.pending.remove(&id);
+            send_cancelled(shared.clone(), id, "request timed out");
+            return Err(SessionError::Timeout {
+                server: shared.name.clone(),
+                method: method.into(),
+                after: started.elapsed(),
+            });
         };
         if let Err(error) = sent {
             guard.disarm();
@@ -281,17 +324,27 @@ impl Session {
                         }),
                     };
                 }
-                _ = tokio::time::sleep_until(deadline) => {
+                _ = sleep_until(deadline) => {
                     guard.disarm();
                     shared.pending.remove(&id);
                     send_cancelled(shared.clone(), id, "request timed out");
                     return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
                 }
                 _ = bump.notified() => {
-                    deadline = (tokio::time::Instant::now() + timeout).min(hard_stop);
+                    if let Some(t) = timeout {
+                        deadline = Some((tokio::time::Instant::now() + t).min(hard_stop));
+                    }
                 }
             }
         }
+    }
+}
+
+/// Sleep until `deadline`, or forever without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
     }
 }
 
