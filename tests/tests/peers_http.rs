@@ -476,7 +476,10 @@ async fn server_everything_over_sse() {
 async fn everything(url: &str, transport: Option<TransportKind>, expected: TransportKind) {
     let host = Host::new();
     let target = RemoteTarget::new(url).with_transport(transport);
-    let conn = McpConnection::remote(&target, host.options("everything")).expect("a remote target");
+    let mut options = host.options("everything");
+    // Era negotiation as a host leaves it (the default): probe with server/discover, fall back.
+    options.era = EraPreference::Auto;
+    let conn = McpConnection::remote(&target, options).expect("a remote target");
 
     let t = Instant::now();
     let info = conn.connect().await.expect("connect to server-everything");
@@ -488,7 +491,9 @@ async fn everything(url: &str, transport: Option<TransportKind>, expected: Trans
         info.implementation.version
     );
     assert_eq!(info.transport, expected);
-    assert_eq!(info.protocol_version, ProtocolVersion::LATEST_LEGACY);
+    // server-everything speaks only the legacy era: the modern probe is refused (over HTTP+SSE
+    // too), and auto mode falls back to the initialize handshake.
+    assert_eq!(info.protocol_version, ProtocolVersion::LATEST_LEGACY, "auto mode falls back to the legacy era");
     let caps = &info.capabilities;
     assert!(caps.tools.is_some() && caps.prompts.is_some() && caps.resources.is_some(), "{caps:?}");
     assert!(caps.completions.is_some(), "server-everything declares completions: {caps:?}");

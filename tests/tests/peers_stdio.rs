@@ -219,13 +219,16 @@ async fn everything(entry: PathBuf) {
     let mut options = ConnectionOptions::new("everything");
     options.callbacks =
         HostCallbacks { roots: Some(roots.clone()), notifications: Some(notes.clone()), ..Default::default() };
+    // Era negotiation as a host leaves it (the default): probe with server/discover, fall back.
+    options.era = EraPreference::Auto;
     let conn = McpConnection::new(recording_factory(config, pid.clone()), options);
 
-    // Handshake.
+    // Handshake. server-everything speaks only the legacy era: the modern probe is refused, and
+    // auto mode falls back to the initialize handshake.
     let t = Instant::now();
     let info = conn.connect().await.expect("connect to server-everything");
     println!("initialize: {:?} ({} {})", t.elapsed(), info.implementation.name, info.implementation.version);
-    assert_eq!(info.protocol_version, ProtocolVersion::LATEST_LEGACY);
+    assert_eq!(info.protocol_version, ProtocolVersion::LATEST_LEGACY, "auto mode falls back to the legacy era");
     let caps = &info.capabilities;
     assert!(caps.tools.is_some() && caps.prompts.is_some() && caps.resources.is_some(), "{caps:?}");
     assert!(caps.completions.is_some(), "server-everything declares completions: {caps:?}");

@@ -8,7 +8,8 @@
 //! - `suite-<version>/`: the suite at each of [`SUITE_VERSIONS`], one npm prefix each;
 //! - `results/<version>/<scenario>/`: what the last run of each scenario left: the suite's
 //!   `checks.json`, the client's `stdout.txt` and `stderr.txt`, and the suite's own output
-//!   (`suite.log`).
+//!   (`suite.log`); `results/<version>/requirements-<revision>/<scenario>/` the same for the runs
+//!   of a requirement set (with one `suite.log` for the whole set).
 //!
 //! Provisioning is idempotent: a stamp file in each prefix records what was installed, and a
 //! prefix whose stamp names the pinned package is left alone. A failed install stops the run with
@@ -20,22 +21,34 @@
 //! server's URL as the last argument (and `MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_CONTEXT`,
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` in its environment), then checks what it saw. Node runs
 //! with `NODE_OPTIONS=--require xtask/conformance/loopback.cjs`, which binds the mock servers to
-//! 127.0.0.1 instead of every interface.
+//! 127.0.0.1 instead of every interface. Run alone, a scenario speaks the revision it was
+//! introduced in (2026-07-28 for the modern-era scenarios, 2025-11-25 for the others).
 //!
-//! A scenario passes when the suite exits 0 and its checks hold no FAILURE or WARNING (a
-//! required scenario also needs a SUCCESS). The scenarios of [`REQUIRED`] must pass on every
-//! suite version that lists them. Any other scenario that fails must be listed in
-//! `xtask/conformance/expected-failures.txt` (`<version> <scenario>  # why`); a listed scenario
-//! that passes is reported, so that its line gets removed.
+//! Then, for a suite version that bundles requirement sets ([`requirements::REQUIREMENT_SETS`]:
+//! 0.2.0-alpha.12 with 2026-07-28 and 2025-11-25), the client scenarios of each set run again with
+//! `client --requirements <revision>`: every one at that revision's wire (see `requirements.rs`).
+//!
+//! A scenario passes when its run had no problem (the suite exited 0 for a scenario run alone;
+//! the client finished for a scenario of a set) and its checks hold no FAILURE or WARNING (a
+//! required scenario also needs a SUCCESS). The scenarios of [`REQUIRED`] must pass in every run
+//! that has them. Any other scenario that fails must be listed in
+//! `xtask/conformance/expected-failures.txt`: `<version> <scenario>  # why` for a scenario run
+//! alone, `<version> <revision> <scenario>  # why` for one in the run of requirement set
+//! `<revision>`. A listed scenario that passes is reported, so that its line gets removed.
 
-use std::collections::BTreeMap;
+mod report;
+mod requirements;
+
 use std::ffi::OsString;
 use std::fs;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use xtask::project_root;
+
+use self::report::{Row, read_expected_failures, report};
 
 /// The suite versions run, each with every client scenario it lists.
 pub const SUITE_VERSIONS: &[&str] = &["0.1.16", "0.2.0-alpha.12"];
@@ -66,7 +79,8 @@ pub fn conformance_dir() -> PathBuf {
 }
 
 /// Provision Node 22 and the suites, build the client, run every client scenario of every suite
-/// version, print the summary, and fail on a scenario that fails unexpectedly.
+/// version (alone, then in each requirement set), print the summary, and fail on a scenario that
+/// fails unexpectedly.
 pub fn conformance() -> Result {
     heading("conformance: provisioning");
     let dir = conformance_dir();
@@ -91,185 +105,19 @@ pub fn conformance() -> Result {
         let _ = fs::remove_dir_all(&results);
         for scenario in &scenarios {
             let row = run_scenario(&node, entry, &client, version, scenario, &results)?;
-            let listed = expected.contains_key(&(version.to_string(), scenario.clone()));
-            println!(
-                "  {version} {scenario}: {} passed, {} failed, {} warnings{}{}",
-                row.passed,
-                row.failed,
-                row.warnings,
-                if row.passes() { "" } else { " — FAILS" },
-                if listed && !row.passes() { " (expected)" } else { "" }
-            );
+            row.print_progress(&expected);
             rows.push(row);
+        }
+        for revision in requirements::requirement_sets(version) {
+            heading(&format!("conformance: suite {version}, requirement set {revision}"));
+            for row in requirements::run_set(&node, entry, &client, version, revision, &results)? {
+                row.print_progress(&expected);
+                rows.push(row);
+            }
         }
     }
     let _ = fs::remove_dir_all(dir.join("runs"));
     report(&rows, &expected, &dir.join("results"))
-}
-
-/// One scenario's outcome.
-struct Row {
-    version: String,
-    scenario: String,
-    passed: usize,
-    failed: usize,
-    warnings: usize,
-    /// Why the run itself failed (the suite's exit status, no checks.json), if it did.
-    problem: Option<String>,
-    /// `id: message` of every FAILURE and WARNING.
-    bad_checks: Vec<String>,
-}
-
-impl Row {
-    /// Whether the suite passed it: it exited 0, and no check failed or warned. A required
-    /// scenario must also have passed a check (not only skipped them).
-    fn passes(&self) -> bool {
-        let checked = self.passed > 0 || !REQUIRED.contains(&self.scenario.as_str());
-        self.problem.is_none() && self.failed == 0 && self.warnings == 0 && checked
-    }
-}
-
-fn report(rows: &[Row], expected: &BTreeMap<(String, String), String>, results: &Path) -> Result {
-    heading("conformance: summary");
-    let mut table =
-        vec![["version", "scenario", "passed", "failed", "warnings", "outcome"].map(str::to_owned).to_vec()];
-    let mut unexpected = Vec::new();
-    let mut stale = Vec::new();
-    for row in rows {
-        let key = (row.version.clone(), row.scenario.clone());
-        let required = REQUIRED.contains(&row.scenario.as_str());
-        let listed = expected.contains_key(&key);
-        let outcome = match (row.passes(), listed) {
-            (true, false) if row.passed == 0 => "pass (every check skipped)",
-            (true, false) => "pass",
-            (true, true) => {
-                stale.push(format!("{} {}", row.version, row.scenario));
-                "pass (listed as expected failure)"
-            }
-            (false, true) if !required => "expected failure",
-            (false, _) => {
-                unexpected.push(row);
-                "FAIL"
-            }
-        };
-        table.push(vec![
-            row.version.clone(),
-            row.scenario.clone(),
-            row.passed.to_string(),
-            row.failed.to_string(),
-            row.warnings.to_string(),
-            outcome.to_owned(),
-        ]);
-    }
-    print_table(&table);
-    println!("\nchecks.json of each scenario: {}/<version>/<scenario>/", results.display());
-
-    let ran: Vec<(String, String)> = rows.iter().map(|r| (r.version.clone(), r.scenario.clone())).collect();
-    for (version, scenario) in expected.keys() {
-        if !ran.contains(&(version.clone(), scenario.clone())) {
-            println!(
-                "\nnotice: {EXPECTED_FAILURES} lists `{version} {scenario}`, which the suite did not run; remove the line"
-            );
-        }
-    }
-    for entry in &stale {
-        println!("\nnotice: `{entry}` passes now: remove its line from {EXPECTED_FAILURES}");
-    }
-    let never_ran: Vec<&str> =
-        REQUIRED.iter().copied().filter(|r| !rows.iter().any(|row| row.scenario == *r)).collect();
-    if !never_ran.is_empty() {
-        return Err(format!("no suite version listed the required scenario(s) {}", never_ran.join(", ")));
-    }
-    let misplaced: Vec<String> = expected
-        .keys()
-        .filter(|(_, scenario)| REQUIRED.contains(&scenario.as_str()))
-        .map(|(v, s)| format!("{v} {s}"))
-        .collect();
-    if !misplaced.is_empty() {
-        return Err(format!("{EXPECTED_FAILURES} lists required scenarios, which must pass: {}", misplaced.join(", ")));
-    }
-    if unexpected.is_empty() {
-        let passed = rows.iter().filter(|r| r.passes()).count();
-        println!("\nconformance: {passed} scenarios passed, {} failed as expected", rows.len() - passed);
-        return Ok(());
-    }
-    for row in &unexpected {
-        eprintln!("\n{} {} failed:", row.version, row.scenario);
-        if let Some(problem) = &row.problem {
-            eprintln!("  {problem}");
-        }
-        for check in &row.bad_checks {
-            eprintln!("  {check}");
-        }
-        eprintln!("  see {}", results.join(&row.version).join(&row.scenario).display());
-    }
-    let names: Vec<String> = unexpected.iter().map(|r| format!("{} {}", r.version, r.scenario)).collect();
-    Err(format!(
-        "{} conformance scenario(s) failed that must pass or are not listed in {EXPECTED_FAILURES}: {}",
-        names.len(),
-        names.join(", ")
-    ))
-}
-
-fn print_table(rows: &[Vec<String>]) {
-    let columns = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> =
-        (0..columns).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    for (i, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(
-                |(c, (cell, width))| {
-                    if (2..5).contains(&c) { format!("{cell:>width$}") } else { format!("{cell:<width$}") }
-                },
-            )
-            .collect();
-        println!("{}", cells.join("  ").trim_end());
-        if i == 0 {
-            println!("{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Expected failures
-
-/// The expected-failures file, relative to the workspace root.
-const EXPECTED_FAILURES: &str = "xtask/conformance/expected-failures.txt";
-
-/// `(version, scenario) -> reason`, from [`EXPECTED_FAILURES`].
-fn read_expected_failures() -> Result<BTreeMap<(String, String), String>> {
-    let path = project_root().join(EXPECTED_FAILURES);
-    let text = fs::read_to_string(&path).map_err(|e| format!("conformance: cannot read {}: {e}", path.display()))?;
-    parse_expected_failures(&text).map_err(|e| format!("conformance: {EXPECTED_FAILURES}: {e}"))
-}
-
-/// Lines `<version> <scenario>  # reason`; blank lines and lines starting with `#` are skipped.
-fn parse_expected_failures(text: &str) -> Result<BTreeMap<(String, String), String>> {
-    let mut entries = BTreeMap::new();
-    for (n, line) in text.lines().enumerate() {
-        let (entry, reason) = line.split_once('#').unwrap_or((line, ""));
-        let words: Vec<&str> = entry.split_whitespace().collect();
-        match words.as_slice() {
-            [] => continue,
-            [version, scenario] => {
-                if !SUITE_VERSIONS.contains(version) {
-                    return Err(format!("line {}: unknown suite version {version:?}", n + 1));
-                }
-                if reason.trim().is_empty() {
-                    return Err(format!("line {}: `{version} {scenario}` needs a `# reason`", n + 1));
-                }
-                let key = (version.to_string(), scenario.to_string());
-                if entries.insert(key, reason.trim().to_owned()).is_some() {
-                    return Err(format!("line {}: `{version} {scenario}` is listed twice", n + 1));
-                }
-            }
-            _ => return Err(format!("line {}: expected `<version> <scenario>  # reason`, got {line:?}", n + 1)),
-        }
-    }
-    Ok(entries)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -353,15 +201,15 @@ fn run_scenario(
         .arg(&out_dir)
         .stdin(Stdio::null())
         .stdout(log)
-        .stderr(log_err);
+        .stderr(log_err)
+        .process_group(0);
     let mut child = command.spawn().map_err(|e| format!("conformance: cannot start {}: {e}", node.display()))?;
     let started = Instant::now();
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if started.elapsed() > SCENARIO_DEADLINE => {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill_group(&mut child);
                 break None;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(50)),
@@ -369,15 +217,7 @@ fn run_scenario(
         }
     };
 
-    let mut row = Row {
-        version: version.to_owned(),
-        scenario: scenario.to_owned(),
-        passed: 0,
-        failed: 0,
-        warnings: 0,
-        problem: None,
-        bad_checks: Vec::new(),
-    };
+    let mut row = Row::new(version, None, scenario);
     match status {
         None => row.problem = Some(format!("the suite did not finish within {SCENARIO_DEADLINE:?} and was killed")),
         Some(s) if !s.success() => {
@@ -387,18 +227,7 @@ fn run_scenario(
     }
     // The suite writes `<out>/<scenario>-<timestamp>/`; copy what it wrote next to suite.log.
     match find_file(&out_dir, "checks.json") {
-        Some(checks) => {
-            let written = checks.parent().unwrap_or(&out_dir);
-            for name in ["checks.json", "stdout.txt", "stderr.txt"] {
-                let _ = fs::copy(written.join(name), keep.join(name));
-            }
-            let text = fs::read_to_string(&checks).map_err(|e| format!("conformance: {}: {e}", checks.display()))?;
-            let summary = summarize_checks(&text).map_err(|e| format!("conformance: {}: {e}", checks.display()))?;
-            row.passed = summary.passed;
-            row.failed = summary.failed;
-            row.warnings = summary.warnings;
-            row.bad_checks = summary.bad;
-        }
+        Some(checks) => collect_results(&mut row, checks.parent().unwrap_or(&out_dir), &keep)?,
         None => {
             let problem = row.problem.take().unwrap_or_default();
             row.problem = Some(format!("no checks.json was written. {problem}").trim().to_owned());
@@ -406,6 +235,30 @@ fn run_scenario(
     }
     let _ = fs::remove_dir_all(&out_dir);
     Ok(row)
+}
+
+/// Copy what the suite wrote for one scenario (`checks.json`, the client's `stdout.txt` and
+/// `stderr.txt`) from `written` to `keep`, and count its checks into `row`.
+fn collect_results(row: &mut Row, written: &Path, keep: &Path) -> Result {
+    for name in ["checks.json", "stdout.txt", "stderr.txt"] {
+        let _ = fs::copy(written.join(name), keep.join(name));
+    }
+    let checks = written.join("checks.json");
+    let text = fs::read_to_string(&checks).map_err(|e| format!("conformance: {}: {e}", checks.display()))?;
+    let summary = summarize_checks(&text).map_err(|e| format!("conformance: {}: {e}", checks.display()))?;
+    row.passed = summary.passed;
+    row.failed = summary.failed;
+    row.warnings = summary.warnings;
+    row.bad_checks = summary.bad;
+    Ok(())
+}
+
+/// Kill a suite started in its own process group ([`CommandExt::process_group`]) with everything it
+/// started (the client, its children), then reap it.
+fn kill_group(child: &mut Child) {
+    let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
@@ -692,16 +545,5 @@ mod tests {
         assert_eq!((summary.passed, summary.failed, summary.warnings), (1, 1, 1));
         assert_eq!(summary.bad, ["WARNING b: late", "FAILURE c"]);
         assert!(summarize_checks("{}").is_err());
-    }
-
-    #[test]
-    fn expected_failures_need_a_known_version_and_a_reason() {
-        let text = "# comment\n\n0.1.16 auth/basic-cimd  # no OAuth yet\n";
-        let parsed = parse_expected_failures(text).unwrap();
-        assert_eq!(parsed[&("0.1.16".to_owned(), "auth/basic-cimd".to_owned())], "no OAuth yet");
-        assert!(parse_expected_failures("0.1.16 auth/basic-cimd\n").is_err());
-        assert!(parse_expected_failures("9.9.9 x  # why\n").is_err());
-        assert!(parse_expected_failures("0.1.16 x y  # why\n").is_err());
-        assert!(parse_expected_failures("0.1.16 x  # a\n0.1.16 x  # b\n").is_err());
     }
 }

@@ -1,10 +1,11 @@
 //! The real peers: MCP servers that no one here wrote, installed into `target/peers/` and run by
-//! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs` and `peers_http.rs`).
+//! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs`, `peers_http.rs` and
+//! `peers_python.rs`).
 //!
 //! - `target/peers/npm`: the npm reference servers, at the exact versions of [`NPM_PACKAGES`];
 //! - `target/peers/venv`: a Python virtual environment with [`PYTHON_PACKAGES`]: the
-//!   `mcp-server-time` server, and the Python `mcp` SDK that runs the test server kept in this
-//!   repository (`tests/peers/python/http_server.py`).
+//!   `mcp-server-time` server, the Python `mcp` SDK and `fastmcp`, which run the test servers kept
+//!   in this repository (`tests/peers/python/`).
 //!
 //! Provisioning is the only step that touches the network (the npm registry and PyPI). It is
 //! idempotent: a stamp file in each directory records what was installed, and a directory whose
@@ -29,10 +30,14 @@ pub const NPM_PACKAGES: &[(&str, &str)] = &[
 ];
 
 /// Python packages installed into the venv, pinned to exact versions.
-pub const PYTHON_PACKAGES: &[(&str, &str)] = &[("mcp-server-time", "2026.10.19"), ("mcp", "2.3.0")];
+///
+/// `fastmcp` 4.2.3 is the newest release whose requirements `mcp` 2.3.0 satisfies (it runs on that
+/// SDK; `pip install --dry-run` resolves the three together without changing `mcp`).
+pub const PYTHON_PACKAGES: &[(&str, &str)] =
+    &[("mcp-server-time", "2026.10.19"), ("mcp", "2.3.0"), ("fastmcp", "4.2.3")];
 
 /// The test files of the `tests` crate that run against the peers.
-pub const PEER_TESTS: &[&str] = &["peers_stdio", "peers_http"];
+pub const PEER_TESTS: &[&str] = &["peers_stdio", "peers_http", "peers_python"];
 
 /// Where the tests find the provisioned peers (an absolute path).
 pub const PEERS_DIR_ENV: &str = "MCP_PEERS_DIR";
