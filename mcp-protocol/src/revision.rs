@@ -153,6 +153,11 @@ impl ProtocolVersion {
     pub fn has_request_meta(&self) -> bool {
         self.era() == Some(Era::Modern)
     }
+    /// Over HTTP, a request is cancelled by closing its response stream rather than with
+    /// `notifications/cancelled` (stdio still sends the notification).
+    pub fn has_http_stream_cancellation(&self) -> bool {
+        self.era() == Some(Era::Modern)
+    }
 }
 
 impl PartialOrd for ProtocolVersion {

@@ -3,6 +3,8 @@
 //! - [`Transport`]: the abstraction the session engine drives. It sends [`Message`]s and yields
 //!   [`TransportEvent`]s: messages from the peer, a failure tied to one request, and finally why
 //!   the transport ended ([`CloseReason`]). Hosts may implement it for transports of their own.
+//!   [`Transport::cancel_request`] lets a transport cancel an abandoned request its own way
+//!   ([`CancelHandling`]), as streamable HTTP does in the modern era.
 //! - [`MemoryTransport`]: an in-memory pair for tests.
 //! - [`StdioTransport`]: a server run as a child process in its own process group, speaking
 //!   newline-delimited JSON-RPC, configured by [`StdioConfig`].
@@ -91,6 +93,16 @@ pub enum TransportEvent {
     Closed(CloseReason),
 }
 
+/// What a transport did with a request the session abandoned ([`Transport::cancel_request`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelHandling {
+    /// Nothing: the session tells the server with `notifications/cancelled`.
+    NotHandled,
+    /// The transport cancelled the request itself (streamable HTTP in the modern era closes the
+    /// request's response stream); no `notifications/cancelled` is sent.
+    Handled,
+}
+
 /// Moves JSON-RPC messages to and from one peer.
 ///
 /// Contract:
@@ -116,5 +128,14 @@ pub trait Transport: Send + Sync + 'static {
     /// The last lines the peer wrote to its diagnostics stream, oldest first (stdio: stderr).
     fn diagnostics_tail(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// The session abandoned request `id` (it timed out, or its future was dropped). A transport
+    /// whose revision cancels by other means than `notifications/cancelled` does so here and
+    /// returns [`CancelHandling::Handled`]. The default does nothing: the session then sends
+    /// `notifications/cancelled`. Called from `Drop` too, so it must not block.
+    fn cancel_request(&self, id: &RequestId) -> CancelHandling {
+        let _ = id;
+        CancelHandling::NotHandled
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! Every request ends in exactly one way: the server's result, its error object, a timeout, or
 //! the transport's end (then all pending requests fail at once with the reason). A request that
-//! times out or whose future is dropped sends `notifications/cancelled`; a late answer is ignored.
+//! times out or whose future is dropped is cancelled: by the transport where it has a way of its
+//! own (streamable HTTP in the modern era closes the response stream), otherwise with
+//! `notifications/cancelled`. A late answer is ignored.
 
 mod error;
 mod inbound;
@@ -19,7 +21,7 @@ use mcp_protocol::types::cancellation::CancelledParams;
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::progress::ProgressParams;
 use mcp_protocol::{Message, NotificationMethod, RawJson, Request, RequestId, RequestMethod};
-use mcp_transport::{CloseReason, Transport};
+use mcp_transport::{CancelHandling, CloseReason, Transport};
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
@@ -232,7 +234,7 @@ impl Session {
     /// Returns the request's id at once (a subscription is named by it) and the future of its
     /// answer. That future ends with the server's answer, a transport failure of this request, or
     /// the transport's end ([`SessionError::Closed`], also after [`Session::close`]); dropping it
-    /// sends `notifications/cancelled`. Nothing is sent before the future is first polled.
+    /// cancels the request. Nothing is sent before the future is first polled.
     pub fn request_unbounded<M: RequestMethod>(&self, params: &M::Params) -> (RequestId, Answer<M::Result>) {
         let params = to_raw(params).map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) });
         let id = self.next_id();
@@ -294,7 +296,7 @@ impl Session {
         let Some(sent) = sent else {
             guard.disarm();
             shared.pending.remove(&id);
-            send_cancelled(shared.clone(), id, "request timed out");
+            cancel(shared.clone(), id, "request timed out");
             return Err(SessionError::Timeout {
                 server: shared.name.clone(),
                 method: method.into(),
@@ -327,7 +329,7 @@ impl Session {
                 _ = sleep_until(deadline) => {
                     guard.disarm();
                     shared.pending.remove(&id);
-                    send_cancelled(shared.clone(), id, "request timed out");
+                    cancel(shared.clone(), id, "request timed out");
                     return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
                 }
                 _ = bump.notified() => {
@@ -373,6 +375,18 @@ fn with_meta(
     to_raw(&value)
 }
 
+/// Cancel an abandoned request: the transport's own way when it has one, otherwise with
+/// `notifications/cancelled`.
+fn cancel(shared: Arc<Shared>, id: RequestId, reason: &'static str) {
+    if shared.transport.cancel_request(&id) == CancelHandling::Handled {
+        return;
+    }
+    // Outside a runtime (the runtime itself is shutting down) there is no one to send it.
+    if tokio::runtime::Handle::try_current().is_ok() {
+        send_cancelled(shared, id, reason);
+    }
+}
+
 /// Tell the server a request is abandoned, in the background: the caller returns at once even if
 /// the transport cannot take the notification (bounded by a short timeout).
 fn send_cancelled(shared: Arc<Shared>, id: RequestId, reason: &'static str) {
@@ -391,7 +405,7 @@ fn send_cancelled(shared: Arc<Shared>, id: RequestId, reason: &'static str) {
 /// How long the background send of `notifications/cancelled` may take.
 const CANCEL_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Removes a pending request whose future was dropped, and tells the server.
+/// Removes a pending request whose future was dropped, and cancels it.
 struct CancelOnDrop {
     shared: Option<Arc<Shared>>,
     id: RequestId,
@@ -409,10 +423,6 @@ impl Drop for CancelOnDrop {
         if shared.pending.remove(&self.id).is_none() {
             return;
         }
-        let id = self.id.clone();
-        // Outside a runtime (the runtime itself is shutting down) there is no one to send it.
-        if tokio::runtime::Handle::try_current().is_ok() {
-            send_cancelled(shared, id, "request cancelled by the client");
-        }
+        cancel(shared, self.id.clone(), "request cancelled by the client");
     }
 }

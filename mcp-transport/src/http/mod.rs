@@ -13,10 +13,13 @@
 //! - Modern era (2026-07-28): a message naming its revision in `_meta` carries no session, and
 //!   gets `Mcp-Method`, `Mcp-Name` and, on `tools/call`, the `Mcp-Param-*` headers of the
 //!   tool's `x-mcp-header` parameters, learnt from the `tools/list` answers carried ([`params`]).
+//! - Cancellation: in the modern era, [`Transport::cancel_request`] closes the request's exchange
+//!   (its POST or response stream) instead of letting the session send `notifications/cancelled`.
 //! - Secrets: header values and the bearer token are never logged.
 
 pub(crate) mod body;
 mod config;
+mod inflight;
 mod modern;
 pub mod params;
 mod post;
@@ -30,7 +33,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use mcp_protocol::{Message, RequestId};
+use mcp_protocol::{Message, ProtocolVersion, RequestId};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::{oneshot, watch};
@@ -41,7 +44,7 @@ use self::runtime::{EventQueue, TaskSet};
 pub(crate) use self::session::protocol_version_of;
 use self::session::{InitMemory, SessionState};
 use self::stream::SeenIds;
-use crate::{CloseReason, Transport, TransportError, TransportEvent, TransportKind};
+use crate::{CancelHandling, CloseReason, Transport, TransportError, TransportEvent, TransportKind};
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -86,6 +89,8 @@ pub(crate) struct Inner {
     standalone_tried: watch::Sender<bool>,
     pub(crate) internal_ids: AtomicU64,
     pub(crate) tool_headers: Mutex<params::ToolHeaders>,
+    /// Modern-era requests in flight, which `cancel_request` cancels by closing their exchange.
+    in_flight: Arc<inflight::InFlight>,
 }
 
 impl std::fmt::Debug for StreamableHttpTransport {
@@ -123,6 +128,7 @@ impl StreamableHttpTransport {
             standalone_tried: watch::Sender::new(false),
             internal_ids: AtomicU64::new(0),
             tool_headers: Mutex::new(params::ToolHeaders::default()),
+            in_flight: Arc::default(),
         };
         Ok(StreamableHttpTransport { inner: Arc::new(inner), closing: tokio::sync::Mutex::new(false) })
     }
@@ -271,11 +277,28 @@ impl Transport for StreamableHttpTransport {
             {
                 lock(&self.inner.init).remember(request);
             }
-            lock(&self.inner.tool_headers).sent(&message);
+            let modern = {
+                let mut tools = lock(&self.inner.tool_headers);
+                tools.sent(&message);
+                modern::headers(&message, &tools)
+            };
+            // A request of a revision that cancels by closing the response stream is tracked.
+            let cancellable = match (&message, &modern) {
+                (Message::Request(r), Some((version, _)))
+                    if ProtocolVersion::parse(version).has_http_stream_cancellation() =>
+                {
+                    Some(r.id.clone())
+                }
+                _ => None,
+            };
             // The exchange runs on its own task: dropping this future does not cut a POST
             // half-way, and the reply is still delivered.
             let (tx, rx) = oneshot::channel();
-            self.inner.tasks.spawn(post::exchange(self.inner.clone(), message, tx));
+            let exchange = post::exchange(self.inner.clone(), message, modern, tx);
+            match cancellable {
+                Some(id) => self.inner.tasks.spawn(self.inner.in_flight.track(id, exchange)),
+                None => self.inner.tasks.spawn(exchange),
+            }
             match rx.await {
                 Ok(result) => result,
                 Err(_) => Err(TransportError::Closed(self.inner.queue.ended().unwrap_or(CloseReason::Closed))),
@@ -304,6 +327,18 @@ impl Transport for StreamableHttpTransport {
 
     fn kind(&self) -> TransportKind {
         TransportKind::StreamableHttp
+    }
+
+    /// Modern era: abort the request's exchange, which closes its POST or response stream.
+    /// Legacy era (or a request no longer in flight): not handled, the session sends
+    /// `notifications/cancelled` (closing a legacy stream is a disconnection, not a cancellation).
+    fn cancel_request(&self, id: &RequestId) -> CancelHandling {
+        if self.inner.in_flight.cancel(id) {
+            tracing::debug!(server = %self.inner.name, %id, "cancelled a request by closing its exchange");
+            CancelHandling::Handled
+        } else {
+            CancelHandling::NotHandled
+        }
     }
 }
 

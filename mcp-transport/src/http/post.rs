@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use mcp_protocol::{Message, RequestId, codec};
 use reqwest::StatusCode;
+use reqwest::header::{HeaderName, HeaderValue};
 use tokio::sync::oneshot;
 
 use super::Inner;
@@ -45,10 +46,12 @@ impl Acceptance {
     }
 }
 
-/// POST `message` and deliver its reply. `accepted` learns when the response headers arrived.
+/// POST `message` and deliver its reply. `modern` holds the modern-era headers of the message
+/// (see [`super::modern::headers`]). `accepted` learns when the response headers arrived.
 pub(crate) async fn exchange(
     inner: Arc<Inner>,
     message: Message,
+    modern: Option<(String, Vec<(HeaderName, HeaderValue)>)>,
     accepted: oneshot::Sender<Result<(), TransportError>>,
 ) {
     let request = match &message {
@@ -63,13 +66,12 @@ pub(crate) async fn exchange(
         (None, _) => "response".to_owned(),
     };
     let body = codec::encode_line(&message);
-    // A modern-era message names its revision itself, and carries no session.
-    let modern = super::modern::headers(&message, &super::lock(&inner.tool_headers));
     let mut acceptance = Acceptance { tx: Some(accepted), request: request.clone() };
     let mut reinitialized = false;
     loop {
         let session = inner.session.borrow().clone();
         // `initialize` starts a session: it carries neither the old id nor a version.
+        // A modern-era message names its revision itself, and carries no session.
         let (session_id, version, extra) = match (&modern, is_initialize) {
             (Some((version, extra)), _) => (session.id.clone(), Some(version.clone()), extra.as_slice()),
             (None, true) => (None, None, &[][..]),
