@@ -4,6 +4,9 @@
 //!   crate find it with `env!("CARGO_BIN_EXE_fake-mcp-server")`.
 //! - [`support`]: helpers for tests: a capturing `tracing` subscriber, and process checks that
 //!   read `/proc`.
+//! - [`peers`]: helpers for the interop tests against real peers: finding the provisioned peers,
+//!   HTTP servers in their own process group on a loopback port, recording host callbacks.
 
 pub mod fake;
+pub mod peers;
 pub mod support;

@@ -13,277 +13,37 @@
 //! each test checks the listening sockets in `/proc/net`. Every server's whole process group is
 //! stopped at the end of its test, and killed if the test fails first.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use mcp_manager::callbacks::{ElicitationHandler, NotificationSink, RootsProvider, SamplingHandler};
+use mcp_manager::callbacks::{ElicitationHandler, SamplingHandler};
 use mcp_manager::connection::EraPreference;
 use mcp_manager::{
     ConnectionError, ConnectionOptions, HostCallbacks, McpConnection, RemoteTarget, RequestOptions, SessionError,
 };
-use mcp_protocol::messages::ServerNotification;
 use mcp_protocol::types::completion::{CompleteArgument, CompleteContext, CompleteParams, Reference};
-use mcp_protocol::types::content::{ContentBlock, ResourceContents};
+use mcp_protocol::types::content::ResourceContents;
 use mcp_protocol::types::elicitation::{ElicitParams, ElicitResult};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::progress::ProgressParams;
 use mcp_protocol::types::prompts::GetPromptParams;
-use mcp_protocol::types::roots::Root;
 use mcp_protocol::types::sampling::{CreateMessageParams, CreateMessageResult};
-use mcp_protocol::types::tools::CallToolResult;
 use mcp_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 use mcp_transport::TransportKind;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tests::peers::{HttpPeer, Notes, TestRoots, args, call, free_port, peer, prompt_argument, repo_peer_file, texts};
 
 /// Each test's whole run, server start-up included.
 const TEST_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// How long a server may take to accept connections.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-const SKIPPED: &str = "skipped: real peers not provisioned; run `cargo xtask test`";
 
 const EVERYTHING: &str = "npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
 
 /// What the sampling handler answers, whatever it is asked.
 const SAMPLED: &str = "a fixed reply from the test's sampling handler";
-
-fn peers_required() -> bool {
-    std::env::var("MCP_REQUIRE_PEERS").is_ok_and(|v| v == "1")
-}
-
-/// The file of a provisioned peer, relative to `MCP_PEERS_DIR`. `None` means: skip the test.
-fn peer(relative: &str) -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("MCP_PEERS_DIR").filter(|d| !d.is_empty()) else {
-        assert!(!peers_required(), "MCP_REQUIRE_PEERS=1 but MCP_PEERS_DIR is not set; run `cargo xtask test`");
-        println!("{SKIPPED}");
-        return None;
-    };
-    let path = Path::new(&dir).join(relative);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        !peers_required(),
-        "MCP_REQUIRE_PEERS=1 but the peer {} is missing; run `cargo xtask test`",
-        path.display()
-    );
-    println!("{SKIPPED} ({} is missing)", path.display());
-    None
-}
-
-/// A file of this repository's `tests/peers/` directory.
-fn repo_peer_file(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("peers").join(relative)
-}
-
-/// A port of 127.0.0.1 that was free a moment ago: bound with port 0, then released.
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("local address").port()
-}
-
-/// A server process started by a test, in its own process group. [`HttpPeer::stop`] ends it and
-/// checks it is gone; dropping it (a failed test) kills the whole group.
-struct HttpPeer {
-    name: &'static str,
-    child: tokio::process::Child,
-    pid: u32,
-    port: u16,
-    output: Arc<Mutex<VecDeque<String>>>,
-    /// Set once `stop` has reaped the group: its id may then belong to someone else.
-    stopped: bool,
-}
-
-impl HttpPeer {
-    /// Start `program args` with an empty environment plus `PATH`, `HOME` and `env`, and wait
-    /// until it accepts connections on 127.0.0.1:`port`.
-    async fn start(name: &'static str, program: &Path, args: &[String], env: &[(&str, String)], port: u16) -> HttpPeer {
-        let mut command = tokio::process::Command::new(program);
-        command
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", std::env::temp_dir())
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        let mut child = command.spawn().unwrap_or_else(|e| panic!("{name}: cannot start {}: {e}", program.display()));
-        let pid = child.id().expect("a running child has a pid");
-        let output: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
-        tokio::spawn(keep_tail(BufReader::new(stdout), output.clone()));
-        tokio::spawn(keep_tail(BufReader::new(stderr), output.clone()));
-        let mut peer = HttpPeer { name, child, pid, port, output, stopped: false };
-        peer.wait_ready().await;
-        peer
-    }
-
-    async fn wait_ready(&mut self) {
-        let started = Instant::now();
-        loop {
-            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() {
-                println!("{}: listening on 127.0.0.1:{} after {:?}", self.name, self.port, started.elapsed());
-                return;
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("{} exited ({status}) before listening; its output:\n{}", self.name, self.output_tail());
-            }
-            assert!(
-                started.elapsed() < START_TIMEOUT,
-                "{} did not listen on port {} within {START_TIMEOUT:?}; its output:\n{}",
-                self.name,
-                self.port,
-                self.output_tail()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn output_tail(&self) -> String {
-        self.output.lock().unwrap().iter().cloned().collect::<Vec<_>>().join("\n")
-    }
-
-    /// Every socket listening on the server's port is bound to 127.0.0.1.
-    fn assert_loopback_only(&self) {
-        let sockets = listening_sockets(self.port);
-        assert!(!sockets.is_empty(), "{}: nothing listens on port {} in /proc/net", self.name, self.port);
-        assert!(
-            sockets.iter().all(|address| address == "0100007F"),
-            "{} listens beyond the loopback interface on port {}: {sockets:?} (hex addresses from /proc/net)",
-            self.name,
-            self.port
-        );
-    }
-
-    /// SIGTERM to the process group, SIGKILL after 5 s; then assert the server was reaped and its
-    /// group is empty.
-    async fn stop(mut self) {
-        let group = nix::unistd::Pid::from_raw(self.pid as i32);
-        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await.is_err() {
-            println!("{}: still running 5 s after SIGTERM; killing it", self.name);
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-            let _ = self.child.wait().await;
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let members = group_members(self.pid);
-            if members.is_empty() && !Path::new(&format!("/proc/{}", self.pid)).exists() {
-                break;
-            }
-            assert!(Instant::now() < deadline, "{}: its process group still has {members:?} after 5 s", self.name);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        self.stopped = true;
-        assert!(listening_sockets(self.port).is_empty(), "{}: port {} still listens", self.name, self.port);
-        println!("{}: stopped; process group {} gone", self.name, self.pid);
-    }
-}
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        // After a failed test this is what ends the server (`kill_on_drop` only reaches the
-        // direct child).
-        if !self.stopped {
-            let group = nix::unistd::Pid::from_raw(self.pid as i32);
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-        }
-    }
-}
-
-/// Keep the last 100 lines of a server's output, for failure reports.
-async fn keep_tail<R: tokio::io::AsyncBufRead + Unpin>(reader: R, tail: Arc<Mutex<VecDeque<String>>>) {
-    let mut lines = reader.lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let mut tail = tail.lock().unwrap();
-        if tail.len() == 100 {
-            tail.pop_front();
-        }
-        tail.push_back(line);
-    }
-}
-
-/// The local addresses (hex, as `/proc/net/tcp{,6}` shows them) of the sockets listening on
-/// `port`.
-fn listening_sockets(port: u16) -> Vec<String> {
-    let port = format!("{port:04X}");
-    let mut found = Vec::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else { continue };
-        for line in text.lines().skip(1) {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            // sl, local_address, rem_address, st (0A: LISTEN), ...
-            let (Some(local), Some(state)) = (fields.get(1), fields.get(3)) else { continue };
-            if *state == "0A"
-                && let Some((address, p)) = local.split_once(':')
-                && p == port
-            {
-                found.push(address.to_owned());
-            }
-        }
-    }
-    found
-}
-
-/// The processes in the process group `pgid` (read from `/proc/<pid>/stat`).
-fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
-            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
-            after.split_whitespace().nth(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
-        })
-        .collect()
-}
-
-/// Answers `roots/list` with one root and counts the calls.
-struct TestRoots {
-    uri: String,
-    calls: AtomicUsize,
-    called: tokio::sync::Notify,
-}
-
-impl TestRoots {
-    fn new(uri: &str) -> Arc<Self> {
-        Arc::new(TestRoots { uri: uri.to_owned(), calls: AtomicUsize::new(0), called: tokio::sync::Notify::new() })
-    }
-
-    async fn wait_called(&self, server: &str) {
-        let waited = tokio::time::timeout(Duration::from_secs(15), async {
-            while self.calls.load(Ordering::SeqCst) == 0 {
-                self.called.notified().await;
-            }
-        })
-        .await;
-        assert!(waited.is_ok(), "{server} never sent roots/list");
-    }
-}
-
-impl RootsProvider for TestRoots {
-    fn list_roots(&self, _server: &str) -> BoxFuture<'static, Result<Vec<Root>, ErrorObject>> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.called.notify_one();
-        let root = Root { uri: self.uri.clone(), name: Some("peer-root".into()), ..Default::default() };
-        Box::pin(async move { Ok(vec![root]) })
-    }
-}
 
 /// Answers every sampling request with [`SAMPLED`] and records the prompts it was given.
 #[derive(Default)]
@@ -311,16 +71,6 @@ impl ElicitationHandler for FormFiller {
         let content = json!({"name": "Ada", "check": true, "email": "ada@example.com", "integer": 7});
         let Value::Object(content) = content else { unreachable!() };
         Box::pin(async move { Ok(ElicitResult::accept(content)) })
-    }
-}
-
-/// Records the method of every server notification.
-#[derive(Default)]
-struct Notes(Mutex<Vec<String>>);
-
-impl NotificationSink for Notes {
-    fn on_notification(&self, _server: &str, notification: &ServerNotification) {
-        self.0.lock().unwrap().push(notification.method().to_owned());
     }
 }
 
@@ -354,32 +104,6 @@ impl Host {
     }
 }
 
-fn args(value: Value) -> Option<JsonObject> {
-    match value {
-        Value::Object(map) => Some(map),
-        other => panic!("tool arguments must be an object, not {other}"),
-    }
-}
-
-/// Call a tool that must complete without `isError`.
-async fn call(conn: &McpConnection, tool: &str, arguments: Value, options: RequestOptions) -> CallToolResult {
-    let outcome = conn.call_tool(tool, args(arguments), options).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
-    let result = outcome.complete().unwrap_or_else(|| panic!("{tool} did not complete"));
-    assert_ne!(result.is_error, Some(true), "{tool} failed: {:?}", result.content);
-    result
-}
-
-fn texts(result: &CallToolResult) -> Vec<&str> {
-    result
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Progress callbacks that collect what they get.
 fn progress_recorder() -> (RequestOptions, Arc<Mutex<Vec<ProgressParams>>>) {
     let progress: Arc<Mutex<Vec<ProgressParams>>> = Arc::default();
@@ -389,19 +113,6 @@ fn progress_recorder() -> (RequestOptions, Arc<Mutex<Vec<ProgressParams>>>) {
         timeout: Some(Duration::from_secs(10)),
     };
     (options, progress)
-}
-
-/// Plausible values for the arguments of server-everything's prompts.
-fn prompt_argument(name: &str) -> &'static str {
-    match name {
-        "city" => "Portland",
-        "state" => "Oregon",
-        "department" => "Engineering",
-        "name" => "Alice",
-        "resourceType" => "Text",
-        "resourceId" => "3",
-        _ => "1",
-    }
 }
 
 /// Start server-everything in `mode` (`streamableHttp` or `sse`) on a free loopback port.

@@ -11,195 +11,28 @@
 //! credentials) and need no network: everything they do here is local.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
-use mcp_manager::callbacks::{NotificationSink, RootsProvider};
 use mcp_manager::connection::EraPreference;
-use mcp_manager::{
-    ConnectionError, ConnectionOptions, HostCallbacks, McpConnection, RequestOptions, SessionError, TransportFactory,
-};
+use mcp_manager::{ConnectionError, ConnectionOptions, HostCallbacks, McpConnection, RequestOptions, SessionError};
+use mcp_protocol::ErrorCode;
 use mcp_protocol::ProtocolVersion;
-use mcp_protocol::messages::ServerNotification;
 use mcp_protocol::types::completion::{CompleteArgument, CompleteContext, CompleteParams, Reference};
 use mcp_protocol::types::content::{ContentBlock, ResourceContents};
 use mcp_protocol::types::logging::LoggingLevel;
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::progress::ProgressParams;
 use mcp_protocol::types::prompts::GetPromptParams;
-use mcp_protocol::types::roots::Root;
-use mcp_protocol::types::tools::CallToolResult;
-use mcp_protocol::{ErrorCode, ErrorObject};
-use mcp_transport::{CloseReason, StdioConfig, StdioTransport, Transport};
+use mcp_transport::{CloseReason, StdioConfig};
 use serde_json::{Value, json};
+use tests::peers::{Notes, TestRoots, args, assert_gone, call, close_and_assert_reaped, peer, prompt_argument, texts};
+use tests::support::recording_factory;
 
 /// Each test's whole run, server start-up included.
 const TEST_TIMEOUT: Duration = Duration::from_secs(60);
-
-const SKIPPED: &str = "skipped: real peers not provisioned; run `cargo xtask test`";
-
-fn peers_required() -> bool {
-    std::env::var("MCP_REQUIRE_PEERS").is_ok_and(|v| v == "1")
-}
-
-/// The file of a provisioned peer, relative to `MCP_PEERS_DIR`. `None` means: skip the test.
-fn peer(relative: &str) -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("MCP_PEERS_DIR").filter(|d| !d.is_empty()) else {
-        assert!(!peers_required(), "MCP_REQUIRE_PEERS=1 but MCP_PEERS_DIR is not set; run `cargo xtask test`");
-        println!("{SKIPPED}");
-        return None;
-    };
-    let path = Path::new(&dir).join(relative);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        !peers_required(),
-        "MCP_REQUIRE_PEERS=1 but the peer {} is missing; run `cargo xtask test`",
-        path.display()
-    );
-    println!("{SKIPPED} ({} is missing)", path.display());
-    None
-}
-
-/// Spawns the stdio server and records its pid (also its process group id).
-fn recording_factory(config: StdioConfig, pid: Arc<AtomicU32>) -> TransportFactory {
-    Arc::new(move || {
-        let (config, pid) = (config.clone(), pid.clone());
-        Box::pin(async move {
-            let transport = StdioTransport::spawn(config)?;
-            pid.store(transport.pid(), Ordering::SeqCst);
-            Ok(Arc::new(transport) as Arc<dyn Transport>)
-        })
-    })
-}
-
-/// Answers `roots/list` with one root and counts the calls.
-struct TestRoots {
-    uri: String,
-    calls: AtomicUsize,
-    called: tokio::sync::Notify,
-}
-
-impl TestRoots {
-    fn new(uri: impl Into<String>) -> Arc<Self> {
-        Arc::new(TestRoots { uri: uri.into(), calls: AtomicUsize::new(0), called: tokio::sync::Notify::new() })
-    }
-
-    /// Wait until the server has asked for the roots at least once.
-    async fn wait_called(&self, server: &str) {
-        let waited = tokio::time::timeout(Duration::from_secs(15), async {
-            while self.calls.load(Ordering::SeqCst) == 0 {
-                self.called.notified().await;
-            }
-        })
-        .await;
-        assert!(waited.is_ok(), "{server} never sent roots/list");
-    }
-}
-
-impl RootsProvider for TestRoots {
-    fn list_roots(&self, _server: &str) -> BoxFuture<'static, Result<Vec<Root>, ErrorObject>> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.called.notify_one();
-        let root = Root { uri: self.uri.clone(), name: Some("peer-root".into()), ..Default::default() };
-        Box::pin(async move { Ok(vec![root]) })
-    }
-}
-
-/// Records the method of every server notification.
-#[derive(Default)]
-struct Notes(Mutex<Vec<String>>);
-
-impl NotificationSink for Notes {
-    fn on_notification(&self, _server: &str, notification: &ServerNotification) {
-        self.0.lock().unwrap().push(notification.method().to_owned());
-    }
-}
-
-fn args(value: Value) -> Option<JsonObject> {
-    match value {
-        Value::Object(map) => Some(map),
-        other => panic!("tool arguments must be an object, not {other}"),
-    }
-}
-
-/// Call a tool that must complete without `isError`.
-async fn call(conn: &McpConnection, tool: &str, arguments: Value, options: RequestOptions) -> CallToolResult {
-    let outcome = conn.call_tool(tool, args(arguments), options).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
-    let result = outcome.complete().unwrap_or_else(|| panic!("{tool} did not complete"));
-    assert_ne!(result.is_error, Some(true), "{tool} failed: {:?}", result.content);
-    result
-}
-
-fn texts(result: &CallToolResult) -> Vec<&str> {
-    result
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The processes in the process group `pgid` (read from `/proc/<pid>/stat`).
-fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
-            // After the command name in parentheses: state, ppid, pgrp.
-            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
-            after.split_whitespace().nth(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
-        })
-        .collect()
-}
-
-/// Close the connection, then assert that the server process and its whole group are gone
-/// within 5 s.
-async fn close_and_assert_reaped(conn: &McpConnection, pid: u32) {
-    assert_ne!(pid, 0, "the factory did not record the server's pid");
-    assert!(Path::new(&format!("/proc/{pid}")).exists(), "the server {pid} was already gone before close");
-    let started = Instant::now();
-    conn.close().await;
-    assert_gone(pid).await;
-    println!("closed; process {pid} and its group gone after {:?}", started.elapsed());
-}
-
-/// Assert that the process `pid` is reaped and its process group empty within 5 s.
-async fn assert_gone(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let alive = Path::new(&format!("/proc/{pid}")).exists();
-        let members = group_members(pid);
-        if !alive && members.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "after 5 s: server process {pid} alive (or unreaped): {alive}; its group still has {members:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Plausible values for the arguments of server-everything's prompts.
-fn prompt_argument(name: &str) -> &'static str {
-    match name {
-        "city" => "Portland",
-        "state" => "Oregon",
-        "department" => "Engineering",
-        "name" => "Alice",
-        "resourceType" => "Text",
-        "resourceId" => "3",
-        _ => "1",
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_over_stdio() {
@@ -213,7 +46,6 @@ async fn server_everything_over_stdio() {
 
 async fn everything(entry: PathBuf) {
     let config = StdioConfig::new("everything", "node", [entry.to_string_lossy().into_owned(), "stdio".into()]);
-    let pid = Arc::new(AtomicU32::new(0));
     let roots = TestRoots::new("file:///tmp/mcp-peer-interop-root");
     let notes = Arc::new(Notes::default());
     let mut options = ConnectionOptions::new("everything");
@@ -221,7 +53,8 @@ async fn everything(entry: PathBuf) {
         HostCallbacks { roots: Some(roots.clone()), notifications: Some(notes.clone()), ..Default::default() };
     // Era negotiation as a host leaves it (the default): probe with server/discover, fall back.
     options.era = EraPreference::Auto;
-    let conn = McpConnection::new(recording_factory(config, pid.clone()), options);
+    let (factory, spawned) = recording_factory(config);
+    let conn = McpConnection::new(factory, options);
 
     // Handshake. server-everything speaks only the legacy era: the modern probe is refused, and
     // auto mode falls back to the initialize handshake.
@@ -332,7 +165,7 @@ async fn everything(entry: PathBuf) {
     let seen = notes.0.lock().unwrap().clone();
     assert!(seen.iter().any(|m| m == "notifications/message"), "no log notification arrived: {seen:?}");
 
-    close_and_assert_reaped(&conn, pid.load(Ordering::SeqCst)).await;
+    close_and_assert_reaped(&conn, &spawned).await;
     assert!(conn.session().await.is_err(), "the connection is closed");
 }
 
@@ -480,10 +313,10 @@ async fn mcp_server_time_over_stdio() {
 
 async fn time_server(program: PathBuf, era: EraPreference, expected: ProtocolVersion) {
     let config = StdioConfig::new("time", program.to_string_lossy(), Vec::<String>::new());
-    let pid = Arc::new(AtomicU32::new(0));
     let mut options = ConnectionOptions::new("time");
     options.era = era;
-    let conn = McpConnection::new(recording_factory(config, pid.clone()), options);
+    let (factory, spawned) = recording_factory(config);
+    let conn = McpConnection::new(factory, options);
     let t = Instant::now();
     let info = conn.connect().await.expect("connect to mcp-server-time");
     println!("initialize: {:?} ({} {})", t.elapsed(), info.implementation.name, info.implementation.version);
@@ -525,7 +358,7 @@ async fn time_server(program: PathBuf, era: EraPreference, expected: ProtocolVer
         .unwrap();
     assert_eq!(bad.is_error, Some(true), "{bad:?}");
 
-    close_and_assert_reaped(&conn, pid.load(Ordering::SeqCst)).await;
+    close_and_assert_reaped(&conn, &spawned).await;
 }
 
 /// A fresh directory under the system's temp dir, removed on drop.
@@ -562,11 +395,11 @@ async fn filesystem(entry: PathBuf) {
     let dir = TempDir::new("fs");
     let root = dir.0.to_string_lossy().into_owned();
     let config = StdioConfig::new("filesystem", "node", [entry.to_string_lossy().into_owned()]);
-    let pid = Arc::new(AtomicU32::new(0));
     let roots = TestRoots::new(format!("file://{root}"));
     let mut options = ConnectionOptions::new("filesystem");
     options.callbacks.roots = Some(roots.clone());
-    let conn = McpConnection::new(recording_factory(config, pid.clone()), options);
+    let (factory, spawned) = recording_factory(config);
+    let conn = McpConnection::new(factory, options);
     conn.connect().await.expect("connect to server-filesystem");
     roots.wait_called("server-filesystem").await;
     let inventory = conn.discover().await.expect("discover");
@@ -602,7 +435,7 @@ async fn filesystem(entry: PathBuf) {
         .unwrap();
     assert_eq!(outside.is_error, Some(true), "{outside:?}");
 
-    close_and_assert_reaped(&conn, pid.load(Ordering::SeqCst)).await;
+    close_and_assert_reaped(&conn, &spawned).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -620,8 +453,8 @@ async fn memory(entry: PathBuf) {
     let memory_file = dir.0.join("memory.jsonl");
     let mut config = StdioConfig::new("memory", "node", [entry.to_string_lossy().into_owned()]);
     config.env.insert("MEMORY_FILE_PATH".into(), memory_file.to_string_lossy().into_owned());
-    let pid = Arc::new(AtomicU32::new(0));
-    let conn = McpConnection::new(recording_factory(config, pid.clone()), ConnectionOptions::new("memory"));
+    let (factory, spawned) = recording_factory(config);
+    let conn = McpConnection::new(factory, ConnectionOptions::new("memory"));
     conn.connect().await.expect("connect to server-memory");
     let inventory = conn.discover().await.expect("discover");
     assert!(inventory.warnings.is_empty(), "{:?}", inventory.warnings);
@@ -646,7 +479,7 @@ async fn memory(entry: PathBuf) {
     let stored = std::fs::read_to_string(&memory_file).expect("the server wrote its memory file");
     assert!(stored.contains("Ada_Lovelace"), "{stored}");
 
-    close_and_assert_reaped(&conn, pid.load(Ordering::SeqCst)).await;
+    close_and_assert_reaped(&conn, &spawned).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -663,13 +496,10 @@ async fn killed_server_fails_its_pending_request() {
 /// connection is no longer connected, and nothing is left running.
 async fn killed_server(entry: PathBuf) {
     let config = StdioConfig::new("everything-killed", "node", [entry.to_string_lossy().into_owned(), "stdio".into()]);
-    let pid = Arc::new(AtomicU32::new(0));
-    let conn = Arc::new(McpConnection::new(
-        recording_factory(config, pid.clone()),
-        ConnectionOptions::new("everything-killed"),
-    ));
+    let (factory, spawned) = recording_factory(config);
+    let conn = Arc::new(McpConnection::new(factory, ConnectionOptions::new("everything-killed")));
     conn.connect().await.expect("connect to server-everything");
-    let pid = pid.load(Ordering::SeqCst);
+    let pid = spawned.pids().last().copied().unwrap_or(0);
 
     let (first_progress, progressed) = tokio::sync::oneshot::channel::<()>();
     let first_progress = Mutex::new(Some(first_progress));

@@ -43,9 +43,10 @@ use std::ffi::OsString;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use xtask::command::output_tail;
 use xtask::project_root;
 
 use self::report::{Row, read_expected_failures, report};
@@ -187,35 +188,8 @@ fn run_scenario(
     let _ = fs::remove_dir_all(&out_dir);
     fs::create_dir_all(&out_dir).map_err(|e| format!("conformance: cannot create {}: {e}", out_dir.display()))?;
 
-    let log_path = keep.join("suite.log");
-    let log =
-        fs::File::create(&log_path).map_err(|e| format!("conformance: cannot create {}: {e}", log_path.display()))?;
-    let log_err = log.try_clone().map_err(|e| format!("conformance: {e}"))?;
-    let mut command = node_command(node);
-    command
-        .arg(entry)
-        .arg("client")
-        .arg("--command")
-        .arg(client)
-        .args(["--scenario", scenario, "--timeout", &CLIENT_TIMEOUT_MS.to_string(), "-o"])
-        .arg(&out_dir)
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_err)
-        .process_group(0);
-    let mut child = command.spawn().map_err(|e| format!("conformance: cannot start {}: {e}", node.display()))?;
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() > SCENARIO_DEADLINE => {
-                kill_group(&mut child);
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => return Err(format!("conformance: waiting for the suite: {e}")),
-        }
-    };
+    let selector = ["--scenario", scenario];
+    let status = run_suite(node, entry, client, selector, &out_dir, &keep.join("suite.log"), SCENARIO_DEADLINE)?;
 
     let mut row = Row::new(version, None, scenario);
     match status {
@@ -235,6 +209,50 @@ fn run_scenario(
     }
     let _ = fs::remove_dir_all(&out_dir);
     Ok(row)
+}
+
+/// Run the suite's `client` command against `client` with `selector` (`--scenario <name>` or
+/// `--requirements <revision>`), writing its results under `out_dir` and its own output to
+/// `log_path`. It runs in its own process group, killed with everything in it after `deadline`:
+/// then the status is `None`.
+fn run_suite(
+    node: &Path,
+    entry: &Path,
+    client: &Path,
+    selector: [&str; 2],
+    out_dir: &Path,
+    log_path: &Path,
+    deadline: Duration,
+) -> Result<Option<ExitStatus>> {
+    let log =
+        fs::File::create(log_path).map_err(|e| format!("conformance: cannot create {}: {e}", log_path.display()))?;
+    let log_err = log.try_clone().map_err(|e| format!("conformance: {e}"))?;
+    let mut command = node_command(node);
+    command
+        .arg(entry)
+        .arg("client")
+        .arg("--command")
+        .arg(client)
+        .args(selector)
+        .args(["--timeout", &CLIENT_TIMEOUT_MS.to_string(), "-o"])
+        .arg(out_dir)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .process_group(0);
+    let mut child = command.spawn().map_err(|e| format!("conformance: cannot start {}: {e}", node.display()))?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(Some(status)),
+            Ok(None) if started.elapsed() > deadline => {
+                kill_group(&mut child);
+                return Ok(None);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(format!("conformance: waiting for the suite: {e}")),
+        }
+    }
 }
 
 /// Copy what the suite wrote for one scenario (`checks.json`, the client's `stdout.txt` and
@@ -467,39 +485,8 @@ fn write_stamp(dir: &Path, text: &str) -> Result {
 
 /// Run a command with its output captured; on failure, the error names the command and quotes
 /// the end of what it printed.
-fn capture(title: &str, mut command: Command) -> Result<Output> {
-    let mut words = vec![command.get_program().to_string_lossy().into_owned()];
-    words.extend(command.get_args().map(|arg| arg.to_string_lossy().into_owned()));
-    let shown = words.join(" ");
-    let out = command.output().map_err(|e| format!("conformance: {title}: could not start `{shown}`: {e}"))?;
-    if out.status.success() {
-        Ok(out)
-    } else {
-        Err(format!("conformance: {title} failed: `{shown}` ({})\n{}", out.status, output_tail(&out)))
-    }
-}
-
-/// The last lines of a command's stdout and stderr, indented.
-fn output_tail(out: &Output) -> String {
-    const LINES: usize = 40;
-    let mut text = String::new();
-    for (label, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
-        let s = String::from_utf8_lossy(bytes);
-        let lines: Vec<&str> = s.lines().collect();
-        if lines.is_empty() {
-            continue;
-        }
-        text.push_str(&format!("--- {label} (last {} of {} lines) ---\n", lines.len().min(LINES), lines.len()));
-        for line in &lines[lines.len().saturating_sub(LINES)..] {
-            text.push_str("  ");
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    if text.is_empty() {
-        text.push_str("(it printed nothing)\n");
-    }
-    text
+fn capture(title: &str, command: Command) -> Result<Output> {
+    xtask::command::capture("conformance", title, command)
 }
 
 fn heading(text: &str) {

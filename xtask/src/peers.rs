@@ -20,6 +20,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use xtask::command::{output_tail, shown};
 use xtask::project_root;
 
 /// npm packages, pinned to exact versions.
@@ -177,41 +178,6 @@ fn run_captured(title: &str, command: Command) -> Result<Output> {
 }
 
 /// [`run_captured`] without announcing the command (for quick queries).
-fn capture(title: &str, mut command: Command) -> Result<Output> {
-    let shown = shown(&command);
-    let out = command.output().map_err(|e| format!("peers: {title}: could not start `{shown}`: {e}"))?;
-    if out.status.success() {
-        Ok(out)
-    } else {
-        Err(format!("peers: {title} failed: `{shown}` ({})\n{}", out.status, output_tail(&out)))
-    }
-}
-
-fn shown(command: &Command) -> String {
-    let mut words = vec![command.get_program().to_string_lossy().into_owned()];
-    words.extend(command.get_args().map(|arg| arg.to_string_lossy().into_owned()));
-    words.join(" ")
-}
-
-/// The last lines of a command's stdout and stderr, indented.
-fn output_tail(out: &Output) -> String {
-    const LINES: usize = 40;
-    let mut text = String::new();
-    for (label, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
-        let s = String::from_utf8_lossy(bytes);
-        let lines: Vec<&str> = s.lines().collect();
-        if lines.is_empty() {
-            continue;
-        }
-        text.push_str(&format!("--- {label} (last {} of {} lines) ---\n", lines.len().min(LINES), lines.len()));
-        for line in &lines[lines.len().saturating_sub(LINES)..] {
-            text.push_str("  ");
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    if text.is_empty() {
-        text.push_str("(it printed nothing)\n");
-    }
-    text
+fn capture(title: &str, command: Command) -> Result<Output> {
+    xtask::command::capture("peers", title, command)
 }

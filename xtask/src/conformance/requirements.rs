@@ -14,15 +14,11 @@
 //! error). The rows are kept per set, in `results/<version>/requirements-<revision>/`.
 
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::report::Row;
-use super::{
-    CLIENT_TIMEOUT_MS, Result, capture, collect_results, conformance_dir, kill_group, node_command, output_tail,
-};
+use super::{Result, capture, collect_results, conformance_dir, node_command, output_tail, run_suite};
 
 /// The suite versions that bundle requirement sets, and the sets run with each.
 pub const REQUIREMENT_SETS: &[(&str, &[&str])] = &[("0.2.0-alpha.12", &["2026-07-28", "2025-11-25"])];
@@ -112,34 +108,9 @@ pub(super) fn run_set(
     fs::create_dir_all(&out_dir).map_err(|e| format!("conformance: cannot create {}: {e}", out_dir.display()))?;
 
     let log_path = keep.join("suite.log");
-    let log =
-        fs::File::create(&log_path).map_err(|e| format!("conformance: cannot create {}: {e}", log_path.display()))?;
-    let log_err = log.try_clone().map_err(|e| format!("conformance: {e}"))?;
-    let mut command = node_command(node);
-    command
-        .arg(entry)
-        .arg("client")
-        .arg("--command")
-        .arg(client)
-        .args(["--requirements", revision, "--timeout", &CLIENT_TIMEOUT_MS.to_string(), "-o"])
-        .arg(&out_dir)
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_err)
-        .process_group(0);
-    let mut child = command.spawn().map_err(|e| format!("conformance: cannot start {}: {e}", node.display()))?;
     let started = Instant::now();
-    let finished = loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break true,
-            Ok(None) if started.elapsed() > SET_DEADLINE => {
-                kill_group(&mut child);
-                break false;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => return Err(format!("conformance: waiting for the suite: {e}")),
-        }
-    };
+    let selector = ["--requirements", revision];
+    let finished = run_suite(node, entry, client, selector, &out_dir, &log_path, SET_DEADLINE)?.is_some();
     println!("suite ran the set in {:.1?}", started.elapsed());
     // The exit status says only whether some scored scenario failed; the summary says the suite
     // got through every scenario.
