@@ -394,3 +394,101 @@ async fn tools_with_invalid_param_header_annotations_are_left_out_in_the_modern_
     })
     .await
 }
+
+struct Llm;
+
+impl mcp_manager::callbacks::SamplingHandler for Llm {
+    fn create_message(
+        &self,
+        server: &str,
+        params: mcp_protocol::types::sampling::CreateMessageParams,
+    ) -> BoxFuture<'static, Result<mcp_protocol::types::sampling::CreateMessageResult, ErrorObject>> {
+        let text = format!("{server} asked for {} tokens", params.max_tokens);
+        Box::pin(
+            async move { Ok(mcp_protocol::types::sampling::CreateMessageResult::assistant_text("fake-llm", text)) },
+        )
+    }
+}
+
+#[tokio::test]
+async fn a_sampling_input_request_is_answered_by_the_host_llm() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        let mut calls = 0;
+        let seen = serve(
+            server,
+            Box::new(move |req, params| {
+                Some(Ok(match req.method.as_str() {
+                    "server/discover" => discover_result(&["2026-07-28"]),
+                    "prompts/get" => {
+                        calls += 1;
+                        if calls == 1 {
+                            json!({
+                                "resultType": "input_required",
+                                "inputRequests": {"llm": {"method": "sampling/createMessage", "params": {
+                                    "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                                    "maxTokens": 7
+                                }}},
+                                "requestState": "s1"
+                            })
+                        } else {
+                            let said = params["inputResponses"]["llm"]["content"]["text"].clone();
+                            json!({"messages": [{"role": "assistant", "content": {"type": "text", "text": said}}], "resultType": "complete"})
+                        }
+                    }
+                    _ => return None,
+                }))
+            }),
+        );
+        let mut options = ConnectionOptions::new("sampler");
+        options.callbacks = HostCallbacks { sampling: Some(Arc::new(Llm)), ..Default::default() };
+        let conn = connection(client, options);
+        conn.connect().await.unwrap();
+        let params = mcp_protocol::types::prompts::GetPromptParams { name: "p".into(), ..Default::default() };
+        let prompt = conn.get_prompt(params).await.unwrap().complete().expect("complete after one round");
+        let text = serde_json::to_value(&prompt.messages[0].content).unwrap()["text"].clone();
+        assert_eq!(text, "sampler asked for 7 tokens");
+        let seen = seen.lock().unwrap();
+        let retry = &seen.iter().filter(|(r, _)| r.method == "prompts/get").nth(1).unwrap().1;
+        assert_eq!(retry["requestState"], "s1");
+        assert_eq!(retry["inputResponses"]["llm"]["model"], "fake-llm");
+        assert_eq!(retry["inputResponses"]["llm"]["role"], "assistant");
+        // The capability was declared because a sampling handler is present.
+        assert!(seen[0].1["_meta"]["io.modelcontextprotocol/clientCapabilities"]["sampling"].is_object());
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_era_verdict_is_cached_for_a_remote_server() {
+    within(async {
+        // A factory that opens a fresh in-memory "remote" server on every connect.
+        let methods: Arc<Mutex<Vec<String>>> = Arc::default();
+        let log = methods.clone();
+        let factory: mcp_manager::connection::TransportFactory = Arc::new(move || {
+            let (client, server) = MemoryTransport::pair();
+            let log = log.clone();
+            serve(
+                server,
+                Box::new(move |req, _| {
+                    log.lock().unwrap().push(req.method.clone());
+                    match req.method.as_str() {
+                        "server/discover" => {
+                            Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found")))
+                        }
+                        "initialize" => Some(Ok(initialize_result())),
+                        _ => None,
+                    }
+                }),
+            );
+            Box::pin(async move { Ok(Arc::new(client) as Arc<dyn Transport>) })
+        });
+        let conn = McpConnection::new(factory, ConnectionOptions::new("remote"));
+        conn.connect().await.unwrap();
+        conn.close().await;
+        conn.connect().await.unwrap();
+        let methods = methods.lock().unwrap().clone();
+        assert_eq!(methods, ["server/discover", "initialize", "initialize"], "the second connect skips the probe");
+    })
+    .await
+}
