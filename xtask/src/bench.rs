@@ -1,5 +1,6 @@
-//! `cargo xtask bench [codec|stdio|all] [args]`: the criterion codec bench, and the stdio client
-//! workloads that compare this stack's client with the official Rust SDK's (rmcp).
+//! `cargo xtask bench [codec|stdio|http|all] [args]`: the criterion codec bench, and the stdio and
+//! streamable HTTP client workloads that compare this stack's client with the official Rust SDK's
+//! (rmcp). The HTTP workloads live in `bench_http.rs`.
 //!
 //! - `codec`: `cargo bench -p mcp-protocol --bench codec`, with `args` passed on.
 //! - `stdio`: builds `bench-client` and `bench-server` (the `tests` crate) and rmcp's client
@@ -8,7 +9,9 @@
 //!   (default 5) in a fresh process per client, alternating which client goes first; the table
 //!   shows the medians, the ratio ours/rmcp and the target ratio. Benchmarks report, they do not
 //!   fail on a missed target.
-//! - `all` (the default): `codec`, then `stdio`; `args` go to the codec bench, as before.
+//! - `http`: the streamable HTTP workloads (W1, W2), ours against rmcp and our legacy era against
+//!   our modern era; see `bench_http.rs`. `--runs N` as for `stdio`.
+//! - `all` (the default): `codec`, then `stdio`, then `http`; `args` go to the codec bench.
 //!
 //! The workloads, on a current-thread Tokio runtime in both clients, against the same server:
 //! W1 2000 sequential echo calls; W2 256 calls with 32 in flight; W3 spawn, initialize and list
@@ -56,18 +59,20 @@ const ROWS: &[Row] = &[
     Row { label: "W4 peak RSS (MiB)", workload: "w4", key: "peak_rss_kib", target: Some(0.75), scale: 1024.0 },
 ];
 
-/// `cargo xtask bench [codec|stdio|all] [args]`.
+/// `cargo xtask bench [codec|stdio|http|all] [args]`.
 pub fn bench(args: &[String]) -> Result {
     let (mode, rest) = match args.first().map(String::as_str) {
-        Some(mode @ ("codec" | "stdio" | "all")) => (mode, &args[1..]),
+        Some(mode @ ("codec" | "stdio" | "http" | "all")) => (mode, &args[1..]),
         _ => ("all", args),
     };
     match mode {
         "codec" => crate::ci::bench(rest),
         "stdio" => stdio(rest),
+        "http" => crate::bench_http::http(parse_runs(rest)?),
         _ => {
             crate::ci::bench(rest)?;
-            stdio(&[])
+            stdio(&[])?;
+            crate::bench_http::http(DEFAULT_RUNS)
         }
     }
 }

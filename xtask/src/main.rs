@@ -1,6 +1,7 @@
 //! `cargo xtask`: the project's automation. Run `cargo xtask help` for the commands.
 
 mod bench;
+mod bench_http;
 mod ci;
 mod conformance;
 mod peers;
@@ -17,10 +18,11 @@ commands:
   conformance   install Node 22 and the official MCP conformance suite into target/conformance, run
                 every client scenario against our client, print the summary table
   tidy          check the architecture invariants (dependency rules, file length, crate docs)
-  bench [codec|stdio|all] [args]
+  bench [codec|stdio|http|all] [args]
                 run the benchmarks (default all): the criterion codec bench (args go to
-                `cargo bench`, e.g. -- --save-baseline main) and the stdio client workloads,
-                ours against rmcp (`bench stdio --runs N`, default 5)
+                `cargo bench`, e.g. -- --save-baseline main), the stdio client workloads,
+                ours against rmcp (`bench stdio --runs N`, default 5), and the streamable HTTP
+                workloads, ours against rmcp and legacy era against modern (`bench http --runs N`)
   fuzz  [args]  fuzz the line decoder with cargo-fuzz on nightly; not part of ci
 ";
 

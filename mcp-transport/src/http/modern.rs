@@ -9,6 +9,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use super::params::ToolHeaders;
 
+#[cfg(test)]
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const NAME: HeaderName = HeaderName::from_static("mcp-name");
@@ -23,17 +24,24 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
         Message::Notification(n) => (n.method.as_str(), n.params.as_ref()?),
         Message::Response(_) => return None,
     };
-    // Only the members needed are parsed; `_meta` is small next to tool arguments.
+    // Only the members needed are parsed, and nothing is copied that is not used: `_meta` gives
+    // only its version, and the tool arguments stay raw unless the tool annotates parameters.
     #[derive(serde::Deserialize)]
-    struct Params {
+    struct MetaVersion {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+        version: Option<serde_json::Value>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
         #[serde(rename = "_meta")]
-        meta: Option<serde_json::Map<String, serde_json::Value>>,
+        meta: Option<MetaVersion>,
         name: Option<serde_json::Value>,
         uri: Option<serde_json::Value>,
-        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        #[serde(borrow)]
+        arguments: Option<&'a serde_json::value::RawValue>,
     }
-    let params: Params = serde_json::from_str(params.get()).ok()?;
-    let version = params.meta?.get(META_VERSION)?.as_str()?.to_owned();
+    let params: Params<'_> = serde_json::from_str(params.get()).ok()?;
+    let version = params.meta?.version?.as_str()?.to_owned();
     let mut extra = Vec::new();
     if let Ok(v) = HeaderValue::from_str(method) {
         extra.push((METHOD, v));
@@ -48,8 +56,10 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
     }
     if method == "tools/call"
         && let Some(tool) = name.as_ref().and_then(|n| n.as_str())
+        && tools.annotates(tool)
     {
-        extra.extend(tools.for_call(tool, params.arguments.as_ref()));
+        let arguments = params.arguments.and_then(|a| serde_json::from_str(a.get()).ok());
+        extra.extend(tools.for_call(tool, arguments.as_ref()));
     }
     Some((version, extra))
 }

@@ -177,6 +177,11 @@ impl ToolHeaders {
         }
     }
 
+    /// Whether the tool `name` annotates parameters (its calls may get `Mcp-Param-*` headers).
+    pub(crate) fn annotates(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
     /// The `Mcp-Param-*` headers of a `tools/call` with these params (`name`, `arguments`).
     pub(crate) fn for_call(
         &self,

@@ -1,0 +1,241 @@
+//! `cargo xtask bench http`: the streamable HTTP client workloads. This stack's client against
+//! the official Rust SDK's (rmcp), and this stack's client in the legacy era against itself in the
+//! modern era (2026-07-28).
+//!
+//! It builds `bench-http-server` and `bench-http-client` (the `tests` crate) and rmcp's streamable
+//! HTTP client (`bench/rmcp-http-client`, a workspace of its own so that rmcp never enters the
+//! project's build, built into `target/rmcp-bench`), all in release mode. One server process on
+//! 127.0.0.1 serves every run. Each workload runs `runs` times in a fresh client process per
+//! variant (ours legacy, ours modern, rmcp), rotating which variant goes first; the tables show
+//! the medians.
+//!
+//! - Table 1, ours (legacy era, which is what rmcp speaks) against rmcp: the ratio ours/rmcp and
+//!   its target.
+//! - Table 2, ours in the modern era against ours in the legacy era: the modern era may cost at
+//!   most 1.1 times the legacy era.
+//!
+//! The workloads, on a current-thread Tokio runtime in every client, against the same server:
+//! W1 2000 sequential echo calls; W2 256 calls with 32 in flight. Benchmarks report, they do not
+//! fail on a missed target.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use xtask::project_root;
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+/// Where rmcp's HTTP client lives and builds, relative to the workspace root.
+const RMCP_DIR: &str = "bench/rmcp-http-client";
+const RMCP_TARGET: &str = "target/rmcp-bench";
+const WORKLOADS: [&str; 2] = ["w1", "w2"];
+/// The modern era may cost this many times the legacy era.
+const ERA_BUDGET: f64 = 1.1;
+
+/// The variants run on every workload: (label, index in `results`).
+const OURS_LEGACY: usize = 0;
+const OURS_MODERN: usize = 1;
+const RMCP: usize = 2;
+const VARIANTS: [&str; 3] = ["ours legacy", "ours modern", "rmcp"];
+
+/// One row of a table: a metric of a workload.
+struct Row {
+    label: &'static str,
+    workload: &'static str,
+    key: &'static str,
+    /// The highest acceptable ratio (lower is better), if this row has a target.
+    target: Option<f64>,
+}
+
+const ROWS: &[Row] = &[
+    Row { label: "W1 2000 sequential calls (ms)", workload: "w1", key: "total_ms", target: Some(0.50) },
+    Row { label: "W1 calls/s (higher is better)", workload: "w1", key: "calls_per_s", target: None },
+    Row { label: "W1 p50 latency (us)", workload: "w1", key: "p50_us", target: None },
+    Row { label: "W1 p99 latency (us)", workload: "w1", key: "p99_us", target: None },
+    Row { label: "W2 256 calls, 32 in flight (ms)", workload: "w2", key: "total_ms", target: Some(0.45) },
+];
+
+const ERA_ROWS: &[Row] = &[
+    Row { label: "W1 2000 sequential calls (ms)", workload: "w1", key: "total_ms", target: Some(ERA_BUDGET) },
+    Row { label: "W1 p50 latency (us)", workload: "w1", key: "p50_us", target: None },
+    Row { label: "W1 p99 latency (us)", workload: "w1", key: "p99_us", target: None },
+    Row { label: "W2 256 calls, 32 in flight (ms)", workload: "w2", key: "total_ms", target: Some(ERA_BUDGET) },
+];
+
+/// The server process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Build everything, run every workload `runs` times per variant, print both tables.
+pub(crate) fn http(runs: usize) -> Result {
+    let root = project_root();
+    let ours_dir = target_dir(&root).join("release");
+    heading("http bench: building bench-http-client and bench-http-server (release)");
+    let mut build = cargo_command();
+    build.args(["build", "--release", "-p", "tests", "--bin", "bench-http-client", "--bin", "bench-http-server"]);
+    run_status("build", build, &root)?;
+
+    heading(&format!("http bench: building rmcp's HTTP client ({RMCP_DIR}, release, into {RMCP_TARGET})"));
+    let mut build = cargo_command();
+    build.args(["build", "--release", "--locked"]).env("CARGO_TARGET_DIR", root.join(RMCP_TARGET));
+    run_status("build rmcp HTTP client", build, &root.join(RMCP_DIR))?;
+
+    let (server, url) = start_server(&ours_dir.join("bench-http-server"))?;
+    let ours = ours_dir.join("bench-http-client");
+    let rmcp = root.join(RMCP_TARGET).join("release").join("rmcp-bench-http-client");
+    let run_variant = |variant: usize, workload: &str| -> Result<String> {
+        match variant {
+            OURS_LEGACY => run_client(&ours, &[workload, &url, "legacy"]),
+            OURS_MODERN => run_client(&ours, &[workload, &url, "modern"]),
+            _ => run_client(&rmcp, &[workload, &url]),
+        }
+    };
+
+    heading(&format!("http bench: server at {url}; {runs} runs per workload, rotating clients; medians below"));
+    // One unmeasured run each: neither client pays for a cold page cache or a cold server.
+    for variant in 0..VARIANTS.len() {
+        run_variant(variant, "w1")?;
+    }
+    // results[variant][workload] = the JSON line of every run.
+    let mut results: Vec<Vec<Vec<String>>> = vec![vec![Vec::new(); WORKLOADS.len()]; VARIANTS.len()];
+    for (w, workload) in WORKLOADS.iter().enumerate() {
+        for run in 0..runs {
+            for step in 0..VARIANTS.len() {
+                let variant = (run + step) % VARIANTS.len();
+                let line = run_variant(variant, workload)?;
+                println!("  {workload} run {} {:<11} {line}", run + 1, VARIANTS[variant]);
+                results[variant][w].push(line);
+            }
+        }
+    }
+    drop(server);
+
+    println!("\nours (legacy era) against rmcp, streamable HTTP, JSON replies");
+    let (met, targets) = print_table(&results, OURS_LEGACY, RMCP, ROWS, ("ours", "rmcp", "ours/rmcp"))?;
+    println!("\nhttp bench: {met} of {targets} targets met");
+    println!("\nours: modern era (2026-07-28, server/discover, _meta on every request) against legacy era");
+    let (met, targets) = print_table(&results, OURS_MODERN, OURS_LEGACY, ERA_ROWS, ("modern", "legacy", "mod/legacy"))?;
+    println!("\nera comparison: {met} of {targets} budgets met (modern <= {ERA_BUDGET:.1}x legacy)");
+    Ok(())
+}
+
+/// Start the server on a free port; its first line of stdout is the port.
+fn start_server(binary: &Path) -> Result<(Server, String)> {
+    let mut child = Command::new(binary)
+        .arg("0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("could not start {}: {e}", binary.display()))?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let server = Server(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).map_err(|e| format!("reading the server's port: {e}"))?;
+    let port: u16 = line.trim().parse().map_err(|_| format!("the server printed {line:?}, not a port"))?;
+    Ok((server, format!("http://127.0.0.1:{port}/mcp")))
+}
+
+/// Print the rows comparing variant `a` with variant `b` (ratio a/b); returns (met, targets).
+fn print_table(
+    results: &[Vec<Vec<String>>],
+    a: usize,
+    b: usize,
+    rows: &[Row],
+    (a_label, b_label, ratio_label): (&str, &str, &str),
+) -> Result<(usize, usize)> {
+    println!("{:<38} {:>11} {:>11} {:>10} {:>8}  result", "workload (median)", a_label, b_label, ratio_label, "target");
+    println!("{}", "-".repeat(90));
+    let (mut met, mut targets) = (0, 0);
+    for row in rows {
+        let w = WORKLOADS.iter().position(|w| *w == row.workload).expect("a known workload");
+        let va = median(&results[a][w], row.key)?;
+        let vb = median(&results[b][w], row.key)?;
+        let ratio = va / vb;
+        let (target, verdict) = match row.target {
+            Some(t) => {
+                targets += 1;
+                let ok = ratio <= t;
+                met += usize::from(ok);
+                (format!("<= {t:.2}"), if ok { "met" } else { "MISSED" })
+            }
+            None => (String::new(), ""),
+        };
+        println!("{:<38} {:>11} {:>11} {:>10.3} {:>8}  {verdict}", row.label, fmt(va), fmt(vb), ratio, target);
+    }
+    Ok((met, targets))
+}
+
+fn fmt(value: f64) -> String {
+    if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.2}") }
+}
+
+/// The median of `key` over the JSON lines of a workload's runs.
+fn median(lines: &[String], key: &str) -> Result<f64> {
+    let mut values = lines
+        .iter()
+        .map(|line| number(line, key).ok_or_else(|| format!("no number {key:?} in {line}")))
+        .collect::<Result<Vec<f64>>>()?;
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        return Err(format!("no runs for {key:?}"));
+    }
+    Ok(if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 })
+}
+
+/// The number under `"key":` in a flat JSON object (the clients print nothing nested).
+fn number(line: &str, key: &str) -> Option<f64> {
+    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let rest = line[at..].trim_start();
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    rest[..end].trim().parse().ok()
+}
+
+/// Run one client; its stdout's last JSON line is the result.
+fn run_client(client: &Path, args: &[&str]) -> Result<String> {
+    let output = Command::new(client)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("could not start {}: {e}", client.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("{} {args:?} failed ({}): {}", client.display(), output.status, stderr.trim()));
+    }
+    stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .map(|l| l.trim().to_owned())
+        .ok_or_else(|| format!("{} {args:?} printed no JSON line", client.display()))
+}
+
+/// The project's target directory: `CARGO_TARGET_DIR` if set, else `target` at the root.
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}
+
+fn cargo_command() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")))
+}
+
+fn run_status(title: &str, mut command: Command, dir: &Path) -> Result {
+    let status = command.current_dir(dir).status().map_err(|e| format!("{title}: could not start cargo: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{title} failed ({status})")) }
+}
+
+fn heading(text: &str) {
+    println!("\n==> {text}");
+}
