@@ -23,6 +23,7 @@ use mcp_protocol::types::progress::ProgressParams;
 use mcp_protocol::{Message, NotificationMethod, RawJson, Request, RequestId, RequestMethod};
 use mcp_transport::{CancelHandling, CloseReason, Transport};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::{oneshot, watch};
 
 pub use self::error::SessionError;
@@ -88,7 +89,7 @@ pub(crate) struct Shared {
     next_id: AtomicI64,
     /// Members added to every request's `params._meta` (the modern era's protocol version,
     /// client capabilities and client info).
-    request_meta: std::sync::RwLock<Option<Arc<JsonObject>>>,
+    request_meta: std::sync::RwLock<Option<Arc<RequestMeta>>>,
 }
 
 impl Shared {
@@ -149,7 +150,8 @@ impl Session {
     /// Members to add to every later request's `params._meta` (`None`: add nothing). The modern
     /// era sends its protocol version, client capabilities and client info this way.
     pub fn set_request_meta(&self, meta: Option<JsonObject>) {
-        *self.shared.request_meta.write().unwrap_or_else(|p| p.into_inner()) = meta.map(Arc::new);
+        let meta = meta.map(|members| Arc::new(RequestMeta::new(members)));
+        *self.shared.request_meta.write().unwrap_or_else(|p| p.into_inner()) = meta;
     }
 
     /// The transport the session runs on.
@@ -353,18 +355,33 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 /// Add the session's `_meta` members and the `progressToken` (the request id) to the params.
 fn with_meta(
     params: Option<RawJson>,
-    meta: Option<&JsonObject>,
+    meta: Option<&RequestMeta>,
     progress_token: Option<&RequestId>,
 ) -> Result<RawJson, serde_json::Error> {
-    let mut value: Value = match &params {
-        Some(raw) => serde_json::from_str(raw.get())?,
-        None => Value::Object(Default::default()),
-    };
+    let text = params.as_deref().map_or("{}", RawValue::get);
+    // Fast path: params without any `_meta` get the pre-encoded members spliced in as text,
+    // without parsing and re-encoding the params (tool arguments can be large).
+    if !text.contains("\"_meta\"")
+        && let Some(body) = text.trim_start().strip_prefix('{')
+    {
+        let mut members = meta.map_or(String::new(), |m| m.encoded.clone());
+        if let Some(id) = progress_token {
+            if !members.is_empty() {
+                members.push(',');
+            }
+            members.push_str("\"progressToken\":");
+            members.push_str(&serde_json::to_string(id)?);
+        }
+        let body = body.trim_start();
+        let separator = if body.starts_with('}') { "" } else { "," };
+        return RawValue::from_string(format!("{{\"_meta\":{{{members}}}{separator}{body}"));
+    }
+    let mut value: Value = serde_json::from_str(text)?;
     if let Value::Object(map) = &mut value {
         let entry = map.entry("_meta").or_insert_with(|| Value::Object(Default::default()));
         if let Value::Object(target) = entry {
             // What the caller put in `_meta` wins over the session's defaults.
-            for (k, v) in meta.into_iter().flatten() {
+            for (k, v) in meta.map(|m| &m.members).into_iter().flatten() {
                 target.entry(k.clone()).or_insert_with(|| v.clone());
             }
             if let Some(id) = progress_token {
@@ -373,6 +390,21 @@ fn with_meta(
         }
     }
     to_raw(&value)
+}
+
+/// The `_meta` members added to every request, with their JSON text encoded once.
+struct RequestMeta {
+    members: JsonObject,
+    /// The members as JSON text without the enclosing braces.
+    encoded: String,
+}
+
+impl RequestMeta {
+    fn new(members: JsonObject) -> Self {
+        let text = Value::Object(members.clone()).to_string();
+        let encoded = text[1..text.len() - 1].to_owned();
+        RequestMeta { members, encoded }
+    }
 }
 
 /// Cancel an abandoned request: the transport's own way when it has one, otherwise with
@@ -424,5 +456,51 @@ impl Drop for CancelOnDrop {
             return;
         }
         cancel(shared, self.id.clone(), "request cancelled by the client");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta() -> RequestMeta {
+        RequestMeta::new(
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": [1, {"a": "}"}]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+    }
+
+    fn run(params: Option<&str>, meta: Option<&RequestMeta>, token: Option<&RequestId>) -> Value {
+        let params = params.map(|p| RawValue::from_string(p.to_owned()).unwrap());
+        serde_json::from_str(with_meta(params, meta, token).unwrap().get()).unwrap()
+    }
+
+    #[test]
+    fn meta_is_spliced_into_params_of_every_shape() {
+        let m = meta();
+        let id = RequestId::Number(7);
+        assert_eq!(
+            run(None, Some(&m), None),
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": [1, {"a": "}"}]}})
+        );
+        assert_eq!(run(Some(" { } "), None, Some(&id)), json!({"_meta": {"progressToken": 7}}));
+        assert_eq!(
+            run(Some(r#"{"name":"x","arguments":{"s":"{\"_m\":1}"}}"#), Some(&m), Some(&id)),
+            json!({"name": "x", "arguments": {"s": "{\"_m\":1}"}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": [1, {"a": "}"}], "progressToken": 7}})
+        );
+    }
+
+    #[test]
+    fn members_the_caller_set_win_over_the_session_defaults() {
+        let m = meta();
+        let got = run(Some(r#"{"_meta":{"k":"mine","x":true},"name":"t"}"#), Some(&m), None);
+        assert_eq!(
+            got,
+            json!({"name": "t", "_meta": {"k": "mine", "x": true, "io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
+        );
     }
 }
