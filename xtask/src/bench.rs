@@ -8,7 +8,10 @@
 //!   built into `target/rmcp-bench`), all in release mode. Each workload runs `--runs N` times
 //!   (default 5) in a fresh process per client, alternating which client goes first; the table
 //!   shows the medians, the ratio ours/rmcp and the target ratio. Benchmarks report, they do not
-//!   fail on a missed target.
+//!   fail on a missed target. Then the era comparison: ours in the legacy era (`bench-server` as
+//!   above, client era `legacy`) against ours in the modern era (2026-07-28: `bench-server
+//!   --modern`, client era `modern`), the same workloads and runs, alternating which goes first;
+//!   the modern era may cost at most 1.1 times the legacy era.
 //! - `http`: the streamable HTTP workloads (W1, W2), ours against rmcp and our legacy era against
 //!   our modern era; see `bench_http.rs`. `--runs N` as for `stdio`.
 //! - `all` (the default): `codec`, then `stdio`, then `http`; `args` go to the codec bench.
@@ -17,7 +20,7 @@
 //! W1 2000 sequential echo calls; W2 256 calls with 32 in flight; W3 spawn, initialize and list
 //! 10,002 tools in 101 pages; W4 one call returning 8 MiB of text, with the client's peak RSS.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -30,13 +33,16 @@ const RMCP_DIR: &str = "bench/rmcp-client";
 const RMCP_TARGET: &str = "target/rmcp-bench";
 const DEFAULT_RUNS: usize = 5;
 const WORKLOADS: [&str; 4] = ["w1", "w2", "w3", "w4"];
+/// The modern era may cost this many times the legacy era.
+const ERA_BUDGET: f64 = 1.1;
 
 /// One row of the table: a metric of a workload.
 struct Row {
     label: &'static str,
     workload: &'static str,
     key: &'static str,
-    /// The highest acceptable ratio ours/rmcp, if this row has a target (lower is better).
+    /// The highest acceptable ratio (ours/rmcp, or modern/legacy), if this row has a target
+    /// (lower is better).
     target: Option<f64>,
     /// Shown value = metric / scale.
     scale: f64,
@@ -57,6 +63,34 @@ const ROWS: &[Row] = &[
     },
     Row { label: "W4 8 MiB result (ms)", workload: "w4", key: "total_ms", target: Some(0.65), scale: 1.0 },
     Row { label: "W4 peak RSS (MiB)", workload: "w4", key: "peak_rss_kib", target: Some(0.75), scale: 1024.0 },
+];
+
+const ERA_ROWS: &[Row] = &[
+    Row {
+        label: "W1 2000 sequential calls (ms)",
+        workload: "w1",
+        key: "total_ms",
+        target: Some(ERA_BUDGET),
+        scale: 1.0,
+    },
+    Row { label: "W1 p50 latency (us)", workload: "w1", key: "p50_us", target: None, scale: 1.0 },
+    Row { label: "W1 p99 latency (us)", workload: "w1", key: "p99_us", target: None, scale: 1.0 },
+    Row {
+        label: "W2 256 calls, 32 in flight (ms)",
+        workload: "w2",
+        key: "total_ms",
+        target: Some(ERA_BUDGET),
+        scale: 1.0,
+    },
+    Row {
+        label: "W3 spawn+init+list 10,002 tools (ms)",
+        workload: "w3",
+        key: "total_ms",
+        target: Some(ERA_BUDGET),
+        scale: 1.0,
+    },
+    Row { label: "W4 8 MiB result (ms)", workload: "w4", key: "total_ms", target: Some(ERA_BUDGET), scale: 1.0 },
+    Row { label: "W4 peak RSS (MiB)", workload: "w4", key: "peak_rss_kib", target: Some(ERA_BUDGET), scale: 1024.0 },
 ];
 
 /// `cargo xtask bench [codec|stdio|http|all] [args]`.
@@ -93,14 +127,12 @@ fn stdio(args: &[String]) -> Result {
     run_status("build rmcp client", build, &root.join(RMCP_DIR))?;
 
     let server = ours_dir.join("bench-server");
-    let clients = [
-        ("ours", ours_dir.join("bench-client")),
-        ("rmcp", root.join(RMCP_TARGET).join("release").join("rmcp-bench-client")),
-    ];
+    let ours = ours_dir.join("bench-client");
+    let clients = [("ours", ours.clone()), ("rmcp", root.join(RMCP_TARGET).join("release").join("rmcp-bench-client"))];
     heading(&format!("stdio bench: {runs} runs per workload, alternating clients; medians below"));
     // One unmeasured run each, so that neither client pays for a cold page cache.
     for (_, client) in &clients {
-        run_client(client, "w1", &server)?;
+        run_client(client, &["w1".as_ref(), server.as_os_str()])?;
     }
     // results[client][workload] = the JSON line of every run.
     let mut results: Vec<Vec<Vec<String>>> = vec![vec![Vec::new(); WORKLOADS.len()]; clients.len()];
@@ -108,13 +140,48 @@ fn stdio(args: &[String]) -> Result {
         for run in 0..runs {
             for step in 0..clients.len() {
                 let c = if run % 2 == 0 { step } else { clients.len() - 1 - step };
-                let line = run_client(&clients[c].1, workload, &server)?;
+                let line = run_client(&clients[c].1, &[workload.as_ref(), server.as_os_str()])?;
                 println!("  {workload} run {} {:<4} {line}", run + 1, clients[c].0);
                 results[c][w].push(line);
             }
         }
     }
-    print_table(&results)
+    println!();
+    let (met, targets) = print_table(&results, ROWS, ("ours", "rmcp", "ours/rmcp"))?;
+    println!("\nstdio bench: {met} of {targets} targets met");
+    eras(runs, &ours, &server)
+}
+
+/// Ours in the legacy era against ours in the modern era, on every workload.
+fn eras(runs: usize, client: &Path, server: &Path) -> Result {
+    // (label, the client's arguments after the server's path): the era, then the server's flags.
+    // Modern first, as print_table takes the ratio results[0] / results[1].
+    const VARIANTS: [(&str, &[&str]); 2] = [("modern", &["modern", "--modern"]), ("legacy", &["legacy"])];
+    let run_variant = |v: usize, workload: &str| -> Result<String> {
+        let mut args: Vec<&OsStr> = vec![workload.as_ref(), server.as_os_str()];
+        args.extend(VARIANTS[v].1.iter().map(OsStr::new));
+        run_client(client, &args)
+    };
+    heading(&format!("stdio bench, eras: {runs} runs per workload, alternating eras; medians below"));
+    for v in 0..VARIANTS.len() {
+        run_variant(v, "w1")?;
+    }
+    // results[variant][workload] = the JSON line of every run.
+    let mut results: Vec<Vec<Vec<String>>> = vec![vec![Vec::new(); WORKLOADS.len()]; VARIANTS.len()];
+    for (w, workload) in WORKLOADS.iter().enumerate() {
+        for run in 0..runs {
+            for step in 0..VARIANTS.len() {
+                let v = if run % 2 == 0 { step } else { VARIANTS.len() - 1 - step };
+                let line = run_variant(v, workload)?;
+                println!("  {workload} run {} {:<6} {line}", run + 1, VARIANTS[v].0);
+                results[v][w].push(line);
+            }
+        }
+    }
+    println!("\nours: modern era (2026-07-28, server/discover, _meta on every request) against legacy era, stdio");
+    let (met, targets) = print_table(&results, ERA_ROWS, ("modern", "legacy", "mod/legacy"))?;
+    println!("\nera comparison: {met} of {targets} budgets met (modern <= {ERA_BUDGET:.1}x legacy)");
+    Ok(())
 }
 
 fn parse_runs(args: &[String]) -> Result<usize> {
@@ -128,16 +195,20 @@ fn parse_runs(args: &[String]) -> Result<usize> {
     }
 }
 
-fn print_table(results: &[Vec<Vec<String>>]) -> Result {
-    println!();
-    println!("{:<38} {:>11} {:>11} {:>10} {:>8}  result", "workload (median)", "ours", "rmcp", "ours/rmcp", "target");
+/// Print `rows` comparing `results[0]` with `results[1]` (ratio 0/1); returns (met, targets).
+fn print_table(
+    results: &[Vec<Vec<String>>],
+    rows: &[Row],
+    (a_label, b_label, ratio_label): (&str, &str, &str),
+) -> Result<(usize, usize)> {
+    println!("{:<38} {:>11} {:>11} {:>10} {:>8}  result", "workload (median)", a_label, b_label, ratio_label, "target");
     println!("{}", "-".repeat(90));
     let (mut met, mut targets) = (0, 0);
-    for row in ROWS {
+    for row in rows {
         let w = WORKLOADS.iter().position(|w| *w == row.workload).expect("a known workload");
-        let ours = median(&results[0][w], row.key)? / row.scale;
-        let rmcp = median(&results[1][w], row.key)? / row.scale;
-        let ratio = ours / rmcp;
+        let a = median(&results[0][w], row.key)? / row.scale;
+        let b = median(&results[1][w], row.key)? / row.scale;
+        let ratio = a / b;
         let (target, verdict) = match row.target {
             Some(t) => {
                 targets += 1;
@@ -147,10 +218,9 @@ fn print_table(results: &[Vec<Vec<String>>]) -> Result {
             }
             None => (String::new(), ""),
         };
-        println!("{:<38} {:>11} {:>11} {:>10.3} {:>8}  {verdict}", row.label, fmt(ours), fmt(rmcp), ratio, target);
+        println!("{:<38} {:>11} {:>11} {:>10.3} {:>8}  {verdict}", row.label, fmt(a), fmt(b), ratio, target);
     }
-    println!("\nstdio bench: {met} of {targets} targets met");
-    Ok(())
+    Ok((met, targets))
 }
 
 fn fmt(value: f64) -> String {
@@ -179,13 +249,12 @@ fn number(line: &str, key: &str) -> Option<f64> {
     rest[..end].trim().parse().ok()
 }
 
-/// Run one client on one workload; its stdout's last line is the JSON result.
-fn run_client(client: &Path, workload: &str, server: &Path) -> Result<String> {
-    let output = Command::new(client)
-        .arg(workload)
-        .arg(server)
-        .output()
-        .map_err(|e| format!("could not start {}: {e}", client.display()))?;
+/// Run one client (arguments: the workload, the server, then the rest); its stdout's last line is
+/// the JSON result.
+fn run_client(client: &Path, args: &[&OsStr]) -> Result<String> {
+    let workload = args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
+    let output =
+        Command::new(client).args(args).output().map_err(|e| format!("could not start {}: {e}", client.display()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -3,7 +3,12 @@
 //! current-thread Tokio runtime, and prints one JSON line with the results. The official SDK's
 //! client (`bench/rmcp-client`) runs the same workloads and prints the same keys.
 //!
-//! `bench-client <w1|w2|w3|w4> <path to bench-server>`
+//! `bench-client <w1|w2|w3|w4> <path to bench-server> [legacy|modern|auto] [server flag...]`
+//!
+//! The era (default `auto`: probe with `server/discover`, fall back to `initialize`) becomes
+//! `ConnectionOptions::era`; with `legacy` or `modern` the client fails unless the connection
+//! settled on that era. Any further arguments are passed to the server (`--modern` makes
+//! `bench-server` speak the modern era).
 //!
 //! - `w1`: 2000 sequential `echo` calls (after 20 unmeasured ones): `total_ms`, `calls_per_s`,
 //!   `p50_us`, `p99_us`.
@@ -19,6 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use mcp_manager::connection::EraPreference;
 use mcp_manager::{ConnectionOptions, McpConnection, RequestOptions, stdio_factory};
 use mcp_protocol::types::content::ContentBlock;
 use mcp_protocol::types::meta::JsonObject;
@@ -36,15 +42,26 @@ type Failure = String;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [workload, server] = args.as_slice() else {
-        eprintln!("usage: bench-client <w1|w2|w3|w4> <path to bench-server>");
+    let [workload, server, rest @ ..] = args.as_slice() else {
+        eprintln!("usage: bench-client <w1|w2|w3|w4> <path to bench-server> [legacy|modern|auto] [server flag...]");
         exit(2);
     };
+    let (era, server_args) = match rest.split_first() {
+        None => (EraPreference::Auto, rest),
+        Some((era, server_args)) => match era.parse::<EraPreference>() {
+            Ok(era) => (era, server_args),
+            Err(e) => {
+                eprintln!("bench-client: {e}");
+                exit(2);
+            }
+        },
+    };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime");
-    match runtime.block_on(run(workload, server)) {
+    match runtime.block_on(run(workload, server, server_args, era)) {
         Ok(mut report) => {
             report.insert("client".into(), json!("ours"));
             report.insert("workload".into(), json!(workload));
+            report.insert("era".into(), json!(format!("{era:?}").to_ascii_lowercase()));
             report.insert("peak_rss_kib".into(), json!(peak_rss_kib()));
             println!("{}", Value::Object(report));
         }
@@ -55,11 +72,24 @@ fn main() {
     }
 }
 
-async fn run(workload: &str, server: &str) -> Result<JsonObject, Failure> {
+async fn run(workload: &str, server: &str, server_args: &[String], era: EraPreference) -> Result<JsonObject, Failure> {
     let started = Instant::now();
-    let config = StdioConfig::new("bench", server, Vec::<String>::new());
-    let connection = Arc::new(McpConnection::new(stdio_factory(config), ConnectionOptions::new("bench")));
-    connection.connect().await.map_err(|e| format!("connect: {e}"))?;
+    let config = StdioConfig::new("bench", server, server_args.to_vec());
+    let mut options = ConnectionOptions::new("bench");
+    options.era = era;
+    let connection = Arc::new(McpConnection::new(stdio_factory(config), options));
+    let info = connection.connect().await.map_err(|e| format!("connect: {e}"))?;
+    let wanted = match era {
+        EraPreference::Modern => Some(mcp_protocol::Era::Modern),
+        EraPreference::Legacy => Some(mcp_protocol::Era::Legacy),
+        EraPreference::Auto => None,
+    };
+    if let Some(wanted) = wanted
+        && info.protocol_version.era() != Some(wanted)
+    {
+        connection.close().await;
+        return Err(format!("connected at {}, not in the {wanted:?} era", info.protocol_version.as_str()));
+    }
     let report = match workload {
         "w1" => w1(&connection).await,
         "w2" => w2(&connection).await,

@@ -1,4 +1,5 @@
-//! `bench-server`: a minimal, fast stdio MCP server (legacy era) for `cargo xtask bench stdio`,
+//! `bench-server`: a minimal, fast stdio MCP server (legacy era, and the modern
+//! one with `--modern`) for `cargo xtask bench stdio`,
 //! built on `mcp_protocol`. Both benchmark clients (ours and the official SDK's) talk to it, so
 //! it does as little as it can: one synchronous loop, no artificial delays, large answers
 //! (`tools/list` pages, the `big` text) written straight out as JSON text rather than built as
@@ -11,13 +12,18 @@
 //! M MiB of `x`. Notifications are ignored; other requests get METHOD_NOT_FOUND. It exits when
 //! stdin ends.
 //!
-//! Flags: `--tools N` (default 10002), `--page-size P` (default 100), `--big-mib M` (default 8).
+//! Flags: `--tools N` (default 10002), `--page-size P` (default 100), `--big-mib M` (default 8),
+//! and `--modern`: also speak the modern era (2026-07-28), that is, answer `server/discover` with
+//! a `DiscoverResult` (modern and legacy revisions) and put `"resultType":"complete"` in the
+//! results of `ping`, `tools/list` and `tools/call` (the `_meta` that modern requests carry in
+//! their params is ignored). Without it, `server/discover` gets METHOD_NOT_FOUND, as a legacy
+//! server answers it, and clients fall back to `initialize`.
 
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::process::exit;
 
 use mcp_protocol::jsonrpc::to_raw;
-use mcp_protocol::types::common::Implementation;
+use mcp_protocol::types::common::{Implementation, ResultType};
 use mcp_protocol::types::content::ContentBlock;
 use mcp_protocol::types::lifecycle::{Initialize, InitializeResult, ServerCapabilities, ToolsCapability};
 use mcp_protocol::types::tools::{CallTool, CallToolResult, ListTools};
@@ -32,12 +38,18 @@ struct Config {
     tools: usize,
     page_size: usize,
     big_mib: usize,
+    /// Speak the modern era too (`--modern`).
+    modern: bool,
 }
 
 fn parse_args() -> Result<Config, String> {
-    let mut config = Config { tools: 10_002, page_size: 100, big_mib: 8 };
+    let mut config = Config { tools: 10_002, page_size: 100, big_mib: 8, modern: false };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--modern" {
+            config.modern = true;
+            continue;
+        }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let n: usize = value.parse().map_err(|_| format!("{flag}: not a number: {value:?}"))?;
         match flag.as_str() {
@@ -122,6 +134,10 @@ impl Server {
     fn answer(&mut self, request: Request, out: &mut impl Write) -> io::Result<()> {
         let result = match request.method.as_str() {
             "initialize" => self.initialize(&request),
+            "server/discover" if self.config.modern => Ok(discover()),
+            "ping" if self.config.modern => {
+                Ok(to_raw(&json!({"resultType": "complete"})).expect("a ping result encodes"))
+            }
             "ping" => Ok(to_raw(&json!({})).expect("{} encodes")),
             "tools/list" => return self.list(&request, out),
             "tools/call" => return self.call(&request, out),
@@ -144,6 +160,12 @@ impl Server {
             ..Default::default()
         })
         .map_err(internal)
+    }
+
+    /// `,"resultType":"complete"` in the modern era, nothing in the legacy one: the tail of a
+    /// result written as JSON text.
+    fn result_type(&self) -> &'static [u8] {
+        if self.config.modern { br#","resultType":"complete""# } else { b"" }
     }
 
     /// A page of `tools/list`, written straight out as JSON text: building 10,002 `Tool` values
@@ -172,6 +194,7 @@ impl Server {
             if page + 1 < pages {
                 write!(out, r#","nextCursor":"page-{}""#, page + 1)?;
             }
+            out.write_all(self.result_type())?;
             out.write_all(b"}")
         })
     }
@@ -185,7 +208,9 @@ impl Server {
             "echo" => {
                 let arguments = params.arguments.as_ref();
                 let text = arguments.and_then(|a| a.get("text")).and_then(|t| t.as_str()).unwrap_or("");
-                let result = CallToolResult { content: vec![ContentBlock::text(text)], ..Default::default() };
+                let result_type = self.config.modern.then_some(ResultType::Complete);
+                let result =
+                    CallToolResult { content: vec![ContentBlock::text(text)], result_type, ..Default::default() };
                 match to_raw(&result) {
                     Ok(raw) => write_result(out, &request.id, |out| out.write_all(raw.get().as_bytes())),
                     Err(e) => write_error(out, &request.id, internal(e)),
@@ -195,13 +220,15 @@ impl Server {
                 if self.chunk.is_empty() {
                     self.chunk = vec![b'x'; 1024 * 1024];
                 }
-                let (chunk, mib) = (&self.chunk, self.config.big_mib);
+                let (chunk, mib, tail) = (&self.chunk, self.config.big_mib, self.result_type());
                 write_result(out, &request.id, |out| {
                     out.write_all(br#"{"content":[{"type":"text","text":""#)?;
                     for _ in 0..mib {
                         out.write_all(chunk)?;
                     }
-                    out.write_all(br#""}]}"#)
+                    out.write_all(br#""}]"#)?;
+                    out.write_all(tail)?;
+                    out.write_all(b"}")
                 })
             }
             other => {
@@ -210,6 +237,19 @@ impl Server {
             }
         }
     }
+}
+
+/// The modern era's `server/discover` result: 2026-07-28 and the latest legacy revision, tools.
+fn discover() -> RawJson {
+    let result = json!({
+        "supportedVersions": ["2026-07-28", "2025-11-25"],
+        "capabilities": {"tools": {}},
+        "ttlMs": 0,
+        "cacheScope": "public",
+        "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "bench-server", "version": "1"}}
+    });
+    to_raw(&result).expect("the discover result encodes")
 }
 
 /// Tool number `i` as JSON text.
