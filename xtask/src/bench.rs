@@ -223,12 +223,12 @@ fn print_table(
     Ok((met, targets))
 }
 
-fn fmt(value: f64) -> String {
+pub(crate) fn fmt(value: f64) -> String {
     if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.2}") }
 }
 
 /// The median of `key` over the JSON lines of a workload's runs.
-fn median(lines: &[String], key: &str) -> Result<f64> {
+pub(crate) fn median(lines: &[String], key: &str) -> Result<f64> {
     let mut values = lines
         .iter()
         .map(|line| number(line, key).ok_or_else(|| format!("no number {key:?} in {line}")))

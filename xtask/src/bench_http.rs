@@ -25,6 +25,8 @@ use std::process::{Child, Command, Stdio};
 
 use xtask::project_root;
 
+use crate::bench::{fmt, median};
+
 type Result<T = ()> = std::result::Result<T, String>;
 
 /// Where rmcp's HTTP client lives and builds, relative to the workspace root.
@@ -171,32 +173,6 @@ fn print_table(
         println!("{:<38} {:>11} {:>11} {:>10.3} {:>8}  {verdict}", row.label, fmt(va), fmt(vb), ratio, target);
     }
     Ok((met, targets))
-}
-
-fn fmt(value: f64) -> String {
-    if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.2}") }
-}
-
-/// The median of `key` over the JSON lines of a workload's runs.
-fn median(lines: &[String], key: &str) -> Result<f64> {
-    let mut values = lines
-        .iter()
-        .map(|line| number(line, key).ok_or_else(|| format!("no number {key:?} in {line}")))
-        .collect::<Result<Vec<f64>>>()?;
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        return Err(format!("no runs for {key:?}"));
-    }
-    Ok(if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 })
-}
-
-/// The number under `"key":` in a flat JSON object (the clients print nothing nested).
-fn number(line: &str, key: &str) -> Option<f64> {
-    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
-    let rest = line[at..].trim_start();
-    let end = rest.find([',', '}']).unwrap_or(rest.len());
-    rest[..end].trim().parse().ok()
 }
 
 /// Run one client; its stdout's last JSON line is the result.
