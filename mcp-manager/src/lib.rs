@@ -12,7 +12,9 @@
 //!   a `tool_system` provider).
 
 pub mod callbacks;
+pub mod config;
 pub mod connection;
+pub mod manager;
 pub mod session;
 
 pub use callbacks::HostCallbacks;

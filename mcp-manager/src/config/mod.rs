@@ -1,0 +1,2 @@
+//! Runtime configuration of servers and of the client, and loaders for the formats users already
+//! write. (Being built.)

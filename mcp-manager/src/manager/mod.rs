@@ -1,0 +1,1 @@
+//! `McpManager`: many servers under one roof. (Being built.)
