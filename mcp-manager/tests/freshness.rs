@@ -365,7 +365,8 @@ async fn a_listen_that_keeps_failing_is_given_up_and_close_stops_it() {
 async fn a_list_with_a_ttl_is_fetched_again_once_it_has_run_out() {
     within(async {
         let (fake, conn, version) = modern("ttl", Some(1000), 8).await;
-        acknowledge(&fake, 1).await;
+        // The listen is open but not acknowledged: nothing reports changes yet, the ttl rules.
+        fake.nth("subscriptions/listen", 1).await;
         assert_eq!(tool_names(&conn.inventory().await.unwrap().tools), ["tool-v1"]);
         version.store(2, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(999)).await;
@@ -375,6 +376,14 @@ async fn a_list_with_a_ttl_is_fetched_again_once_it_has_run_out() {
         assert_eq!(tool_names(&conn.inventory().await.unwrap().tools), ["tool-v2"], "stale: fetched again");
         assert_eq!(fake.count("tools/list"), 2);
         assert_eq!(fake.count("prompts/list"), 1, "a list without a ttl stays fresh");
+
+        // Once the server acknowledges that it reports tool changes, the ttl is not needed.
+        acknowledge(&fake, 1).await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        version.store(3, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert_eq!(tool_names(&conn.inventory().await.unwrap().tools), ["tool-v2"], "covered by the subscription");
+        assert_eq!(fake.count("tools/list"), 2);
     })
     .await
 }

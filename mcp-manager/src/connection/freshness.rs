@@ -85,6 +85,9 @@ pub(crate) struct Freshness {
     subscription: std::sync::Mutex<Option<RequestId>>,
     /// The last subscription the server acknowledged.
     acknowledged: watch::Sender<Option<RequestId>>,
+    /// The lists whose changes the open, acknowledged subscription reports: their `ttlMs`
+    /// hints are not needed to stay fresh.
+    covered: AtomicU8,
     /// The generation counter: bumped after each successful refresh.
     changes: watch::Sender<u64>,
     pub(crate) cache: Mutex<Cache>,
@@ -106,6 +109,7 @@ impl Freshness {
             wake: Notify::new(),
             subscription: std::sync::Mutex::new(None),
             acknowledged: watch::Sender::new(None),
+            covered: AtomicU8::new(0),
             changes: watch::Sender::new(0),
             cache: Mutex::new(Cache::default()),
             reads: std::sync::Mutex::new(ReadCache::default()),
@@ -119,6 +123,7 @@ impl Freshness {
         self.modern.store(modern, Ordering::SeqCst);
         self.dirty.store(0, Ordering::SeqCst);
         *lock(&self.subscription) = None;
+        self.covered.store(0, Ordering::SeqCst);
         lock(&self.reads).clear();
         epoch
     }
@@ -131,6 +136,11 @@ impl Freshness {
     pub(crate) fn mark(&self, bits: u8) {
         self.dirty.fetch_or(bits, Ordering::SeqCst);
         self.wake.notify_one();
+    }
+
+    /// The lists an acknowledged subscription keeps fresh (bits as in [`Freshness::mark`]).
+    pub(crate) fn covered(&self) -> u8 {
+        self.covered.load(Ordering::SeqCst)
     }
 
     pub(crate) fn take_dirty(&self) -> u8 {
@@ -176,6 +186,7 @@ impl Freshness {
             return;
         }
         tracing::debug!(server = %self.name, subscription = ?id, notifications = ?params.notifications, "subscription acknowledged");
+        self.covered.store(filter_bits(&params.notifications), Ordering::SeqCst);
         self.acknowledged.send_replace(id);
     }
 
@@ -220,6 +231,7 @@ impl Freshness {
                 let mut current = lock(&self.subscription);
                 if current.as_ref() == Some(&id) {
                     *current = None;
+                    self.covered.store(0, Ordering::SeqCst);
                 }
             }
             let error = match outcome {

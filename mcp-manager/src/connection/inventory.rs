@@ -4,8 +4,11 @@
 //!
 //! A list is fetched again when [`McpConnection::inventory`] finds it stale: a change
 //! notification marked it (the background refresher usually gets there first), or its `ttlMs`
-//! has run out. A list without `ttlMs` stays fresh until a change notification. A refresh that
-//! fails keeps the previous list and reports a warning.
+//! has run out. A list without `ttlMs` stays fresh until a change notification. While an
+//! acknowledged `subscriptions/listen` reports a list's changes, its `ttlMs` is not needed and
+//! is ignored: modern servers commonly send `ttlMs: 0` on every list, and re-listing each time
+//! the host looks would cost a round trip per look for nothing the subscription does not tell.
+//! A refresh that fails keeps the previous list and reports a warning.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -43,9 +46,10 @@ impl<T: Clone> Slot<T> {
         self.items.is_some()
     }
 
-    /// Whether the next look needs a fetch. A `ttlMs` of 0 is stale at once.
-    fn due(&self, now: Instant) -> bool {
-        !self.cached() || self.stale || self.ttl.is_some_and(|ttl| now >= self.fetched_at + ttl)
+    /// Whether the next look needs a fetch. A `ttlMs` of 0 is stale at once, unless a
+    /// subscription reports the list's changes (`covered`): then only a change makes it stale.
+    fn due(&self, now: Instant, covered: bool) -> bool {
+        !self.cached() || self.stale || (!covered && self.ttl.is_some_and(|ttl| now >= self.fetched_at + ttl))
     }
 
     fn mark_stale(&mut self) {
@@ -130,12 +134,12 @@ impl Cache {
         }
     }
 
-    fn due(&self, now: Instant) -> Due {
+    fn due(&self, now: Instant, covered: u8) -> Due {
         Due {
-            tools: self.tools.due(now),
-            prompts: self.prompts.due(now),
-            resources: self.resources.due(now),
-            templates: self.templates.due(now),
+            tools: self.tools.due(now, covered & TOOLS != 0),
+            prompts: self.prompts.due(now, covered & PROMPTS != 0),
+            resources: self.resources.due(now, covered & RESOURCES != 0),
+            templates: self.templates.due(now, covered & RESOURCES != 0),
         }
     }
 
@@ -238,7 +242,7 @@ impl Freshness {
         let mut cache = self.cache.lock().await;
         self.sync(&mut cache);
         cache.mark_stale(self.take_dirty());
-        let mut due = cache.due(Instant::now());
+        let mut due = cache.due(Instant::now(), self.covered());
         // A list never fetched waits for someone to ask for it.
         due.tools &= cache.tools.cached();
         due.prompts &= cache.prompts.cached();
@@ -266,7 +270,7 @@ impl McpConnection {
         let mut cache = self.fresh.cache.lock().await;
         self.fresh.sync(&mut cache);
         cache.mark_stale(self.fresh.take_dirty());
-        let due = cache.due(Instant::now());
+        let due = cache.due(Instant::now(), self.fresh.covered());
         if due.any() {
             self.fresh.refresh(&mut cache, &lister?, due, Mode::Inventory).await?;
         }
@@ -375,20 +379,23 @@ mod tests {
     async fn slots_follow_ttl_and_notifications() {
         let mut slot: Slot<u8> = Slot::default();
         let now = Instant::now();
-        assert!(slot.due(now), "never fetched");
+        assert!(slot.due(now, false), "never fetched");
         slot.mark_stale();
         assert!(!slot.stale, "only a cached list is marked");
         slot.store(Listed { items: vec![1], ttl_ms: Some(1000) }, now);
-        assert!(!slot.due(now + Duration::from_millis(999)));
-        assert!(slot.due(now + Duration::from_millis(1000)));
+        assert!(!slot.due(now + Duration::from_millis(999), false));
+        assert!(slot.due(now + Duration::from_millis(1000), false));
         slot.store(Listed { items: vec![2], ttl_ms: None }, now);
-        assert!(!slot.due(now + Duration::from_secs(3600)), "no ttl: fresh until a notification");
+        assert!(!slot.due(now + Duration::from_secs(3600), false), "no ttl: fresh until a notification");
         slot.mark_stale();
-        assert!(slot.due(now));
+        assert!(slot.due(now, false));
         slot.fail("boom".into(), now);
-        assert_eq!((slot.items(), slot.warning.as_deref(), slot.due(now)), (vec![2], Some("boom"), false));
+        assert_eq!((slot.items(), slot.warning.as_deref(), slot.due(now, false)), (vec![2], Some("boom"), false));
         slot.store(Listed { items: vec![3], ttl_ms: Some(0) }, now);
-        assert!(slot.due(now), "a ttl of 0 is stale at once");
+        assert!(slot.due(now, false), "a ttl of 0 is stale at once");
+        assert!(!slot.due(now, true), "unless a subscription reports the list's changes");
+        slot.mark_stale();
+        assert!(slot.due(now, true), "and then a change makes it stale");
     }
 
     #[tokio::test(start_paused = true)]

@@ -9,6 +9,7 @@
 
 mod error;
 mod inbound;
+mod meta;
 mod pending;
 
 use std::sync::Arc;
@@ -16,18 +17,16 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_protocol::jsonrpc::to_raw;
 use mcp_protocol::types::cancellation::CancelledParams;
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::progress::ProgressParams;
 use mcp_protocol::{Message, NotificationMethod, RawJson, Request, RequestId, RequestMethod};
 use mcp_transport::{CancelHandling, CloseReason, Transport};
-use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::{oneshot, watch};
 
 pub use self::error::SessionError;
 pub use self::inbound::{InboundHandler, NoHandler};
+use self::meta::RequestMeta;
 use self::pending::{Pending, PendingMap};
 
 /// The answer to a request started with [`Session::request_unbounded`].
@@ -154,6 +153,10 @@ impl Session {
         *self.shared.request_meta.write().unwrap_or_else(|p| p.into_inner()) = meta;
     }
 
+    fn request_meta(&self) -> Option<Arc<RequestMeta>> {
+        self.shared.request_meta.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// The transport the session runs on.
     pub fn transport(&self) -> &Arc<dyn Transport> {
         &self.shared.transport
@@ -196,9 +199,16 @@ impl Session {
         params: &M::Params,
         options: RequestOptions,
     ) -> Result<M::Result, SessionError> {
-        let params =
-            to_raw(params).map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
-        let raw = self.request_raw(M::METHOD, Some(params), options).await?;
+        if let Some(reason) = self.close_reason() {
+            return Err(SessionError::Closed { server: self.shared.name.clone(), reason });
+        }
+        let id = self.next_id();
+        let meta = self.request_meta();
+        let token = options.progress.as_ref().map(|_| &id);
+        let params = meta::typed_params(params, meta.as_deref(), token)
+            .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
+        let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
+        let raw = self.exchange(id, M::METHOD, Some(params), Some(timeout), options.progress).await?;
         M::decode_result(&raw).map_err(|e| SessionError::InvalidResult {
             server: self.shared.name.clone(),
             method: M::METHOD.into(),
@@ -228,6 +238,16 @@ impl Session {
             return Err(SessionError::Closed { server: self.shared.name.clone(), reason });
         }
         let id = self.next_id();
+        let meta = self.request_meta();
+        let token = options.progress.as_ref().map(|_| &id);
+        let params = if meta.is_some() || token.is_some() {
+            Some(
+                meta::raw_params(params, meta.as_deref(), token)
+                    .map_err(|e| SessionError::Encode { method: method.into(), error: Arc::new(e) })?,
+            )
+        } else {
+            params
+        };
         let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
         self.exchange(id, method, params, Some(timeout), options.progress).await
     }
@@ -238,7 +258,9 @@ impl Session {
     /// the transport's end ([`SessionError::Closed`], also after [`Session::close`]); dropping it
     /// cancels the request. Nothing is sent before the future is first polled.
     pub fn request_unbounded<M: RequestMethod>(&self, params: &M::Params) -> (RequestId, Answer<M::Result>) {
-        let params = to_raw(params).map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) });
+        let meta = self.request_meta();
+        let params = meta::typed_params(params, meta.as_deref(), None)
+            .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) });
         let id = self.next_id();
         let session = self.clone();
         let request_id = id.clone();
@@ -260,7 +282,7 @@ impl Session {
         RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Send request `id` and wait for its answer, at most `timeout` (extended by progress, up to
+    /// Send request `id` (its params complete, `_meta` included) and wait for its answer, at most `timeout` (extended by progress, up to
     /// the hard cap) when there is one.
     async fn exchange(
         &self,
@@ -271,16 +293,6 @@ impl Session {
         progress: Option<ProgressCallback>,
     ) -> Result<RawJson, SessionError> {
         let shared = &self.shared;
-        let request_meta = shared.request_meta.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let progress_token = progress.as_ref().map(|_| &id);
-        let params = if request_meta.is_some() || progress_token.is_some() {
-            Some(
-                with_meta(params, request_meta.as_deref(), progress_token)
-                    .map_err(|e| SessionError::Encode { method: method.into(), error: Arc::new(e) })?,
-            )
-        } else {
-            params
-        };
         let (tx, rx) = oneshot::channel();
         let bump = Arc::new(tokio::sync::Notify::new());
         shared.pending.insert(id.clone(), Pending { method: method.to_owned(), tx, progress, bump: bump.clone() });
@@ -352,61 +364,6 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     }
 }
 
-/// Add the session's `_meta` members and the `progressToken` (the request id) to the params.
-fn with_meta(
-    params: Option<RawJson>,
-    meta: Option<&RequestMeta>,
-    progress_token: Option<&RequestId>,
-) -> Result<RawJson, serde_json::Error> {
-    let text = params.as_deref().map_or("{}", RawValue::get);
-    // Fast path: params without any `_meta` get the pre-encoded members spliced in as text,
-    // without parsing and re-encoding the params (tool arguments can be large).
-    if !text.contains("\"_meta\"")
-        && let Some(body) = text.trim_start().strip_prefix('{')
-    {
-        let mut members = meta.map_or(String::new(), |m| m.encoded.clone());
-        if let Some(id) = progress_token {
-            if !members.is_empty() {
-                members.push(',');
-            }
-            members.push_str("\"progressToken\":");
-            members.push_str(&serde_json::to_string(id)?);
-        }
-        let body = body.trim_start();
-        let separator = if body.starts_with('}') { "" } else { "," };
-        return RawValue::from_string(format!("{{\"_meta\":{{{members}}}{separator}{body}"));
-    }
-    let mut value: Value = serde_json::from_str(text)?;
-    if let Value::Object(map) = &mut value {
-        let entry = map.entry("_meta").or_insert_with(|| Value::Object(Default::default()));
-        if let Value::Object(target) = entry {
-            // What the caller put in `_meta` wins over the session's defaults.
-            for (k, v) in meta.map(|m| &m.members).into_iter().flatten() {
-                target.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-            if let Some(id) = progress_token {
-                target.insert("progressToken".into(), serde_json::to_value(id)?);
-            }
-        }
-    }
-    to_raw(&value)
-}
-
-/// The `_meta` members added to every request, with their JSON text encoded once.
-struct RequestMeta {
-    members: JsonObject,
-    /// The members as JSON text without the enclosing braces.
-    encoded: String,
-}
-
-impl RequestMeta {
-    fn new(members: JsonObject) -> Self {
-        let text = Value::Object(members.clone()).to_string();
-        let encoded = text[1..text.len() - 1].to_owned();
-        RequestMeta { members, encoded }
-    }
-}
-
 /// Cancel an abandoned request: the transport's own way when it has one, otherwise with
 /// `notifications/cancelled`.
 fn cancel(shared: Arc<Shared>, id: RequestId, reason: &'static str) {
@@ -456,51 +413,5 @@ impl Drop for CancelOnDrop {
             return;
         }
         cancel(shared, self.id.clone(), "request cancelled by the client");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn meta() -> RequestMeta {
-        RequestMeta::new(
-            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": [1, {"a": "}"}]})
-                .as_object()
-                .unwrap()
-                .clone(),
-        )
-    }
-
-    fn run(params: Option<&str>, meta: Option<&RequestMeta>, token: Option<&RequestId>) -> Value {
-        let params = params.map(|p| RawValue::from_string(p.to_owned()).unwrap());
-        serde_json::from_str(with_meta(params, meta, token).unwrap().get()).unwrap()
-    }
-
-    #[test]
-    fn meta_is_spliced_into_params_of_every_shape() {
-        let m = meta();
-        let id = RequestId::Number(7);
-        assert_eq!(
-            run(None, Some(&m), None),
-            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": [1, {"a": "}"}]}})
-        );
-        assert_eq!(run(Some(" { } "), None, Some(&id)), json!({"_meta": {"progressToken": 7}}));
-        assert_eq!(
-            run(Some(r#"{"name":"x","arguments":{"s":"{\"_m\":1}"}}"#), Some(&m), Some(&id)),
-            json!({"name": "x", "arguments": {"s": "{\"_m\":1}"}, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": [1, {"a": "}"}], "progressToken": 7}})
-        );
-    }
-
-    #[test]
-    fn members_the_caller_set_win_over_the_session_defaults() {
-        let m = meta();
-        let got = run(Some(r#"{"_meta":{"k":"mine","x":true},"name":"t"}"#), Some(&m), None);
-        assert_eq!(
-            got,
-            json!({"name": "t", "_meta": {"k": "mine", "x": true, "io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
-        );
     }
 }
