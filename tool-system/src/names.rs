@@ -1,0 +1,162 @@
+//! Names valid for LLM APIs (`^[a-zA-Z0-9_-]{1,64}$`): sanitising, truncation with a stable hash
+//! suffix, and collision handling ([`NameAllocator`]).
+
+use std::collections::HashSet;
+
+/// The shortest `max_len` the allocator accepts: room for a few characters and a hash suffix.
+pub const MIN_NAME_LEN: usize = 16;
+/// The longest name LLM APIs accept.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// The length of a hash suffix: `_` and 8 hex digits.
+const SUFFIX_LEN: usize = 9;
+/// How many salted hashes the allocator tries before it falls back to a counter.
+const SALT_TRIES: u32 = 64;
+
+/// The 32-bit FNV-1a hash of `bytes`: tiny, and the same on every run and platform.
+pub fn fnv1a_32(bytes: &[u8]) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in bytes {
+        hash ^= u32::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash
+}
+
+/// Whether `c` may appear in an LLM tool name.
+pub fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Whether `name` matches `^[a-zA-Z0-9_-]{1,max_len}$`.
+pub fn is_valid_name(name: &str, max_len: usize) -> bool {
+    !name.is_empty() && name.len() <= max_len && name.chars().all(is_name_char)
+}
+
+/// `name` with every character outside `[a-zA-Z0-9_-]` replaced by `_` (one `_` per character).
+pub fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if is_name_char(c) { c } else { '_' }).collect()
+}
+
+/// Hands out unique valid names, in order: the first to ask for a name gets it unchanged when it
+/// is valid and free; later ones get a hash suffix.
+#[derive(Debug)]
+pub struct NameAllocator {
+    max_len: usize,
+    taken: HashSet<String>,
+}
+
+impl NameAllocator {
+    /// An allocator of names at most `max_len` long (clamped to
+    /// [`MIN_NAME_LEN`]..=[`MAX_NAME_LEN`]).
+    pub fn new(max_len: usize) -> Self {
+        Self { max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN), taken: HashSet::new() }
+    }
+
+    /// Marks `name` as taken (a reserved name such as `tool_search`).
+    pub fn reserve(&mut self, name: &str) {
+        self.taken.insert(name.to_owned());
+    }
+
+    /// Whether `name` is taken.
+    pub fn is_taken(&self, name: &str) -> bool {
+        self.taken.contains(name)
+    }
+
+    /// A unique valid name for `original` (the qualified name, before sanitising):
+    ///
+    /// - characters outside `[a-zA-Z0-9_-]` become `_` (an empty name becomes `tool`);
+    /// - a name longer than the limit keeps its head and gets `_` + 8 hex digits of the FNV-1a
+    ///   hash of `original`;
+    /// - a name that is already taken gets the same suffix; should that be taken too, the hash
+    ///   is salted until a free name is found.
+    ///
+    /// The result depends only on `original` and the names taken before, so it is the same on
+    /// every run for the same registration order.
+    pub fn allocate(&mut self, original: &str) -> String {
+        let mut base = sanitize(original);
+        if base.is_empty() {
+            base.push_str("tool");
+        }
+        if base.len() <= self.max_len && !self.taken.contains(&base) {
+            self.taken.insert(base.clone());
+            return base;
+        }
+        let head = &base[..base.len().min(self.max_len - SUFFIX_LEN)];
+        for salt in 0..SALT_TRIES {
+            let hash = if salt == 0 {
+                fnv1a_32(original.as_bytes())
+            } else {
+                fnv1a_32(format!("{original}\u{0}{salt}").as_bytes())
+            };
+            let candidate = format!("{head}_{hash:08x}");
+            if self.taken.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
+        // Only reachable after 64 hash collisions in a row: count upwards from the hash. The
+        // set of taken names is finite, so this ends.
+        let mut counter = u64::from(fnv1a_32(original.as_bytes()));
+        loop {
+            counter = counter.wrapping_add(1);
+            let candidate = format!("{head}_{:08x}", counter & 0xffff_ffff);
+            if self.taken.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv1a_matches_reference_values() {
+        assert_eq!(fnv1a_32(b""), 0x811c_9dc5);
+        assert_eq!(fnv1a_32(b"a"), 0xe40c_292c);
+        assert_eq!(fnv1a_32(b"foobar"), 0xbf9c_f968);
+    }
+
+    #[test]
+    fn valid_free_names_are_kept() {
+        let mut names = NameAllocator::new(64);
+        assert_eq!(names.allocate("get_weather"), "get_weather");
+        assert_eq!(names.allocate("server__read-file"), "server__read-file");
+    }
+
+    #[test]
+    fn invalid_characters_become_underscores() {
+        let mut names = NameAllocator::new(64);
+        assert_eq!(names.allocate("my.server__read file/é"), "my_server__read_file__");
+        assert_eq!(names.allocate(""), "tool");
+    }
+
+    #[test]
+    fn long_names_are_truncated_with_a_stable_hash() {
+        let original = "x".repeat(100);
+        let name = NameAllocator::new(64).allocate(&original);
+        assert_eq!(name.len(), 64);
+        assert_eq!(name, format!("{}_{:08x}", "x".repeat(55), fnv1a_32(original.as_bytes())));
+        assert_eq!(NameAllocator::new(64).allocate(&original), name, "same input, same name");
+    }
+
+    #[test]
+    fn collisions_get_a_hash_suffix() {
+        let mut names = NameAllocator::new(64);
+        assert_eq!(names.allocate("a.b"), "a_b");
+        let second = names.allocate("a b");
+        assert_eq!(second, format!("a_b_{:08x}", fnv1a_32(b"a b")));
+        let third = names.allocate("a b");
+        assert_ne!(third, second);
+        assert!(is_valid_name(&third, 64));
+    }
+
+    #[test]
+    fn max_len_is_clamped() {
+        let mut names = NameAllocator::new(3);
+        let name = names.allocate("abcdefghijklmnopqrstuvwxyz");
+        assert_eq!(name.len(), MIN_NAME_LEN);
+        assert!(is_valid_name(&name, MIN_NAME_LEN));
+    }
+}

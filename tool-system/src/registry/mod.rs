@@ -1,0 +1,371 @@
+//! [`ToolRegistry`]: many providers behind one tool list with LLM-valid names, and routing of
+//! each call to the provider that declares the tool.
+
+mod snapshot;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use futures::FutureExt as _;
+use futures::future::join_all;
+use serde_json::{Map, Value, json};
+
+use crate::names::MAX_NAME_LEN;
+use crate::search::{SearchArgs, TOOL_SEARCH_NAME, search_deferred, search_result};
+use crate::spec::empty_object_schema;
+use crate::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec};
+use snapshot::Snapshot;
+
+/// The longest tool name quoted back in an error message.
+const MAX_QUOTED_NAME: usize = 128;
+
+/// How a [`ToolRegistry`] forms exposed names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryOptions {
+    /// Put between a tool's namespace and its name (default `__`, giving `server__tool`).
+    /// Characters outside `[a-zA-Z0-9_-]` are sanitised like the rest of the name.
+    pub separator: String,
+    /// The longest exposed name (default 64, clamped to 16..=64).
+    pub max_name_len: usize,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        Self { separator: "__".to_owned(), max_name_len: MAX_NAME_LEN }
+    }
+}
+
+/// A tool as the registry exposes it: its LLM name, the provider that serves it, and its spec
+/// (with the provider's own name in `spec.name`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExposedTool {
+    /// The name the LLM sees and calls, matching `^[a-zA-Z0-9_-]{1,64}$`.
+    pub llm_name: String,
+    /// The name of the provider that serves the tool.
+    pub provider: String,
+    /// The tool's spec as its provider declared it.
+    pub spec: ToolSpec,
+}
+
+impl ExposedTool {
+    /// The OpenAI function-tool definition:
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+    pub fn to_llm_definition(&self) -> Value {
+        json!({ "type": "function", "function": function_body(self) })
+    }
+}
+
+/// The `function` member of a definition: the LLM name, the description (else the title;
+/// omitted when there is neither) and the parameters, always an object schema.
+pub(crate) fn function_body(tool: &ExposedTool) -> Value {
+    let mut body = Map::new();
+    body.insert("name".into(), Value::String(tool.llm_name.clone()));
+    if let Some(description) = tool.spec.description.as_ref().or(tool.spec.title.as_ref()) {
+        body.insert("description".into(), Value::String(description.clone()));
+    }
+    let parameters = match &tool.spec.parameters {
+        Value::Object(schema) => {
+            let mut schema = schema.clone();
+            schema.entry("type").or_insert_with(|| Value::String("object".into()));
+            Value::Object(schema)
+        }
+        _ => empty_object_schema(),
+    };
+    body.insert("parameters".into(), parameters);
+    Value::Object(body)
+}
+
+struct State {
+    providers: Vec<Arc<dyn ToolProvider>>,
+    /// Bumped by every registration change and by [`ToolRegistry::invalidate`].
+    generation: u64,
+    /// The last listing, possibly stale.
+    snapshot: Option<Arc<Snapshot>>,
+}
+
+impl State {
+    /// The last listing, if it was made at the current generation (same providers, no
+    /// invalidation since). The providers' revisions are checked by the caller, outside the lock.
+    fn same_generation(&self) -> Option<Arc<Snapshot>> {
+        self.snapshot.as_ref().filter(|snapshot| snapshot.generation == self.generation).cloned()
+    }
+}
+
+/// Many [`ToolProvider`]s behind one tool list.
+///
+/// - Providers keep their registration order. Registering a provider under a name already
+///   registered replaces the old provider in its place and closes it.
+/// - Each tool is exposed under a name valid for LLM APIs (`^[a-zA-Z0-9_-]{1,64}$`):
+///   `namespace` + separator + `name` when the spec has a namespace, else `name`; characters
+///   outside the set become `_`; a name that is too long, or taken by an earlier tool, gets a
+///   stable hash suffix. Calls are routed through a lookup table, never by splitting names.
+/// - A qualified name that two tools share is a duplicate: the first (in registration order)
+///   is kept and the later one is skipped with a `tracing` warning.
+/// - Deferred tools stay out of the LLM definitions; the built-in `tool_search` tool (offered
+///   only while a deferred tool exists) finds them.
+///
+/// # Caching
+///
+/// The registry lists its providers once and keeps the listing (and the name table) until it
+/// becomes stale: when a provider is registered or unregistered, when
+/// [`invalidate`](Self::invalidate) is called, or when a provider's
+/// [`revision`](ToolProvider::revision) changes. The next [`tools`](Self::tools),
+/// [`llm_definitions`](Self::llm_definitions) or [`invoke`](Self::invoke) then lists again, with
+/// the context of that call; [`refresh`](Self::refresh) lists again at once. A call on a current
+/// listing costs one read lock, one hash lookup and the provider's own work.
+///
+/// Availability is decided by the context of the listing: a provider whose tools depend on the
+/// context (user, platform) is listed with the context of the call that built the listing, and
+/// a host whose contexts see different tools calls [`refresh`](Self::refresh) when it switches.
+///
+/// # Concurrency
+///
+/// The registry is `Send + Sync` and meant to be shared behind an `Arc`. No lock is held while a
+/// provider runs (listing, invoking or closing); concurrent calls on a stale listing may each
+/// list the providers. Cancelling [`invoke`](Self::invoke), [`tools`](Self::tools) or
+/// [`refresh`](Self::refresh) is safe. Cancelling [`register`](Self::register),
+/// [`unregister`](Self::unregister) or [`close`](Self::close) after the change was made but
+/// before a removed provider finished closing leaves that provider unclosed (dropped).
+pub struct ToolRegistry {
+    options: RegistryOptions,
+    state: RwLock<State>,
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("options", &self.options)
+            .field("providers", &self.provider_names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry with the default options.
+    pub fn new() -> Self {
+        Self::with_options(RegistryOptions::default())
+    }
+
+    /// An empty registry with `options`.
+    pub fn with_options(options: RegistryOptions) -> Self {
+        Self { options, state: RwLock::new(State { providers: Vec::new(), generation: 0, snapshot: None }) }
+    }
+
+    /// The options the registry was made with.
+    pub fn options(&self) -> &RegistryOptions {
+        &self.options
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers `provider`. Returns whether it replaced a provider of the same name, which is
+    /// closed before this returns (and keeps its place in the order).
+    pub async fn register<P: ToolProvider>(&self, provider: P) -> bool {
+        self.register_arc(Arc::new(provider)).await
+    }
+
+    /// Registers a shared provider; see [`register`](Self::register).
+    pub async fn register_arc(&self, provider: Arc<dyn ToolProvider>) -> bool {
+        let replaced = {
+            let mut state = self.write();
+            state.generation += 1;
+            match state.providers.iter().position(|p| p.name() == provider.name()) {
+                Some(index) => Some(std::mem::replace(&mut state.providers[index], provider)),
+                None => {
+                    state.providers.push(provider);
+                    None
+                }
+            }
+        };
+        match replaced {
+            Some(old) => {
+                tracing::info!(provider = old.name(), "tool provider replaced; closing the old one");
+                old.close().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes the provider called `name` and closes it. Returns whether there was one.
+    pub async fn unregister(&self, name: &str) -> bool {
+        let removed = {
+            let mut state = self.write();
+            let index = state.providers.iter().position(|p| p.name() == name);
+            index.map(|index| {
+                state.generation += 1;
+                state.providers.remove(index)
+            })
+        };
+        match removed {
+            Some(provider) => {
+                provider.close().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The registered providers' names, in registration order.
+    pub fn provider_names(&self) -> Vec<String> {
+        self.read().providers.iter().map(|p| p.name().to_owned()).collect()
+    }
+
+    /// The provider called `name`, if registered.
+    pub fn provider(&self, name: &str) -> Option<Arc<dyn ToolProvider>> {
+        self.read().providers.iter().find(|p| p.name() == name).cloned()
+    }
+
+    /// Marks the listing stale: the next call lists every provider again.
+    pub fn invalidate(&self) {
+        self.write().generation += 1;
+    }
+
+    /// Lists every provider now (concurrently) with `ctx`, rebuilds the name table and returns
+    /// every exposed tool, visible and deferred, in registration order. A provider whose listing
+    /// fails contributes no tools (with a warning) until the next listing.
+    pub async fn refresh(&self, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
+        self.relist(ctx).await.tools.clone()
+    }
+
+    async fn relist(&self, ctx: &ToolExecutionContext) -> Arc<Snapshot> {
+        let (generation, providers) = {
+            let state = self.read();
+            (state.generation, state.providers.clone())
+        };
+        // Revisions are read before listing, so a change during the listing makes it stale.
+        let revisions = providers.iter().map(|p| p.revision()).collect();
+        let listings = join_all(providers.iter().map(|p| p.list_tools(ctx))).await;
+        let snapshot = Arc::new(Snapshot::build(&self.options, generation, revisions, providers, listings));
+        let mut state = self.write();
+        if state.snapshot.as_ref().is_none_or(|old| old.generation <= generation) {
+            state.snapshot = Some(Arc::clone(&snapshot));
+        }
+        snapshot
+    }
+
+    /// The current listing, listing again with `ctx` when it is stale.
+    async fn listing(&self, ctx: &ToolExecutionContext) -> Arc<Snapshot> {
+        let candidate = self.read().same_generation();
+        match candidate {
+            Some(snapshot) if snapshot.is_current() => snapshot,
+            _ => self.relist(ctx).await,
+        }
+    }
+
+    /// The last listing, current or not.
+    fn last_listing(&self) -> Option<Arc<Snapshot>> {
+        self.read().snapshot.clone()
+    }
+
+    /// Every exposed tool, visible and deferred, in registration order (from the cached listing;
+    /// see the type's docs). The built-in `tool_search` is not among them; see
+    /// [`llm_tools`](Self::llm_tools).
+    pub async fn tools(&self, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
+        self.listing(ctx).await.tools.clone()
+    }
+
+    /// What the LLM is offered: the visible tools, then the built-in `tool_search` when at least
+    /// one tool is deferred.
+    pub async fn llm_tools(&self, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
+        self.listing(ctx).await.llm_tools()
+    }
+
+    /// [`llm_tools`](Self::llm_tools) as OpenAI function-tool definitions
+    /// (`{"type": "function", "function": {"name", "description", "parameters"}}`).
+    pub async fn llm_definitions(&self, ctx: &ToolExecutionContext) -> Vec<Value> {
+        self.listing(ctx).await.definitions.clone()
+    }
+
+    /// Whether the current listing offers `tool_search` (at least one tool is deferred).
+    pub async fn has_deferred(&self, ctx: &ToolExecutionContext) -> bool {
+        self.listing(ctx).await.has_deferred
+    }
+
+    /// The tool the last listing knows as `name` (an LLM name, or a qualified or original name
+    /// only one tool has), without listing again. `None` before the first listing.
+    pub fn lookup(&self, name: &str) -> Option<ExposedTool> {
+        let snapshot = self.last_listing()?;
+        snapshot.resolve(name).map(|index| snapshot.tools[index].clone())
+    }
+
+    /// The deferred tools of the last listing that match `query` in their names, titles or
+    /// descriptions, best first, at most `limit` (at most 50). A blank query matches every
+    /// deferred tool. Empty before the first listing.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<ExposedTool> {
+        let Some(snapshot) = self.last_listing() else { return Vec::new() };
+        search_deferred(&snapshot.tools, query, limit).into_iter().cloned().collect()
+    }
+
+    /// Runs the tool exposed as `name` (an LLM name; a qualified or original name that only one
+    /// tool has works too). `invocation.tool_name` is replaced by the provider's own name of the
+    /// tool. `tool_search` runs the built-in search. An unknown name, a provider that panics or
+    /// a failed result without a message all give a failed result with a non-empty message.
+    pub async fn invoke(
+        &self,
+        name: &str,
+        mut invocation: ToolInvocation,
+        ctx: ToolExecutionContext,
+    ) -> ToolExecutionResult {
+        let snapshot = self.listing(&ctx).await;
+        if name == TOOL_SEARCH_NAME {
+            return match SearchArgs::parse(&invocation.arguments) {
+                Ok(args) => search_result(&search_deferred(&snapshot.tools, &args.query, args.limit), &args.query),
+                Err(message) => ToolExecutionResult::failed(format!("tool `{TOOL_SEARCH_NAME}`: {message}")),
+            };
+        }
+        let Some(index) = snapshot.resolve(name) else {
+            return ToolExecutionResult::failed(format!("unknown tool `{}`", quote_name(name)));
+        };
+        let tool = &snapshot.tools[index];
+        let provider = Arc::clone(&snapshot.routes[index]);
+        invocation.tool_name.clone_from(&tool.spec.name);
+        let call = std::panic::catch_unwind(AssertUnwindSafe(|| provider.invoke(invocation, ctx)));
+        let outcome = match call {
+            Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+            Err(panic) => Err(panic),
+        };
+        match outcome {
+            Ok(result) => result.normalized(),
+            Err(_) => {
+                tracing::error!(tool = %tool.llm_name, provider = %tool.provider, "tool panicked");
+                ToolExecutionResult::failed(format!(
+                    "tool `{}` of provider `{}` panicked",
+                    tool.llm_name, tool.provider
+                ))
+            }
+        }
+    }
+
+    /// Removes and closes every provider (concurrently). The registry is empty afterwards and
+    /// can be used again.
+    pub async fn close(&self) {
+        let providers = {
+            let mut state = self.write();
+            state.generation += 1;
+            state.snapshot = None;
+            std::mem::take(&mut state.providers)
+        };
+        join_all(providers.iter().map(|p| p.close())).await;
+    }
+}
+
+/// `name` cut to [`MAX_QUOTED_NAME`] characters for an error message.
+fn quote_name(name: &str) -> String {
+    match name.char_indices().nth(MAX_QUOTED_NAME) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name.to_owned(),
+    }
+}

@@ -1,0 +1,154 @@
+//! One listing of every provider, with the name table built from it.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::names::NameAllocator;
+use crate::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
+use crate::{ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
+
+/// The registry's view of its providers' tools at one moment: immutable, shared behind an `Arc`
+/// so that a call needs no lock while it looks a name up.
+pub(super) struct Snapshot {
+    /// The registry generation (registrations, invalidations) the listing was started at.
+    pub(super) generation: u64,
+    /// The providers listed, in registration order.
+    providers: Vec<Arc<dyn ToolProvider>>,
+    /// Each provider's [`ToolProvider::revision`] read before listing (same order).
+    revisions: Vec<u64>,
+    /// Every exposed tool, visible and deferred, in registration order.
+    pub(super) tools: Vec<ExposedTool>,
+    /// The provider of each tool (same index as `tools`).
+    pub(super) routes: Vec<Arc<dyn ToolProvider>>,
+    /// Exposed LLM name -> index.
+    by_llm_name: HashMap<String, usize>,
+    /// Qualified and original names -> index, `None` when the name is ambiguous.
+    aliases: HashMap<String, Option<usize>>,
+    /// Whether any tool is deferred (then `tool_search` is offered).
+    pub(super) has_deferred: bool,
+    /// The LLM definitions, built once.
+    pub(super) definitions: Vec<Value>,
+}
+
+impl Snapshot {
+    /// Builds the name table from the listings of `providers` (same order). Failed listings are
+    /// left out with a warning; duplicate qualified names are skipped with a warning, the first
+    /// one kept; a provider tool named like the built-in `tool_search` is skipped.
+    pub(super) fn build(
+        options: &RegistryOptions,
+        generation: u64,
+        revisions: Vec<u64>,
+        providers: Vec<Arc<dyn ToolProvider>>,
+        listings: Vec<Result<Vec<ToolSpec>, ToolError>>,
+    ) -> Self {
+        let mut names = NameAllocator::new(options.max_name_len);
+        names.reserve(TOOL_SEARCH_NAME);
+        let mut tools = Vec::new();
+        let mut routes = Vec::new();
+        let mut by_llm_name = HashMap::new();
+        let mut aliases: HashMap<String, Option<usize>> = HashMap::new();
+        let mut owners: HashMap<String, String> = HashMap::new();
+        for (provider, listing) in providers.iter().zip(listings) {
+            let provider_name = provider.name();
+            let specs = match listing {
+                Ok(specs) => specs,
+                Err(err) => {
+                    tracing::warn!(provider = provider_name, error = %err, "tool provider failed to list its tools; its tools are left out");
+                    continue;
+                }
+            };
+            for mut spec in specs {
+                let qualified = spec.qualified_name(&options.separator);
+                if qualified == TOOL_SEARCH_NAME {
+                    tracing::warn!(
+                        provider = provider_name,
+                        tool = %qualified,
+                        "tool name is reserved for the built-in tool search; the tool is skipped"
+                    );
+                    continue;
+                }
+                match owners.entry(qualified.clone()) {
+                    Entry::Occupied(first) => {
+                        tracing::warn!(
+                            tool = %qualified,
+                            kept_from = %first.get(),
+                            skipped_from = provider_name,
+                            "duplicate tool name; the first one registered is kept and this one is skipped"
+                        );
+                        continue;
+                    }
+                    Entry::Vacant(slot) => {
+                        slot.insert(provider_name.to_owned());
+                    }
+                }
+                if spec.provider_name.is_empty() {
+                    spec.provider_name = provider_name.to_owned();
+                }
+                if spec.provider_type.is_empty() {
+                    spec.provider_type = provider.provider_type().to_owned();
+                }
+                let llm_name = names.allocate(&qualified);
+                let index = tools.len();
+                by_llm_name.insert(llm_name.clone(), index);
+                for alias in [qualified, spec.name.clone()] {
+                    if alias == llm_name {
+                        continue;
+                    }
+                    match aliases.entry(alias) {
+                        Entry::Occupied(mut slot) => {
+                            if *slot.get() != Some(index) {
+                                slot.insert(None);
+                            }
+                        }
+                        Entry::Vacant(slot) => {
+                            slot.insert(Some(index));
+                        }
+                    }
+                }
+                tools.push(ExposedTool { llm_name, provider: provider_name.to_owned(), spec });
+                routes.push(Arc::clone(provider));
+            }
+        }
+        let has_deferred = tools.iter().any(|tool| tool.spec.is_deferred());
+        let mut snapshot = Self {
+            generation,
+            providers,
+            revisions,
+            tools,
+            routes,
+            by_llm_name,
+            aliases,
+            has_deferred,
+            definitions: Vec::new(),
+        };
+        snapshot.definitions = snapshot.llm_tools().iter().map(ExposedTool::to_llm_definition).collect();
+        snapshot
+    }
+
+    /// Whether no provider's revision changed since the listing.
+    pub(super) fn is_current(&self) -> bool {
+        self.providers.iter().zip(&self.revisions).all(|(provider, seen)| provider.revision() == *seen)
+    }
+
+    /// The index of the tool called `name`: an exposed LLM name first, else a qualified or
+    /// original name that only one tool has.
+    pub(super) fn resolve(&self, name: &str) -> Option<usize> {
+        self.by_llm_name.get(name).copied().or_else(|| self.aliases.get(name).copied().flatten())
+    }
+
+    /// What the LLM is offered: the visible tools, then `tool_search` when a tool is deferred.
+    pub(super) fn llm_tools(&self) -> Vec<ExposedTool> {
+        let mut out: Vec<ExposedTool> = self.tools.iter().filter(|tool| !tool.spec.is_deferred()).cloned().collect();
+        if self.has_deferred {
+            out.push(ExposedTool {
+                llm_name: TOOL_SEARCH_NAME.to_owned(),
+                provider: BUILTIN_PROVIDER.to_owned(),
+                spec: tool_search_spec(),
+            });
+        }
+        out
+    }
+}
