@@ -1,0 +1,358 @@
+//! The runtime configuration: what the manager needs to connect servers and to describe the
+//! client, whatever file it came from.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mcp_protocol::types::logging::LoggingLevel;
+use mcp_transport::{Secret, TransportKind};
+use tool_system::ToolVisibility;
+
+use crate::connection::EraPreference;
+
+/// Default time a server has to start and finish its handshake: 30 s.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time a request may take: 60 s.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default time an HTTP response may stay silent: 300 s.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default `max_tokens` of a sampling request that names none: 1024.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+
+/// A whole configuration: the servers in file order, and the client settings.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct McpConfig {
+    /// Every server, enabled or not, in file order (the manager registers them in this order).
+    pub servers: Vec<ServerConfig>,
+    /// How the client presents itself and what it offers servers.
+    pub client: ClientConfig,
+}
+
+impl McpConfig {
+    /// The enabled servers, in file order.
+    pub fn enabled_servers(&self) -> impl Iterator<Item = &ServerConfig> {
+        self.servers.iter().filter(|s| s.enabled)
+    }
+
+    /// The server named `name`, enabled or not (the first one, if a disabled draft shares it).
+    pub fn server(&self, name: &str) -> Option<&ServerConfig> {
+        self.servers
+            .iter()
+            .find(|s| s.name == name && s.enabled)
+            .or_else(|| self.servers.iter().find(|s| s.name == name))
+    }
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransportChoice {
+    /// A child process speaking over stdin/stdout.
+    Stdio,
+    /// Streamable HTTP only.
+    StreamableHttp,
+    /// The legacy HTTP+SSE transport only.
+    Sse,
+    /// A URL with no explicit type: streamable HTTP, falling back to HTTP+SSE when the server
+    /// refuses it (see `RemoteTarget`).
+    Remote,
+}
+
+impl TransportChoice {
+    /// Whether the server is reached over HTTP.
+    pub fn is_remote(self) -> bool {
+        self != TransportChoice::Stdio
+    }
+
+    /// The explicit transport kind: `None` for [`TransportChoice::Remote`], whose transport is
+    /// decided while connecting. This is what `RemoteTarget::transport` takes.
+    pub fn kind(self) -> Option<TransportKind> {
+        match self {
+            TransportChoice::Stdio => Some(TransportKind::Stdio),
+            TransportChoice::StreamableHttp => Some(TransportKind::StreamableHttp),
+            TransportChoice::Sse => Some(TransportKind::Sse),
+            TransportChoice::Remote => None,
+        }
+    }
+}
+
+impl From<TransportKind> for TransportChoice {
+    /// `Memory` and `Custom` are not configurable and map to [`TransportChoice::Remote`]; the
+    /// loaders never produce them.
+    fn from(kind: TransportKind) -> Self {
+        match kind {
+            TransportKind::Stdio => TransportChoice::Stdio,
+            TransportKind::StreamableHttp => TransportChoice::StreamableHttp,
+            TransportKind::Sse => TransportChoice::Sse,
+            _ => TransportChoice::Remote,
+        }
+    }
+}
+
+/// One configured server.
+///
+/// Strings are already interpolated. `Debug` shows no secret: the bearer token, every `env`
+/// value and the value of every header whose name looks secret ([`looks_secret`]) are redacted,
+/// and so is a password in the URL.
+#[derive(Clone, PartialEq)]
+pub struct ServerConfig {
+    /// The server's name, unique among enabled servers.
+    pub name: String,
+    /// Whether the manager connects it (default `true`). A disabled server is a draft: it is
+    /// listed but not validated.
+    pub enabled: bool,
+    /// How it is reached.
+    pub transport: TransportChoice,
+    /// Stdio: the program.
+    pub command: Option<String>,
+    /// Stdio: its arguments.
+    pub args: Vec<String>,
+    /// Stdio: variables set for the child (a VS Code `envFile` is merged in, `env` winning).
+    pub env: BTreeMap<String, String>,
+    /// Stdio: the working directory, as written (a relative path is relative to the host's
+    /// working directory).
+    pub cwd: Option<PathBuf>,
+    /// Remote: the endpoint, `http` or `https`.
+    pub url: Option<String>,
+    /// Remote: extra headers sent with every request.
+    pub headers: BTreeMap<String, String>,
+    /// Remote: a bearer token, sent as `Authorization: Bearer ...`.
+    pub bearer_token: Option<Secret>,
+    /// How long start-up and handshake may take (default 30 s).
+    pub startup_timeout: Duration,
+    /// How long one request may take (default 60 s).
+    pub request_timeout: Duration,
+    /// Remote: how long a response may stay silent (default 300 s).
+    pub read_timeout: Duration,
+    /// Which protocol era to speak (default auto).
+    pub era: EraPreference,
+    /// Which of the server's tools are offered.
+    pub tools: ToolFilter,
+    /// Whether its tools are offered directly or through tool search (default visible).
+    pub visibility: ToolVisibility,
+    /// The log level to ask the server for, if any.
+    pub log_level: Option<LoggingLevel>,
+}
+
+impl ServerConfig {
+    /// A server named `name` with every default: enabled, stdio with no command yet, default
+    /// timeouts, era auto, every tool visible.
+    pub fn new(name: impl Into<String>) -> Self {
+        ServerConfig {
+            name: name.into(),
+            enabled: true,
+            transport: TransportChoice::Stdio,
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
+            bearer_token: None,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+            era: EraPreference::Auto,
+            tools: ToolFilter::default(),
+            visibility: ToolVisibility::Visible,
+            log_level: None,
+        }
+    }
+}
+
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: BTreeMap<&str, Redacted> = self.env.keys().map(|k| (k.as_str(), Redacted)).collect();
+        let headers: BTreeMap<&str, HeaderValue<'_>> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), if looks_secret(k) { HeaderValue::Secret } else { HeaderValue::Plain(v) }))
+            .collect();
+        f.debug_struct("ServerConfig")
+            .field("name", &self.name)
+            .field("enabled", &self.enabled)
+            .field("transport", &self.transport)
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &env)
+            .field("cwd", &self.cwd)
+            .field("url", &self.url.as_deref().map(redact_url))
+            .field("headers", &headers)
+            .field("bearer_token", &self.bearer_token)
+            .field("startup_timeout", &self.startup_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("era", &self.era)
+            .field("tools", &self.tools)
+            .field("visibility", &self.visibility)
+            .field("log_level", &self.log_level)
+            .finish()
+    }
+}
+
+struct Redacted;
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+enum HeaderValue<'a> {
+    Plain(&'a str),
+    Secret,
+}
+
+impl fmt::Debug for HeaderValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderValue::Plain(v) => fmt::Debug::fmt(v, f),
+            HeaderValue::Secret => f.write_str("<redacted>"),
+        }
+    }
+}
+
+/// The URL with any user name and password replaced, and the query's values hidden (tokens
+/// travel there too).
+fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("redacted"));
+            }
+            if parsed.query().is_some() {
+                let keys: Vec<String> = parsed.query_pairs().map(|(k, _)| k.into_owned()).collect();
+                parsed.query_pairs_mut().clear().extend_pairs(keys.iter().map(|k| (k.as_str(), "redacted")));
+            }
+            parsed.to_string()
+        }
+        Err(_) => "<unparsable url>".to_owned(),
+    }
+}
+
+/// Whether a header or variable name looks like it holds a secret: it contains `auth`, `token`,
+/// `key`, `secret`, `password`, `passwd`, `credential`, `cookie` or `session` (any case).
+pub fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["auth", "token", "key", "secret", "password", "passwd", "credential", "cookie", "session"]
+        .iter()
+        .any(|word| name.contains(word))
+}
+
+/// Which of a server's tools are offered to the host.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolFilter {
+    /// Only these tools (exact names), when set.
+    pub allow: Option<Vec<String>>,
+    /// Never these tools (exact names); wins over `allow`.
+    pub deny: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether the tool named `name` (the server's own name for it) is offered.
+    pub fn allows(&self, name: &str) -> bool {
+        self.allow.as_ref().is_none_or(|allow| allow.iter().any(|a| a == name)) && !self.deny.iter().any(|d| d == name)
+    }
+}
+
+/// How the client presents itself and what it offers servers.
+///
+/// The sampling and elicitation settings can only switch off or limit what the host supplies:
+/// without a handler in `HostCallbacks`, the capability is not declared whatever they say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// `clientInfo.name` (default: this crate's name).
+    pub name: String,
+    /// `clientInfo.version` (default: this crate's version).
+    pub version: String,
+    /// Roots offered to servers, as `file://` URIs.
+    pub roots: Vec<String>,
+    /// Sampling through the host's LLM.
+    pub sampling: SamplingSettings,
+    /// Elicitation from the user.
+    pub elicitation: ElicitationSettings,
+    /// Tool names the host keeps for its own tools; a server tool with one of these names is
+    /// renamed or skipped by the manager.
+    pub reserved_tool_names: Vec<String>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            name: env!("CARGO_PKG_NAME").to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            roots: Vec::new(),
+            sampling: SamplingSettings::default(),
+            elicitation: ElicitationSettings::default(),
+            reserved_tool_names: Vec::new(),
+        }
+    }
+}
+
+/// Sampling settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SamplingSettings {
+    /// Whether servers may sample the host's LLM (default `true`).
+    pub enabled: bool,
+    /// Whether sampling requests may carry tools (default `false`).
+    pub tool_support: bool,
+    /// At most this many sampling requests per minute and server (default: no limit).
+    pub requests_per_minute: Option<u32>,
+    /// `max_tokens` for a request that names none (default 1024).
+    pub default_max_tokens: u32,
+    /// Models the host may choose from, in order of preference (default: the host's own).
+    pub models: Vec<String>,
+}
+
+impl Default for SamplingSettings {
+    fn default() -> Self {
+        SamplingSettings {
+            enabled: true,
+            tool_support: false,
+            requests_per_minute: None,
+            default_max_tokens: DEFAULT_MAX_TOKENS,
+            models: Vec::new(),
+        }
+    }
+}
+
+/// Elicitation settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElicitationSettings {
+    /// Whether servers may ask the user for input (default `true`).
+    pub enabled: bool,
+    /// Whether URL-mode elicitation is offered (default `false`).
+    pub url_mode: bool,
+}
+
+impl Default for ElicitationSettings {
+    fn default() -> Self {
+        ElicitationSettings { enabled: true, url_mode: false }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_redaction() {
+        assert_eq!(
+            redact_url("https://u:pw@h.example/mcp?key=abc&x=1"),
+            "https://u:redacted@h.example/mcp?key=redacted&x=redacted"
+        );
+        assert_eq!(redact_url("https://h.example/mcp"), "https://h.example/mcp");
+        assert_eq!(redact_url("not a url"), "<unparsable url>");
+    }
+
+    #[test]
+    fn secret_names() {
+        for name in ["Authorization", "X-API-Key", "GITHUB_TOKEN", "client_secret", "Cookie", "DB_PASSWORD"] {
+            assert!(looks_secret(name), "{name}");
+        }
+        for name in ["Accept", "X-Client", "PATH", "HOME"] {
+            assert!(!looks_secret(name), "{name}");
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! One server entry as written, before interpolation and validation: what every format's reader
+//! produces. A [`Spelling`] says which key of a format holds which setting, so one reader serves
+//! all four formats.
+
+use mcp_protocol::types::logging::LoggingLevel;
+use mcp_transport::parse_transport_kind;
+use tool_system::ToolVisibility;
+
+use super::model::TransportChoice;
+use super::node::{FieldProblem, ObjectReader, Pair, Text};
+use crate::connection::EraPreference;
+
+/// A number of seconds as written.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Seconds {
+    pub field: String,
+    pub value: f64,
+}
+
+/// Where the bearer token comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Bearer {
+    /// The token itself (interpolated).
+    Value(Text),
+    /// The name of the variable that holds it.
+    EnvVar(Text),
+}
+
+/// One server entry as written.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawServer {
+    pub name: String,
+    /// Where the entry is, for problems of a server with a blank name: `mcp.servers[2]`.
+    pub path: String,
+    /// The field a blank name is reported on.
+    pub name_field: String,
+    pub enabled: bool,
+    pub transport: Option<TransportChoice>,
+    pub command: Option<Text>,
+    pub args: Vec<Text>,
+    pub env: Vec<Pair>,
+    pub env_file: Option<Text>,
+    /// Variables copied from the environment (Codex `env_vars`).
+    pub env_vars: Vec<Text>,
+    pub cwd: Option<Text>,
+    pub url: Option<Text>,
+    pub headers: Vec<Pair>,
+    /// Header name -> variable holding its value (Codex `env_http_headers`).
+    pub env_headers: Vec<Pair>,
+    pub bearer: Option<Bearer>,
+    pub startup_timeout: Option<Seconds>,
+    pub request_timeout: Option<Seconds>,
+    pub read_timeout: Option<Seconds>,
+    pub era: Option<EraPreference>,
+    pub visibility: Option<ToolVisibility>,
+    pub log_level: Option<LoggingLevel>,
+    pub allow: Option<Vec<Text>>,
+    pub deny: Vec<Text>,
+    /// Keys present that only a stdio server uses.
+    pub stdio_keys: Vec<String>,
+    /// Keys present that only a remote server uses.
+    pub remote_keys: Vec<String>,
+    /// Problems found while reading (unknown keys, wrong types, bad enum strings).
+    pub problems: Vec<FieldProblem>,
+}
+
+/// Which key of a format holds which setting; `None`: the format has no such setting.
+pub(crate) struct Spelling {
+    pub name: Option<&'static str>,
+    pub transport: Option<&'static str>,
+    /// VS Code: `"http"` means streamable HTTP with the SSE fallback.
+    pub http_is_remote: bool,
+    pub enabled: Option<&'static str>,
+    pub disabled: Option<&'static str>,
+    pub command: &'static str,
+    pub args: &'static str,
+    pub env: &'static str,
+    pub env_file: Option<&'static str>,
+    pub env_vars: Option<&'static str>,
+    pub cwd: &'static str,
+    pub url: &'static str,
+    pub headers: &'static str,
+    pub env_headers: Option<&'static str>,
+    pub bearer_token: Option<&'static str>,
+    pub bearer_token_env_var: Option<&'static str>,
+    pub startup_timeout: Option<&'static str>,
+    pub request_timeout: Option<&'static str>,
+    pub read_timeout: Option<&'static str>,
+    pub era: Option<&'static str>,
+    pub visibility: Option<&'static str>,
+    pub log_level: Option<&'static str>,
+    pub allow: Option<&'static str>,
+    pub deny: Option<&'static str>,
+    /// Keys accepted and ignored (documented per format).
+    pub ignored: &'static [&'static str],
+}
+
+impl Spelling {
+    /// Every key the format accepts in a server entry.
+    pub fn known(&self) -> Vec<&'static str> {
+        let mut keys: Vec<&'static str> = [
+            self.name,
+            self.transport,
+            self.enabled,
+            self.disabled,
+            Some(self.command),
+            Some(self.args),
+            Some(self.env),
+            self.env_file,
+            self.env_vars,
+            Some(self.cwd),
+            Some(self.url),
+            Some(self.headers),
+            self.env_headers,
+            self.bearer_token,
+            self.bearer_token_env_var,
+            self.startup_timeout,
+            self.request_timeout,
+            self.read_timeout,
+            self.era,
+            self.visibility,
+            self.log_level,
+            self.allow,
+            self.deny,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        keys.extend(self.ignored);
+        keys
+    }
+
+    /// Reads one server entry. `name` is the map key, or `None` when the entry carries its
+    /// name (reference TOML).
+    pub fn read(&self, name: Option<&str>, path: String, members: &[(String, super::node::Node)]) -> RawServer {
+        let mut r = ObjectReader::new(members, "");
+        r.check_keys(&self.known());
+        let (name, name_field) = match (name, self.name) {
+            (Some(name), _) => (name.to_owned(), path.clone()),
+            (None, Some(key)) => (r.string(key).map(|t| t.value).unwrap_or_default(), format!("{path}.{key}")),
+            (None, None) => (String::new(), path.clone()),
+        };
+        let http_is_remote = self.http_is_remote;
+        let transport = self.transport.and_then(|key| r.parsed(key, |s| parse_transport(s, http_is_remote)));
+        let enabled = match (self.enabled.and_then(|k| r.bool(k)), self.disabled.and_then(|k| r.bool(k))) {
+            (Some(enabled), _) => enabled,
+            (None, Some(disabled)) => !disabled,
+            (None, None) => true,
+        };
+        let stdio_keys =
+            [Some(self.command), Some(self.args), Some(self.env), self.env_file, self.env_vars, Some(self.cwd)]
+                .into_iter()
+                .flatten()
+                .filter(|k| r.has(k))
+                .map(str::to_owned)
+                .collect();
+        let remote_keys =
+            [Some(self.url), Some(self.headers), self.env_headers, self.bearer_token, self.bearer_token_env_var]
+                .into_iter()
+                .flatten()
+                .filter(|k| r.has(k))
+                .map(str::to_owned)
+                .collect();
+        let bearer =
+            match (self.bearer_token.and_then(|k| r.string(k)), self.bearer_token_env_var.and_then(|k| r.string(k))) {
+                (Some(value), Some(_)) => {
+                    let key = self.bearer_token_env_var.unwrap_or_default();
+                    r.problem(
+                        key,
+                        format!("give either {:?} or {key:?}, not both", self.bearer_token.unwrap_or_default()),
+                    );
+                    Some(Bearer::Value(value))
+                }
+                (Some(value), None) => Some(Bearer::Value(value)),
+                (None, Some(var)) => Some(Bearer::EnvVar(var)),
+                (None, None) => None,
+            };
+        let mut seconds = |key: Option<&str>| {
+            let key = key?;
+            r.number(key).map(|value| Seconds { field: r.field(key), value })
+        };
+        let startup_timeout = seconds(self.startup_timeout);
+        let request_timeout = seconds(self.request_timeout);
+        let read_timeout = seconds(self.read_timeout);
+        RawServer {
+            name,
+            path,
+            name_field,
+            enabled,
+            transport,
+            command: r.string(self.command),
+            args: r.strings(self.args).unwrap_or_default(),
+            env: r.string_map(self.env).unwrap_or_default(),
+            env_file: self.env_file.and_then(|k| r.string(k)),
+            env_vars: self.env_vars.and_then(|k| r.strings(k)).unwrap_or_default(),
+            cwd: r.string(self.cwd),
+            url: r.string(self.url),
+            headers: r.string_map(self.headers).unwrap_or_default(),
+            env_headers: self.env_headers.and_then(|k| r.string_map(k)).unwrap_or_default(),
+            bearer,
+            startup_timeout,
+            request_timeout,
+            read_timeout,
+            era: self.era.and_then(|k| r.parsed(k, |s| s.parse::<EraPreference>())),
+            visibility: self.visibility.and_then(|k| r.parsed(k, parse_visibility)),
+            log_level: self.log_level.and_then(|k| r.parsed(k, parse_log_level)),
+            allow: self.allow.and_then(|k| r.strings(k)),
+            deny: self.deny.and_then(|k| r.strings(k)).unwrap_or_default(),
+            stdio_keys,
+            remote_keys,
+            problems: r.problems,
+        }
+    }
+}
+
+/// A `type`/`transport` string. With `http_is_remote` (VS Code), `"http"` keeps the SSE
+/// fallback, as VS Code does.
+pub(crate) fn parse_transport(value: &str, http_is_remote: bool) -> Result<TransportChoice, String> {
+    if http_is_remote && value.trim().eq_ignore_ascii_case("http") {
+        return Ok(TransportChoice::Remote);
+    }
+    parse_transport_kind(value).map(TransportChoice::from).map_err(|e| e.to_string())
+}
+
+/// `visible` or `deferred`.
+pub(crate) fn parse_visibility(value: &str) -> Result<ToolVisibility, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "visible" => Ok(ToolVisibility::Visible),
+        "deferred" => Ok(ToolVisibility::Deferred),
+        _ => Err(format!("unknown visibility {value:?}: expected \"visible\" or \"deferred\"")),
+    }
+}
+
+/// One of the eight syslog levels MCP uses.
+pub(crate) fn parse_log_level(value: &str) -> Result<LoggingLevel, String> {
+    Ok(match value.trim().to_ascii_lowercase().as_str() {
+        "debug" => LoggingLevel::Debug,
+        "info" => LoggingLevel::Info,
+        "notice" => LoggingLevel::Notice,
+        "warning" => LoggingLevel::Warning,
+        "error" => LoggingLevel::Error,
+        "critical" => LoggingLevel::Critical,
+        "alert" => LoggingLevel::Alert,
+        "emergency" => LoggingLevel::Emergency,
+        _ => {
+            return Err(format!(
+                "unknown log level {value:?}: expected debug, info, notice, warning, error, critical, alert or emergency"
+            ));
+        }
+    })
+}
