@@ -1,0 +1,153 @@
+//! Shared test support: a scriptable provider, a tracing capture, a timeout.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::fmt::{self, Write as _};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::json;
+use tool_system::{ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// Runs `future`, failing the test if it takes longer than 10 seconds.
+pub async fn within<F: Future>(future: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(10), future).await.expect("the test timed out")
+}
+
+/// A provider whose tool list is set by the test. Every call answers
+/// `"<provider>:<tool>"` and is recorded with its context.
+pub struct TestProvider {
+    pub name: String,
+    pub specs: Mutex<Vec<ToolSpec>>,
+    pub fail_listing: AtomicBool,
+    pub closed: AtomicBool,
+    pub revision: AtomicU64,
+    pub list_calls: AtomicUsize,
+    pub calls: Mutex<Vec<(ToolInvocation, ToolExecutionContext)>>,
+}
+
+impl TestProvider {
+    pub fn new(name: &str, specs: Vec<ToolSpec>) -> Arc<Self> {
+        Arc::new(Self {
+            name: name.to_owned(),
+            specs: Mutex::new(specs),
+            fail_listing: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            revision: AtomicU64::new(0),
+            list_calls: AtomicUsize::new(0),
+            calls: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A provider with plain visible tools of these names.
+    pub fn with_tools(name: &str, tools: &[&str]) -> Arc<Self> {
+        Self::new(
+            name,
+            tools.iter().map(|tool| ToolSpec::new(*tool).with_description(format!("{tool} tool"))).collect(),
+        )
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    pub fn list_calls(&self) -> usize {
+        self.list_calls.load(Ordering::SeqCst)
+    }
+
+    pub fn last_call(&self) -> Option<(ToolInvocation, ToolExecutionContext)> {
+        self.calls.lock().unwrap().last().cloned()
+    }
+}
+
+impl ToolProvider for TestProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn provider_type(&self) -> &str {
+        "test"
+    }
+
+    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>> {
+        self.list_calls.fetch_add(1, Ordering::SeqCst);
+        let result = if self.fail_listing.load(Ordering::SeqCst) {
+            Err(ToolError::unavailable(&self.name, "server is down"))
+        } else {
+            Ok(self.specs.lock().unwrap().clone())
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn invoke(&self, invocation: ToolInvocation, ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
+        let text = format!("{}:{}", self.name, invocation.tool_name);
+        self.calls.lock().unwrap().push((invocation, ctx));
+        Box::pin(std::future::ready(ToolExecutionResult::ok_text(text).with_metadata("provider", json!(self.name))))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        self.closed.store(true, Ordering::SeqCst);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn revision(&self) -> u64 {
+        self.revision.load(Ordering::SeqCst)
+    }
+}
+
+/// Events captured by [`capture_events`], one line each: `LEVEL field=value ...`.
+#[derive(Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<String>>>);
+
+impl Captured {
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// Captures the tracing events of this thread until the guard is dropped.
+pub fn capture_events() -> (Captured, tracing::subscriber::DefaultGuard) {
+    let captured = Captured::default();
+    let guard = tracing::subscriber::set_default(CaptureSubscriber(captured.clone()));
+    (captured, guard)
+}
+
+struct CaptureSubscriber(Captured);
+
+struct Line(String);
+
+impl Visit for Line {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let _ = write!(self.0, " {}={:?}", field.name(), value);
+    }
+}
+
+impl Subscriber for CaptureSubscriber {
+    fn enabled(&self, _metadata: &Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, _span: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+
+    fn record(&self, _span: &Id, _values: &Record<'_>) {}
+
+    fn record_follows_from(&self, _span: &Id, _follows: &Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        let mut line = Line(event.metadata().level().to_string());
+        event.record(&mut line);
+        self.0.0.lock().unwrap().push(line.0);
+    }
+
+    fn enter(&self, _span: &Id) {}
+
+    fn exit(&self, _span: &Id) {}
+}

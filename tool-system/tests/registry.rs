@@ -1,0 +1,341 @@
+//! ToolRegistry: provider order and replacement, duplicates, routing, caching, definitions.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use common::{TestProvider, capture_events, within};
+use futures::future::BoxFuture;
+use serde_json::json;
+use tool_system::{
+    GENERIC_FAILURE, RegistryOptions, TOOL_SEARCH_NAME, ToolError, ToolExecutionContext, ToolExecutionResult,
+    ToolInvocation, ToolProvider, ToolRegistry, ToolSpec,
+};
+
+fn ctx() -> ToolExecutionContext {
+    ToolExecutionContext::default()
+}
+
+fn call(name: &str) -> ToolInvocation {
+    ToolInvocation::from_value(name, json!({}))
+}
+
+fn llm_names(definitions: &[serde_json::Value]) -> Vec<String> {
+    definitions.iter().map(|d| d["function"]["name"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test]
+async fn providers_keep_registration_order() {
+    within(async {
+        let registry = ToolRegistry::new();
+        assert!(!registry.register(TestProvider::with_tools("b", &["second"])).await);
+        assert!(!registry.register(TestProvider::with_tools("a", &["first"])).await);
+        assert_eq!(registry.provider_names(), ["b", "a"]);
+        let tools = registry.tools(&ctx()).await;
+        let names: Vec<&str> = tools.iter().map(|t| t.llm_name.as_str()).collect();
+        assert_eq!(names, ["second", "first"]);
+        assert_eq!(tools[0].provider, "b");
+        assert_eq!(tools[0].spec.provider_name, "b", "the registry fills in an empty provider name");
+        assert_eq!(tools[0].spec.provider_type, "test");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_provider_of_the_same_name_replaces_the_old_one_which_is_closed() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let old = TestProvider::with_tools("files", &["read_old"]);
+        registry.register(Arc::clone(&old)).await;
+        registry.register(TestProvider::with_tools("other", &["other_tool"])).await;
+        assert_eq!(registry.tools(&ctx()).await.len(), 2);
+
+        let new = TestProvider::with_tools("files", &["read_new"]);
+        assert!(registry.register(Arc::clone(&new)).await, "reported as a replacement");
+        assert!(old.is_closed(), "the replaced provider is closed");
+        assert!(!new.is_closed());
+        assert_eq!(registry.provider_names(), ["files", "other"], "the new provider takes the old one's place");
+
+        let names: Vec<String> = registry.tools(&ctx()).await.into_iter().map(|t| t.llm_name).collect();
+        assert_eq!(names, ["read_new", "other_tool"]);
+        let result = registry.invoke("read_old", call("read_old"), ctx()).await;
+        assert!(!result.success, "the old provider's tools are gone");
+        let result = registry.invoke("read_new", call("read_new"), ctx()).await;
+        assert_eq!(result.content.as_deref(), Some("files:read_new"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn duplicate_names_are_skipped_with_a_warning_and_the_first_wins() {
+    within(async {
+        let (events, _guard) = capture_events();
+        let registry = ToolRegistry::new();
+        registry.register(TestProvider::with_tools("first", &["echo", "only_first"])).await;
+        registry.register(TestProvider::with_tools("second", &["echo", "only_second"])).await;
+        let tools = registry.tools(&ctx()).await;
+        let pairs: Vec<(&str, &str)> = tools.iter().map(|t| (t.llm_name.as_str(), t.provider.as_str())).collect();
+        assert_eq!(pairs, [("echo", "first"), ("only_first", "first"), ("only_second", "second")]);
+
+        let result = registry.invoke("echo", call("echo"), ctx()).await;
+        assert_eq!(result.content.as_deref(), Some("first:echo"));
+
+        let warnings: Vec<String> =
+            events.lines().into_iter().filter(|l| l.starts_with("WARN") && l.contains("duplicate")).collect();
+        assert_eq!(warnings.len(), 1, "one warning: {warnings:?}");
+        assert!(warnings[0].contains("tool=echo"), "{}", warnings[0]);
+        assert!(warnings[0].contains("skipped_from=\"second\""), "{}", warnings[0]);
+        assert!(warnings[0].contains("kept_from=first"), "{}", warnings[0]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn duplicates_within_one_provider_are_skipped_too() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let specs = vec![ToolSpec::new("dup").with_description("one"), ToolSpec::new("dup").with_description("two")];
+        registry.register(TestProvider::new("p", specs)).await;
+        let tools = registry.tools(&ctx()).await;
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].spec.description.as_deref(), Some("one"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_unknown_tool_gives_a_failed_result() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let result = registry.invoke("nothing_here", call("nothing_here"), ctx()).await;
+        assert!(!result.success);
+        assert_eq!(result.error_message.as_deref(), Some("unknown tool `nothing_here`"));
+
+        registry.register(TestProvider::with_tools("p", &["known"])).await;
+        let long = "x".repeat(10_000);
+        let result = registry.invoke(&long, call(&long), ctx()).await;
+        assert!(!result.success);
+        assert!(result.error_message.unwrap().len() < 200, "a huge name is not echoed whole");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn namespaced_tools_are_qualified_and_routed_through_the_table() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let specs_a =
+            vec![ToolSpec::new("read").with_namespace("files"), ToolSpec::new("only_a").with_namespace("files")];
+        let specs_b = vec![ToolSpec::new("read").with_namespace("my.server")];
+        let a = TestProvider::new("a", specs_a);
+        let b = TestProvider::new("b", specs_b);
+        registry.register(Arc::clone(&a)).await;
+        registry.register(Arc::clone(&b)).await;
+        let names = llm_names(&registry.llm_definitions(&ctx()).await);
+        assert_eq!(names, ["files__read", "files__only_a", "my_server__read"]);
+
+        let result = registry.invoke("my_server__read", call("my_server__read"), ctx()).await;
+        assert_eq!(result.content.as_deref(), Some("b:read"));
+        assert_eq!(b.last_call().unwrap().0.tool_name, "read", "the provider sees its own name");
+
+        // Convenience names: a qualified name, and an original name only one tool has.
+        let result = registry.invoke("my.server__read", call("x"), ctx()).await;
+        assert_eq!(result.content.as_deref(), Some("b:read"));
+        let result = registry.invoke("only_a", call("x"), ctx()).await;
+        assert_eq!(result.content.as_deref(), Some("a:only_a"));
+        let result = registry.invoke("read", call("read"), ctx()).await;
+        assert!(!result.success, "`read` is ambiguous between two servers");
+
+        let found = registry.lookup("my_server__read").unwrap();
+        assert_eq!((found.provider.as_str(), found.spec.name.as_str()), ("b", "read"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_separator_is_configurable() {
+    within(async {
+        let options = RegistryOptions { separator: "-".to_owned(), ..RegistryOptions::default() };
+        let registry = ToolRegistry::with_options(options);
+        registry.register(TestProvider::new("p", vec![ToolSpec::new("tool").with_namespace("srv")])).await;
+        let names = llm_names(&registry.llm_definitions(&ctx()).await);
+        assert_eq!(names, ["srv-tool"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn llm_definitions_use_the_openai_function_format() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        let specs = vec![
+            ToolSpec::new("read").with_description("Read a file").with_parameters(schema.clone()),
+            ToolSpec::new("titled").with_title("Only a title").with_parameters(json!({"properties": {}})),
+            ToolSpec::new("bare").with_parameters(json!(null)),
+        ];
+        registry.register(TestProvider::new("p", specs)).await;
+        let definitions = registry.llm_definitions(&ctx()).await;
+        assert_eq!(
+            definitions[0],
+            json!({"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": schema}})
+        );
+        assert_eq!(definitions[1]["function"]["description"], "Only a title");
+        assert_eq!(definitions[1]["function"]["parameters"]["type"], "object", "a missing type is added");
+        assert!(definitions[2]["function"].get("description").is_none());
+        assert_eq!(definitions[2]["function"]["parameters"], json!({"type": "object", "properties": {}}));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_listing_is_cached_until_something_changes() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let provider = TestProvider::with_tools("p", &["one"]);
+        registry.register(Arc::clone(&provider)).await;
+        registry.tools(&ctx()).await;
+        registry.llm_definitions(&ctx()).await;
+        registry.invoke("one", call("one"), ctx()).await;
+        assert_eq!(provider.list_calls(), 1, "one listing serves every call");
+
+        provider.specs.lock().unwrap().push(ToolSpec::new("two"));
+        assert_eq!(registry.tools(&ctx()).await.len(), 1, "still the cached listing");
+        provider.revision.store(1, Ordering::SeqCst);
+        assert_eq!(registry.tools(&ctx()).await.len(), 2, "a new revision makes the registry list again");
+        assert_eq!(provider.list_calls(), 2);
+
+        provider.specs.lock().unwrap().push(ToolSpec::new("three"));
+        registry.invalidate();
+        let result = registry.invoke("three", call("three"), ctx()).await;
+        assert!(result.success, "invoke lists again after invalidate: {result:?}");
+        assert_eq!(registry.refresh(&ctx()).await.len(), 3);
+        assert_eq!(provider.list_calls(), 4);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_provider_that_fails_to_list_contributes_no_tools() {
+    within(async {
+        let (events, _guard) = capture_events();
+        let registry = ToolRegistry::new();
+        let broken = TestProvider::with_tools("broken", &["lost"]);
+        broken.fail_listing.store(true, Ordering::SeqCst);
+        registry.register(Arc::clone(&broken)).await;
+        registry.register(TestProvider::with_tools("fine", &["kept"])).await;
+        let names: Vec<String> = registry.tools(&ctx()).await.into_iter().map(|t| t.llm_name).collect();
+        assert_eq!(names, ["kept"]);
+        assert!(events.lines().iter().any(|l| l.starts_with("WARN") && l.contains("server is down")));
+
+        broken.fail_listing.store(false, Ordering::SeqCst);
+        registry.invalidate();
+        assert_eq!(registry.tools(&ctx()).await.len(), 2, "back after the next listing");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn unregister_and_close_close_the_providers() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let a = TestProvider::with_tools("a", &["ta"]);
+        let b = TestProvider::with_tools("b", &["tb"]);
+        registry.register(Arc::clone(&a)).await;
+        registry.register(Arc::clone(&b)).await;
+        assert!(registry.unregister("a").await);
+        assert!(a.is_closed());
+        assert!(!registry.unregister("a").await, "already gone");
+        assert!(!registry.invoke("ta", call("ta"), ctx()).await.success);
+
+        registry.close().await;
+        assert!(b.is_closed());
+        assert!(registry.provider_names().is_empty());
+        assert!(registry.tools(&ctx()).await.is_empty());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_provider_named_tool_like_the_builtin_search_is_skipped() {
+    within(async {
+        let registry = ToolRegistry::new();
+        registry.register(TestProvider::with_tools("p", &[TOOL_SEARCH_NAME, "tool.search"])).await;
+        let tools = registry.tools(&ctx()).await;
+        assert_eq!(tools.len(), 1, "the reserved name is skipped");
+        assert_eq!(tools[0].spec.name, "tool.search");
+        assert_ne!(tools[0].llm_name, TOOL_SEARCH_NAME, "a sanitised collision gets a hash suffix");
+        assert!(tools[0].llm_name.starts_with("tool_search_"));
+    })
+    .await;
+}
+
+/// Answers with a failed result that has no message, or panics.
+struct Misbehaving;
+
+impl ToolProvider for Misbehaving {
+    fn name(&self) -> &str {
+        "misbehaving"
+    }
+
+    fn provider_type(&self) -> &str {
+        "test"
+    }
+
+    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>> {
+        Box::pin(std::future::ready(Ok(vec![ToolSpec::new("silent_failure"), ToolSpec::new("panics")])))
+    }
+
+    fn invoke(&self, invocation: ToolInvocation, _ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
+        Box::pin(async move {
+            if invocation.tool_name == "panics" {
+                panic!("the tool broke");
+            }
+            ToolExecutionResult { success: false, error_message: Some(String::new()), ..ToolExecutionResult::ok() }
+        })
+    }
+}
+
+#[tokio::test]
+async fn results_are_normalised_and_panics_become_failed_results() {
+    within(async {
+        let registry = ToolRegistry::new();
+        registry.register(Misbehaving).await;
+        let result = registry.invoke("silent_failure", call("silent_failure"), ctx()).await;
+        assert!(!result.success);
+        assert_eq!(result.error_message.as_deref(), Some(GENERIC_FAILURE));
+
+        let result = registry.invoke("panics", call("panics"), ctx()).await;
+        assert!(!result.success);
+        assert_eq!(result.error_message.as_deref(), Some("tool `panics` of provider `misbehaving` panicked"));
+        // The registry still works afterwards.
+        assert!(!registry.invoke("silent_failure", call("x"), ctx()).await.success);
+        assert_eq!(registry.tools(&ctx()).await.len(), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_context_and_invocation_reach_the_provider_unchanged() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let provider = TestProvider::new("p", vec![ToolSpec::new("where").with_namespace("srv")]);
+        registry.register(Arc::clone(&provider)).await;
+        let ctx = ToolExecutionContext::new("session-1", "stream-7")
+            .with_user("user-42")
+            .with_platform("matrix")
+            .with_anchor_message("msg-9")
+            .with_extra("locale", json!("fr"));
+        let invocation = ToolInvocation::from_value("srv__where", json!({"q": 1}))
+            .with_call_id("call-3")
+            .with_session("session-1", "stream-7")
+            .with_reasoning("the user asked");
+        let result = registry.invoke("srv__where", invocation.clone(), ctx.clone()).await;
+        assert!(result.success);
+        let (seen_invocation, seen_ctx) = provider.last_call().unwrap();
+        assert_eq!(seen_ctx, ctx);
+        assert_eq!(seen_invocation, ToolInvocation { tool_name: "where".into(), ..invocation });
+    })
+    .await;
+}
