@@ -1,16 +1,67 @@
 //! Answers what MCP servers ask of the host: sampling through the host's LLM, elicitation,
-//! roots and logging.
+//! roots, and logs and progress. This crate implements the host-callback traits of
+//! `mcp_manager::callbacks`; legacy server requests and modern-era input requests reach the same
+//! handlers, so both eras are covered.
 //!
-//! Main types (arriving with their issue): `HostLlmBridge`, the `LlmClient` trait and its
-//! OpenAI-compatible implementation. Today only [`FinishReason`] exists.
+//! - [`HostBridge`] (built with [`HostBridge::builder`]): the whole set, turned into the
+//!   manager's `HostCallbacks` ([`HostBridge::callbacks`]) or into connection options
+//!   ([`HostBridge::connection_options`]).
+//! - [`llm`]: the [`LlmClient`] trait (object-safe; [`ChatRequest`] -> [`ChatResponse`]), its
+//!   OpenAI-compatible implementation [`OpenAiClient`] ([`OpenAiConfig::from_env`] reads
+//!   `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL`), and [`ScriptedLlm`] for tests.
+//! - [`sampling`]: [`HostLlmBridge`] answers `sampling/createMessage` with the LLM, under
+//!   [`SamplingOptions`] (tool support, rate limit, token limits, model list) and an optional
+//!   [`SamplingApproval`] hook.
+//! - [`elicitation`]: [`HostElicitation`] around the host's UI ([`AskUser`]): forms pre-filled
+//!   with defaults and answers validated against the schema, URL mode, and the
+//!   [`ElicitationPolicy`] for unattended hosts ([`ScriptedElicitation`] for tests).
+//! - [`roots`]: [`Roots`], a checked list of `file://` roots, changeable at run time, with a
+//!   [`RootsNotifier`] that sends `notifications/roots/list_changed` in the legacy era.
+//! - [`logging`]: [`HostNotificationSink`] sends server logs and progress to `tracing` and to an
+//!   optional callback; [`LogLevels`] holds the level to request from each server.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use host_bridge::{ElicitationPolicy, HostBridge, LogLevels, Roots, SamplingOptions, ScriptedLlm, file_root};
+//! use mcp_protocol::types::logging::LoggingLevel;
+//!
+//! // A real host would use `OpenAiClient::new(OpenAiConfig::from_env()?)?`.
+//! let llm = Arc::new(ScriptedLlm::new("demo-model"));
+//! let roots = Roots::new([file_root("/srv/project", Some("project".into()))?])?;
+//! let bridge = HostBridge::builder()
+//!     .llm(llm, SamplingOptions { tool_support: true, ..Default::default() })
+//!     .elicitation(Arc::new(ElicitationPolicy::AcceptDefaults))
+//!     .roots(roots)
+//!     .log_levels(LogLevels::all(LoggingLevel::Info))
+//!     .build();
+//!
+//! let options = bridge.connection_options("my-server");
+//! let capabilities = options.callbacks.capabilities();
+//! assert!(capabilities.sampling.is_some_and(|s| s.tools.is_some()));
+//! assert_eq!(options.log_level, Some(LoggingLevel::Info));
+//! // Later, at run time: servers connected in the legacy era hear of the change through a
+//! // `RootsNotifier` (`Roots::notify_changes`).
+//! bridge.roots().unwrap().set([file_root("/srv/other", None)?])?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
-/// Why the host's LLM stopped generating.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FinishReason {
-    /// The model ended its turn.
-    Stop,
-    /// The token limit was reached.
-    Length,
-    /// The model asked for tool calls.
-    ToolCalls,
-}
+mod bridge;
+pub mod elicitation;
+pub mod llm;
+pub mod logging;
+pub mod roots;
+pub mod sampling;
+
+pub use bridge::{HostBridge, HostBridgeBuilder};
+pub use elicitation::{
+    AskUser, Asked, ElicitationOptions, ElicitationPolicy, FormAnswer, FormRequest, HostElicitation,
+    ScriptedElicitation, UrlAnswer, UrlRequest,
+};
+pub use llm::{
+    ApiKey, ChatMessage, ChatRequest, ChatResponse, ChatRole, ContentPart, FinishReason, InvalidArguments, LlmClient,
+    LlmError, OpenAiClient, OpenAiConfig, ScriptedLlm, ToolCall, ToolChoice, ToolDefinition, Usage,
+};
+pub use logging::{HostNotificationSink, LogLevels, NotificationCallback, TRACING_TARGET};
+pub use roots::{Roots, RootsError, RootsNotifier, file_root};
+pub use sampling::{Approval, HostLlmBridge, RATE_LIMITED, SamplingApproval, SamplingOptions};
