@@ -18,19 +18,21 @@ use serde_json::value::RawValue;
 /// The `_meta` members added to every request, encoded once.
 pub(super) struct RequestMeta {
     members: JsonObject,
-    /// Each member's value as JSON text, written as is on every request.
+    /// Each member's value as JSON text, written as is on requests with a progress token.
     encoded: Vec<(String, Box<RawValue>)>,
+    /// The whole `_meta` object as JSON text, written as is on every other request.
+    object: Box<RawValue>,
     /// The members as JSON text without the enclosing braces.
     text: String,
 }
 
 impl RequestMeta {
-    pub(super) fn new(members: JsonObject) -> Self {
-        // Encoding a `Value` cannot fail: its keys are strings and its numbers are finite.
-        let encoded = members.iter().filter_map(|(k, v)| Some((k.clone(), to_raw(v).ok()?))).collect();
-        let text = Value::Object(members.clone()).to_string();
-        let text = text[1..text.len() - 1].to_owned();
-        RequestMeta { members, encoded, text }
+    /// Encode `members` (JSON values always encode; the error is serde_json's signature).
+    pub(super) fn new(members: JsonObject) -> Result<Self, serde_json::Error> {
+        let encoded = members.iter().map(|(k, v)| Ok((k.clone(), to_raw(v)?))).collect::<Result<_, _>>()?;
+        let object = to_raw(&members)?;
+        let text = object.get().strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or_default().to_owned();
+        Ok(RequestMeta { members, encoded, object, text })
     }
 }
 
@@ -102,6 +104,9 @@ struct Extra<'a> {
 
 impl Serialize for Extra<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let (Some(meta), None) = (self.meta, self.token) {
+            return meta.object.serialize(s);
+        }
         let mut map = s.serialize_map(None)?;
         for (k, v) in self.meta.map(|m| m.encoded.as_slice()).unwrap_or_default() {
             map.serialize_entry(k, v)?;

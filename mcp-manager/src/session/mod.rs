@@ -149,7 +149,13 @@ impl Session {
     /// Members to add to every later request's `params._meta` (`None`: add nothing). The modern
     /// era sends its protocol version, client capabilities and client info this way.
     pub fn set_request_meta(&self, meta: Option<JsonObject>) {
-        let meta = meta.map(|members| Arc::new(RequestMeta::new(members)));
+        let meta = meta.and_then(|members| match RequestMeta::new(members) {
+            Ok(meta) => Some(Arc::new(meta)),
+            Err(error) => {
+                tracing::error!(server = %self.shared.name, %error, "request _meta members cannot be encoded; none are sent");
+                None
+            }
+        });
         *self.shared.request_meta.write().unwrap_or_else(|p| p.into_inner()) = meta;
     }
 

@@ -213,9 +213,10 @@ impl<T> Outcome<T> {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Peek {
-    #[serde(default)]
-    result_type: Option<String>,
+struct Peek<'a> {
+    /// Borrowed from the input unless it has escapes: no allocation on every result.
+    #[serde(default, borrow)]
+    result_type: Option<std::borrow::Cow<'a, str>>,
     #[serde(default)]
     task: Option<IgnoredAny>,
     #[serde(default)]
@@ -229,7 +230,7 @@ enum Shape {
 }
 
 /// The shape of a result; a `resultType` outside `complete | input_required` is an error.
-fn shape_of(peek: &Peek) -> Result<Shape, String> {
+fn shape_of(peek: &Peek<'_>) -> Result<Shape, String> {
     match peek.result_type.as_deref() {
         Some("input_required") => Ok(Shape::InputRequired),
         Some("complete") | None if peek.task.is_some() && peek.content.is_none() => Ok(Shape::Task),
@@ -265,7 +266,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Outcome<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let value = Value::deserialize(d)?;
-        let peek: Peek = Peek::deserialize(&value).map_err(D::Error::custom)?;
+        let peek = Peek::deserialize(&value).map_err(D::Error::custom)?;
         let r = match shape_of(&peek).map_err(D::Error::custom)? {
             Shape::Complete => T::deserialize(value).map(Outcome::Complete),
             Shape::InputRequired => InputRequiredResult::deserialize(value).map(Outcome::InputRequired),

@@ -4,8 +4,12 @@ use serde_json::json;
 
 fn meta() -> RequestMeta {
     RequestMeta::new(
-        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": [1, {"a": "}"}]}).as_object().unwrap().clone(),
+        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": [1, {"a": "}"}]})
+            .as_object()
+            .unwrap()
+            .clone(),
     )
+    .unwrap()
 }
 
 fn raw(params: Option<&str>, meta: Option<&RequestMeta>, token: Option<&RequestId>) -> Value {
@@ -66,7 +70,10 @@ fn typed_params_get_meta_in_one_pass() {
     struct Plain {
         cursor: &'static str,
     }
-    assert_eq!(typed(&Plain { cursor: "c" }, None, Some(&id)), json!({"cursor": "c", "_meta": {"progressToken": "r-1"}}));
+    assert_eq!(
+        typed(&Plain { cursor: "c" }, None, Some(&id)),
+        json!({"cursor": "c", "_meta": {"progressToken": "r-1"}})
+    );
     assert_eq!(typed(&json!({"uri": "x"}), None, Some(&id)), json!({"uri": "x", "_meta": {"progressToken": "r-1"}}));
     assert_eq!(typed(&None::<Plain>, Some(&m), None)["_meta"]["k"], json!([1, {"a": "}"}]));
     assert_eq!(typed(&(), None, Some(&id)), json!({"_meta": {"progressToken": "r-1"}}));
@@ -78,7 +85,10 @@ fn typed_params_with_their_own_meta_are_merged() {
     let mut params = CallToolParams { name: "t".into(), ..Default::default() };
     params.meta = Some(serde_json::from_value(json!({"k": "mine"})).unwrap());
     let got: Value = serde_json::from_str(typed_params(&params, Some(&m), None).unwrap().get()).unwrap();
-    assert_eq!(got, json!({"name": "t", "_meta": {"k": "mine", "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}));
+    assert_eq!(
+        got,
+        json!({"name": "t", "_meta": {"k": "mine", "io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
+    );
     let map = json!({"_meta": {"x": 1}, "a": 2});
     let got: Value = serde_json::from_str(typed_params(&map, Some(&m), None).unwrap().get()).unwrap();
     assert_eq!(got["_meta"]["x"], 1);
