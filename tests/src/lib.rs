@@ -8,5 +8,6 @@
 //!   HTTP servers in their own process group on a loopback port, recording host callbacks.
 
 pub mod fake;
+pub mod fake_llm;
 pub mod peers;
 pub mod support;

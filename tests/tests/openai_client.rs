@@ -1,0 +1,225 @@
+//! host-bridge's OpenAI-compatible client against the in-process fake chat-completions server
+//! (`tests::fake_llm`): plain answers, tool calls, malformed tool arguments, retries on 429 and
+//! 5xx (and only on those), timeouts, bounded bodies, and an API key that never shows.
+
+use std::future::Future;
+use std::time::Duration;
+
+use host_bridge::{
+    ApiKey, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError, OpenAiClient, OpenAiConfig,
+    ToolCall, ToolChoice, ToolDefinition, Usage,
+};
+use serde_json::json;
+use tests::fake_llm::{FAKE_MODEL, FakeLlm, Reply};
+
+const KEY: &str = "sk-test-not-a-real-key";
+
+async fn within<F: Future>(f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(20), f).await.expect("the test timed out")
+}
+
+fn config(llm: &FakeLlm) -> OpenAiConfig {
+    let mut config = OpenAiConfig::new(llm.base_url(), "configured-model");
+    config.api_key = Some(ApiKey::new(KEY));
+    config.max_retries = 2;
+    config.backoff_base = Duration::from_millis(1);
+    config.backoff_max = Duration::from_millis(20);
+    config.timeout = Duration::from_secs(10);
+    config
+}
+
+fn hello() -> ChatRequest {
+    ChatRequest {
+        messages: vec![ChatMessage::system("be brief"), ChatMessage::user("hello")],
+        max_tokens: Some(32),
+        temperature: Some(0.0),
+        ..Default::default()
+    }
+}
+
+async fn chat(config: OpenAiConfig, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+    OpenAiClient::new(config).expect("a valid config").chat(request).await
+}
+
+#[tokio::test]
+async fn plain_answer() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::text("hello back"));
+        let answer = chat(config(&llm), hello()).await.unwrap();
+        assert_eq!(answer.text.as_deref(), Some("hello back"));
+        assert_eq!((answer.finish_reason, answer.model.as_str()), (FinishReason::Stop, FAKE_MODEL));
+        assert!(answer.tool_calls.is_empty());
+        assert_eq!(answer.usage, Some(Usage { prompt_tokens: 1, completion_tokens: 1 }));
+
+        let seen = llm.requests();
+        assert_eq!(seen.len(), 1);
+        assert_eq!((seen[0].method.as_str(), seen[0].path.as_str()), ("POST", "/v1/chat/completions"));
+        assert_eq!(seen[0].authorization.as_deref(), Some(format!("Bearer {KEY}").as_str()));
+        assert_eq!(
+            seen[0].body,
+            json!({"model": "configured-model", "messages": [
+                {"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"}],
+                "temperature": 0.0, "max_tokens": 32})
+        );
+    })
+    .await
+}
+
+#[tokio::test]
+async fn no_key_no_authorization_header() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::text("ok"));
+        let mut config = config(&llm);
+        config.api_key = None;
+        chat(config, hello()).await.unwrap();
+        assert_eq!(llm.requests()[0].authorization, None);
+    })
+    .await
+}
+
+fn weather_request() -> ChatRequest {
+    ChatRequest {
+        messages: vec![ChatMessage::user("weather in Paris?")],
+        tools: vec![ToolDefinition {
+            name: "weather".into(),
+            description: Some("current weather".into()),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        }],
+        tool_choice: Some(ToolChoice::Required),
+        model: Some("tool-model".into()),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn tool_calls() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::tool_calls(&[("call_1", "weather", r#"{"city": "Paris"}"#)]));
+        let answer = chat(config(&llm), weather_request()).await.unwrap();
+        assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
+        assert_eq!(answer.text, None);
+        assert_eq!(answer.tool_calls, [ToolCall::new("call_1", "weather", json!({"city": "Paris"}))]);
+        let body = &llm.requests()[0].body;
+        assert_eq!(body["model"], "tool-model");
+        assert_eq!(body["tool_choice"], "required");
+        assert_eq!(body["tools"][0]["function"]["name"], "weather");
+        assert_eq!(body["tools"][0]["function"]["parameters"]["properties"]["city"]["type"], "string");
+
+        // The tool's result goes back as a role "tool" message linked by id.
+        llm.push(Reply::text("It is sunny in Paris."));
+        let mut follow_up = weather_request();
+        follow_up.tool_choice = Some(ToolChoice::Auto);
+        follow_up.messages.push(ChatMessage::assistant_tool_calls(None, answer.tool_calls));
+        follow_up.messages.push(ChatMessage::tool_result("call_1", "sunny, 21 °C"));
+        let answer = chat(config(&llm), follow_up).await.unwrap();
+        assert_eq!(answer.text.as_deref(), Some("It is sunny in Paris."));
+        let messages = &llm.requests()[1].body["messages"];
+        assert_eq!(messages[1]["tool_calls"][0]["function"]["arguments"], r#"{"city":"Paris"}"#);
+        assert_eq!(messages[2], json!({"role": "tool", "tool_call_id": "call_1", "content": "sunny, 21 °C"}));
+    })
+    .await
+}
+
+#[tokio::test]
+async fn malformed_tool_arguments_are_reported_not_trusted() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::tool_calls(&[("call_1", "weather", r#"{"city": "Par"#), ("call_2", "weather", "")]));
+        let answer = chat(config(&llm), weather_request()).await.unwrap();
+        let invalid = answer.tool_calls[0].arguments.as_ref().unwrap_err();
+        assert_eq!(invalid.raw, r#"{"city": "Par"#);
+        assert!(!invalid.error.is_empty());
+        assert_eq!(answer.tool_calls[1].arguments, Ok(json!({})), "empty arguments mean none");
+    })
+    .await
+}
+
+#[tokio::test]
+async fn too_many_requests_then_success() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::status(429, "slow down").with_header("retry-after", "0"));
+        llm.push(Reply::json(503, json!({"error": {"message": "overloaded"}})));
+        llm.push(Reply::text("finally"));
+        let answer = chat(config(&llm), hello()).await.unwrap();
+        assert_eq!(answer.text.as_deref(), Some("finally"));
+        assert_eq!(llm.requests().len(), 3, "two retries");
+    })
+    .await
+}
+
+#[tokio::test]
+async fn server_errors_exhaust_the_retries() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.set_fallback(Reply::status(500, "boom"));
+        match chat(config(&llm), hello()).await {
+            Err(LlmError::Http { status: 500, body, attempts: 3 }) => assert_eq!(body, "boom"),
+            other => panic!("expected HTTP 500 after 3 attempts, got {other:?}"),
+        }
+        assert_eq!(llm.requests().len(), 3, "the first try and max_retries = 2");
+    })
+    .await
+}
+
+#[tokio::test]
+async fn other_statuses_are_not_retried_and_their_body_is_bounded() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        let huge = format!("bad request: {}", "x".repeat(50_000));
+        llm.push(Reply::status(400, &huge));
+        let err = chat(config(&llm), hello()).await.unwrap_err();
+        let LlmError::Http { status: 400, body, attempts: 1 } = &err else { panic!("{err:?}") };
+        assert!(body.starts_with("bad request: xxx") && body.len() < 1200, "{} bytes", body.len());
+        assert_eq!(llm.requests().len(), 1);
+        llm.push(Reply::status(401, "invalid api key"));
+        let err = chat(config(&llm), hello()).await.unwrap_err();
+        assert!(matches!(err, LlmError::Http { status: 401, attempts: 1, .. }), "{err:?}");
+        assert!(!format!("{err} {err:?}").contains(KEY), "the key shows in {err:?}");
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_slow_server_times_out_without_a_retry() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::text("too late").after(Duration::from_secs(60)));
+        let mut config = config(&llm);
+        config.timeout = Duration::from_millis(300);
+        match chat(config, hello()).await {
+            Err(LlmError::Timeout { timeout }) => assert_eq!(timeout, Duration::from_millis(300)),
+            other => panic!("expected a timeout, got {other:?}"),
+        }
+        assert_eq!(llm.requests().len(), 1);
+    })
+    .await
+}
+
+#[tokio::test]
+async fn unreachable_server_and_oversized_answers() {
+    within(async {
+        // A port that was free a moment ago: nothing listens there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut config = OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "m");
+        config.api_key = Some(ApiKey::new(KEY));
+        let err = chat(config, hello()).await.unwrap_err();
+        assert!(matches!(err, LlmError::Transport(_)), "{err:?}");
+        assert!(!format!("{err} {err:?}").contains(KEY));
+
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::text(&"y".repeat(10_000)));
+        let mut config = self::config(&llm);
+        config.max_response_bytes = 1024;
+        let err = chat(config, hello()).await.unwrap_err();
+        assert!(matches!(&err, LlmError::InvalidResponse(m) if m.contains("1024 bytes")), "{err:?}");
+
+        llm.push(Reply::status(200, "<html>not json</html>"));
+        let err = chat(self::config(&llm), hello()).await.unwrap_err();
+        assert!(matches!(&err, LlmError::InvalidResponse(m) if m.contains("<html>")), "{err:?}");
+    })
+    .await
+}
