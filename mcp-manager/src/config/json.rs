@@ -119,7 +119,8 @@ pub(crate) fn entry_of(
     spelling: &Spelling,
     problems: &mut Vec<ConfigProblem>,
 ) -> Option<RawServer> {
-    let path = format!("{map_key}.{name:?}");
+    let plain = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let path = if plain { format!("{map_key}.{name}") } else { format!("{map_key}.{name:?}") };
     match entry {
         Node::Object(members) => Some(spelling.read(Some(name), path, members)),
         other => {

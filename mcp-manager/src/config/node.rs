@@ -170,9 +170,14 @@ impl<'a> ObjectReader<'a> {
         }
     }
 
-    /// Whether `key` is present and not null.
-    pub fn has(&self, key: &str) -> bool {
-        self.get(key).is_some()
+    /// Whether `key` is present with something in it: not null, not `[]`, not `{}`.
+    pub fn has_content(&self, key: &str) -> bool {
+        match self.get(key) {
+            None => false,
+            Some(Node::Array(items)) => !items.is_empty(),
+            Some(Node::Object(members)) => !members.is_empty(),
+            Some(_) => true,
+        }
     }
 
     /// The value of `key`; null counts as absent.

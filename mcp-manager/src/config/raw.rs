@@ -151,14 +151,14 @@ impl Spelling {
             [Some(self.command), Some(self.args), Some(self.env), self.env_file, self.env_vars, Some(self.cwd)]
                 .into_iter()
                 .flatten()
-                .filter(|k| r.has(k))
+                .filter(|k| r.has_content(k))
                 .map(str::to_owned)
                 .collect();
         let remote_keys =
             [Some(self.url), Some(self.headers), self.env_headers, self.bearer_token, self.bearer_token_env_var]
                 .into_iter()
                 .flatten()
-                .filter(|k| r.has(k))
+                .filter(|k| r.has_content(k))
                 .map(str::to_owned)
                 .collect();
         let bearer =
