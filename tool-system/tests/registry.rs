@@ -68,9 +68,24 @@ async fn a_provider_of_the_same_name_replaces_the_old_one_which_is_closed() {
 }
 
 #[tokio::test]
+async fn registering_the_same_shared_provider_again_does_not_close_it() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let provider = TestProvider::with_tools("p", &["t"]);
+        let shared: Arc<dyn ToolProvider> = provider.clone();
+        assert!(!registry.register_arc(Arc::clone(&shared)).await);
+        assert!(registry.register_arc(shared).await);
+        assert!(!provider.is_closed());
+        assert_eq!(registry.provider_names(), ["p"]);
+        assert!(registry.invoke("t", call("t"), ctx()).await.success);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn duplicate_names_are_skipped_with_a_warning_and_the_first_wins() {
     within(async {
-        let (events, _guard) = capture_events();
+        let events = capture_events();
         let registry = ToolRegistry::new();
         registry.register(TestProvider::with_tools("first", &["echo", "only_first"])).await;
         registry.register(TestProvider::with_tools("second", &["echo", "only_second"])).await;
@@ -219,7 +234,7 @@ async fn the_listing_is_cached_until_something_changes() {
 #[tokio::test]
 async fn a_provider_that_fails_to_list_contributes_no_tools() {
     within(async {
-        let (events, _guard) = capture_events();
+        let events = capture_events();
         let registry = ToolRegistry::new();
         let broken = TestProvider::with_tools("broken", &["lost"]);
         broken.fail_listing.store(true, Ordering::SeqCst);
@@ -336,6 +351,31 @@ async fn the_context_and_invocation_reach_the_provider_unchanged() {
         let (seen_invocation, seen_ctx) = provider.last_call().unwrap();
         assert_eq!(seen_ctx, ctx);
         assert_eq!(seen_invocation, ToolInvocation { tool_name: "where".into(), ..invocation });
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_registry_is_shared_across_tasks() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<ToolRegistry>();
+    within(async {
+        let registry = Arc::new(ToolRegistry::new());
+        registry.register(TestProvider::with_tools("p", &["t"])).await;
+        let tasks: Vec<_> = (0..4)
+            .map(|_| {
+                let registry = Arc::clone(&registry);
+                tokio::spawn(async move { registry.invoke("t", call("t"), ctx()).await })
+            })
+            .collect();
+        for task in tasks {
+            assert_eq!(task.await.unwrap().content.as_deref(), Some("p:t"));
+        }
+        let refresh = tokio::spawn({
+            let registry = Arc::clone(&registry);
+            async move { registry.refresh(&ctx()).await.len() }
+        });
+        assert_eq!(refresh.await.unwrap(), 1);
     })
     .await;
 }

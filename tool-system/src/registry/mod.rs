@@ -171,13 +171,17 @@ impl ToolRegistry {
     }
 
     /// Registers `provider`. Returns whether it replaced a provider of the same name, which is
-    /// closed before this returns (and keeps its place in the order).
+    /// closed before this returns (the new one takes its place in the order). `provider` is
+    /// wrapped in a new `Arc`; to register an `Arc` the caller keeps, use
+    /// [`register_arc`](Self::register_arc).
     pub async fn register<P: ToolProvider>(&self, provider: P) -> bool {
         self.register_arc(Arc::new(provider)).await
     }
 
-    /// Registers a shared provider; see [`register`](Self::register).
+    /// Registers a shared provider; see [`register`](Self::register). Registering the same
+    /// `Arc` again is a no-op that reports a replacement without closing anything.
     pub async fn register_arc(&self, provider: Arc<dyn ToolProvider>) -> bool {
+        let provider_again = Arc::clone(&provider);
         let replaced = {
             let mut state = self.write();
             state.generation += 1;
@@ -190,6 +194,7 @@ impl ToolRegistry {
             }
         };
         match replaced {
+            Some(old) if Arc::ptr_eq(&old, &provider_again) => true,
             Some(old) => {
                 tracing::info!(provider = old.name(), "tool provider replaced; closing the old one");
                 old.close().await;

@@ -2,10 +2,12 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once, OnceLock};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -101,24 +103,34 @@ impl ToolProvider for TestProvider {
     }
 }
 
-/// Events captured by [`capture_events`], one line each: `LEVEL field=value ...`.
-#[derive(Clone, Default)]
-pub struct Captured(Arc<Mutex<Vec<String>>>);
+/// Events captured by [`capture_events`] on one thread, one line each: `LEVEL field=value ...`.
+pub struct Captured(ThreadId);
 
 impl Captured {
     pub fn lines(&self) -> Vec<String> {
-        self.0.lock().unwrap().clone()
+        events().lock().unwrap().get(&self.0).cloned().unwrap_or_default()
     }
 }
 
-/// Captures the tracing events of this thread until the guard is dropped.
-pub fn capture_events() -> (Captured, tracing::subscriber::DefaultGuard) {
-    let captured = Captured::default();
-    let guard = tracing::subscriber::set_default(CaptureSubscriber(captured.clone()));
-    (captured, guard)
+fn events() -> &'static Mutex<HashMap<ThreadId, Vec<String>>> {
+    static EVENTS: OnceLock<Mutex<HashMap<ThreadId, Vec<String>>>> = OnceLock::new();
+    EVENTS.get_or_init(Mutex::default)
 }
 
-struct CaptureSubscriber(Captured);
+/// Captures the tracing events of this thread from now on (a current-thread tokio test runs
+/// on its own thread). The capturing subscriber is the process-wide default: a scoped one would
+/// race with other tests over tracing's per-callsite interest cache.
+pub fn capture_events() -> Captured {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        tracing::subscriber::set_global_default(CaptureSubscriber).expect("no other global subscriber in tests");
+    });
+    let thread = std::thread::current().id();
+    events().lock().unwrap().remove(&thread);
+    Captured(thread)
+}
+
+struct CaptureSubscriber;
 
 struct Line(String);
 
@@ -144,7 +156,7 @@ impl Subscriber for CaptureSubscriber {
     fn event(&self, event: &Event<'_>) {
         let mut line = Line(event.metadata().level().to_string());
         event.record(&mut line);
-        self.0.0.lock().unwrap().push(line.0);
+        events().lock().unwrap().entry(std::thread::current().id()).or_default().push(line.0);
     }
 
     fn enter(&self, _span: &Id) {}
