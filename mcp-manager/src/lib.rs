@@ -41,3 +41,23 @@ pub enum ServerState {
     /// Closed on purpose.
     Stopped,
 }
+
+impl ServerState {
+    /// The state's name: `starting`, `ready`, `degraded`, `reconnecting`, `failed`, `stopped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerState::Starting => "starting",
+            ServerState::Ready => "ready",
+            ServerState::Degraded => "degraded",
+            ServerState::Reconnecting => "reconnecting",
+            ServerState::Failed => "failed",
+            ServerState::Stopped => "stopped",
+        }
+    }
+}
+
+impl std::fmt::Display for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -130,6 +130,16 @@ pub trait Transport: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The operating-system process of the peer, for transports that run one (stdio).
+    fn process_id(&self) -> Option<u32> {
+        None
+    }
+
+    /// The session id the server assigned (streamable HTTP, legacy era), if any.
+    fn session_id(&self) -> Option<String> {
+        None
+    }
+
     /// The session abandoned request `id` (it timed out, or its future was dropped). A transport
     /// whose revision cancels by other means than `notifications/cancelled` does so here and
     /// returns [`CancelHandling::Handled`]. The default does nothing: the session then sends

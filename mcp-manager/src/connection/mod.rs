@@ -66,6 +66,14 @@ pub fn single_use_factory(transport: Arc<dyn Transport>) -> TransportFactory {
     })
 }
 
+/// A factory that always fails with `message` (a server whose transport cannot be planned).
+pub fn failing_factory(message: String) -> TransportFactory {
+    Arc::new(move || {
+        let message = message.clone();
+        Box::pin(async move { Err(TransportError::Other(message)) })
+    })
+}
+
 /// How a connection behaves.
 #[derive(Debug, Clone)]
 pub struct ConnectionOptions {

@@ -1,1 +1,496 @@
-//! `McpManager`: many servers under one roof. (Being built.)
+//! [`McpManager`]: many servers under one roof.
+//!
+//! The manager connects every enabled server of an [`McpConfig`] concurrently, each under its
+//! start-up timeout, and supervises it ([`ServerStatus`], [`ServerState`](crate::ServerState)):
+//! a lost server is reconnected with capped backoff, a change of its lists refreshes the
+//! [`Routing`] table, which is rebuilt in config order so the outcome never depends on timing.
+//! Tool calls, prompts and resources are routed through that table. [`McpManager::apply_config`]
+//! reloads a new config by diff, and [`McpManager::close`] releases every connection and
+//! process. [`McpToolProvider`] shows the manager's tools to a `tool_system::ToolRegistry`.
+//!
+//! Observers ([`hooks`]) see servers connect and disconnect and every tool call; one that fails
+//! or panics never affects the manager.
+
+pub mod convert;
+pub mod hooks;
+mod plan;
+mod provider;
+mod routing;
+mod server;
+pub mod template;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use mcp_protocol::types::meta::JsonObject;
+use mcp_protocol::types::mrtr::Outcome;
+use mcp_protocol::types::prompts::{GetPromptParams, GetPromptResult};
+use mcp_protocol::types::resources::ReadResourceResult;
+use mcp_protocol::types::tools::CallToolResult;
+use tokio::sync::watch;
+use tool_system::ToolExecutionResult;
+
+pub use self::hooks::{Hooks, ManagerEvent, ManagerObserver};
+pub use self::plan::PlanOverride;
+pub use self::provider::McpToolProvider;
+pub use self::routing::{Conflict, ConflictKind, RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool, Routing};
+use self::server::ManagedServer;
+pub use self::server::ServerStatus;
+use crate::HostCallbacks;
+use crate::config::{ClientConfig, McpConfig, ServerConfig};
+use crate::connection::ConnectionError;
+use crate::session::RequestOptions;
+
+/// How lost servers are reconnected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReconnectPolicy {
+    /// The delay before the first attempt (default 1 s); doubled after each failure.
+    pub initial_delay: Duration,
+    /// The longest delay (default 30 s).
+    pub max_delay: Duration,
+    /// Attempts in a row before the server is `Failed` (default 5).
+    pub max_attempts: u32,
+}
+
+impl Default for ReconnectPolicy {
+    fn default() -> Self {
+        ReconnectPolicy { initial_delay: Duration::from_secs(1), max_delay: Duration::from_secs(30), max_attempts: 5 }
+    }
+}
+
+/// How the manager behaves.
+#[derive(Clone, Default)]
+pub struct ManagerOptions {
+    /// What servers may ask of the host (sampling, elicitation, roots, notifications).
+    pub callbacks: HostCallbacks,
+    /// Reconnection of lost servers.
+    pub reconnect: ReconnectPolicy,
+    /// Check tool arguments against the tool's `inputSchema` before sending (default on).
+    pub skip_argument_validation: bool,
+    /// Observers of the manager's life cycle.
+    pub hooks: Hooks,
+    /// Transport plans of the host's own making (custom transports, tests).
+    pub transport_override: Option<PlanOverride>,
+}
+
+impl std::fmt::Debug for ManagerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagerOptions")
+            .field("callbacks", &self.callbacks)
+            .field("reconnect", &self.reconnect)
+            .field("skip_argument_validation", &self.skip_argument_validation)
+            .field("transport_override", &self.transport_override.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a manager operation failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManagerError {
+    /// No ready server offers this tool.
+    #[error("unknown tool {0:?}: no ready server offers it")]
+    UnknownTool(String),
+    /// No ready server offers this prompt.
+    #[error("unknown prompt {0:?}: no ready server offers it")]
+    UnknownPrompt(String),
+    /// No ready server lists this resource or has a template that matches it.
+    #[error("unknown resource {0:?}: no ready server lists it or has a template that matches it")]
+    UnknownResource(String),
+    /// No server of this name is configured.
+    #[error("unknown server {0:?}")]
+    UnknownServer(String),
+    /// The arguments do not match the tool's `inputSchema` (nothing was sent).
+    #[error("{0}")]
+    InvalidArguments(String),
+    /// The server asked for input more often than allowed, or answered in a shape that needs a
+    /// feature this call does not use (a task).
+    #[error("server {server:?} answered {method} with a {shape} result, which this call does not handle")]
+    UnexpectedShape {
+        /// The server's name.
+        server: String,
+        /// The method.
+        method: &'static str,
+        /// `input_required` or `task`.
+        shape: &'static str,
+    },
+    /// The connection failed.
+    #[error(transparent)]
+    Connection(#[from] ConnectionError),
+    /// The manager was closed.
+    #[error("the MCP manager is closed")]
+    Closed,
+}
+
+/// The state the manager's parts share.
+pub(crate) struct ManagerShared {
+    pub(crate) options: ManagerOptions,
+    client: RwLock<ClientConfig>,
+    servers: RwLock<Vec<Arc<ManagedServer>>>,
+    routing: RwLock<Arc<Routing>>,
+    changes: watch::Sender<u64>,
+    pub(crate) hooks: Hooks,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ManagerShared {
+    pub(crate) fn client(&self) -> ClientConfig {
+        read(&self.client).clone()
+    }
+
+    /// Rebuild the routing table from the ready servers, in config order.
+    pub(crate) fn rebuild_routing(&self) -> Arc<Routing> {
+        let servers = read(&self.servers).clone();
+        let inventories: Vec<_> = servers.iter().map(|s| (s, s.inventory())).collect();
+        let inputs = inventories.iter().filter_map(|(s, inv)| {
+            inv.as_deref().map(|inventory| routing::RoutingInput {
+                server: &s.name,
+                inventory,
+                filter: &s.config.tools,
+                visibility: s.config.visibility,
+            })
+        });
+        let reserved = read(&self.client).reserved_tool_names.clone();
+        let table = Arc::new(Routing::build(inputs, &reserved));
+        *write(&self.routing) = table.clone();
+        self.changes.send_modify(|g| *g = g.wrapping_add(1));
+        table
+    }
+
+    fn server(&self, name: &str) -> Option<Arc<ManagedServer>> {
+        read(&self.servers).iter().find(|s| &*s.name == name).cloned()
+    }
+}
+
+fn with_counts(mut status: ServerStatus, counts: &std::collections::HashMap<&str, [usize; 4]>) -> ServerStatus {
+    [status.tool_count, status.prompt_count, status.resource_count, status.resource_template_count] =
+        counts.get(status.name.as_str()).copied().unwrap_or_default();
+    status
+}
+
+/// Many MCP servers, connected, supervised and routed. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct McpManager {
+    shared: Arc<ManagerShared>,
+}
+
+impl std::fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = read(&self.shared.servers).iter().map(|s| s.name.to_string()).collect();
+        f.debug_struct("McpManager").field("servers", &names).finish_non_exhaustive()
+    }
+}
+
+/// What [`McpManager::apply_config`] did, by server name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// Kept with their connections.
+    pub unchanged: Vec<String>,
+    /// New servers, started.
+    pub added: Vec<String>,
+    /// Changed servers, restarted after their calls in flight finished.
+    pub restarted: Vec<String>,
+    /// Removed or disabled servers, closed.
+    pub removed: Vec<String>,
+}
+
+impl McpManager {
+    /// Start every enabled server of `config` concurrently and wait until each one is ready or
+    /// has failed its first attempt (each bounded by its start-up timeout). A server that fails
+    /// does not hold up or affect the others: see [`McpManager::status`].
+    pub async fn start(config: McpConfig, options: ManagerOptions) -> McpManager {
+        let manager = McpManager::new(config.client, options);
+        manager.add_servers(config.servers).await;
+        manager
+    }
+
+    fn new(client: ClientConfig, options: ManagerOptions) -> McpManager {
+        let hooks = options.hooks.clone();
+        McpManager {
+            shared: Arc::new(ManagerShared {
+                options,
+                client: RwLock::new(client),
+                servers: RwLock::new(Vec::new()),
+                routing: RwLock::new(Arc::new(Routing::default())),
+                changes: watch::Sender::new(0),
+                hooks,
+                closed: std::sync::atomic::AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// Create and start servers, appended in this order; wait for their first attempts.
+    async fn add_servers(&self, configs: Vec<ServerConfig>) -> Vec<Arc<ManagedServer>> {
+        let servers: Vec<_> = configs.into_iter().map(|c| ManagedServer::new(c, &self.shared)).collect();
+        write(&self.shared.servers).extend(servers.iter().cloned());
+        for s in &servers {
+            s.start(Arc::downgrade(&self.shared), self.shared.options.reconnect);
+        }
+        futures::future::join_all(servers.iter().map(|s| s.settled())).await;
+        servers
+    }
+
+    /// The status of every configured server, in config order. The counts are of what is
+    /// routed to each server now (a tool lost to an earlier server's clash is not counted).
+    pub fn status(&self) -> Vec<ServerStatus> {
+        let routing = self.routing();
+        let counts = routing.all_counts();
+        read(&self.shared.servers).iter().map(|s| with_counts(s.status(), &counts)).collect()
+    }
+
+    /// The status of server `name`.
+    pub fn server_status(&self, name: &str) -> Option<ServerStatus> {
+        let routing = self.routing();
+        self.shared.server(name).map(|s| with_counts(s.status(), &routing.all_counts()))
+    }
+
+    /// The current routing table (a snapshot: cheap, and consistent for as long as it is held).
+    pub fn routing(&self) -> Arc<Routing> {
+        read(&self.shared.routing).clone()
+    }
+
+    /// A counter bumped whenever the routing table changes (a server connected, was lost, or its
+    /// lists changed).
+    pub fn subscribe_changes(&self) -> watch::Receiver<u64> {
+        self.shared.changes.subscribe()
+    }
+
+    /// The counter of [`McpManager::subscribe_changes`], now.
+    pub fn revision(&self) -> u64 {
+        *self.shared.changes.borrow()
+    }
+
+    /// Call tool `name` on the server that owns it; the MCP result as the server sent it.
+    /// Arguments are checked against the tool's `inputSchema` first (unless turned off).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
+        let route = self.routing().tool(name).cloned().ok_or_else(|| ManagerError::UnknownTool(name.into()))?;
+        let result = self.call_route(&route, arguments, options).await?;
+        Ok((route, result))
+    }
+
+    async fn call_route(
+        &self,
+        route: &RoutedTool,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, ManagerError> {
+        if !self.shared.options.skip_argument_validation
+            && let Some(check) = route.input_check()
+        {
+            let empty = JsonObject::new();
+            convert::check_arguments(&check, &route.tool.name, arguments.as_ref().unwrap_or(&empty))
+                .map_err(ManagerError::InvalidArguments)?;
+        }
+        let server =
+            self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownTool(route.tool.name.clone()))?;
+        let _in_flight = server.in_flight.read().await;
+        let outcome = server.conn.call_tool(&route.tool.name, arguments, options).await?;
+        match outcome {
+            Outcome::Complete(result) => Ok(result),
+            Outcome::InputRequired(_) => Err(ManagerError::UnexpectedShape {
+                server: route.server.to_string(),
+                method: "tools/call",
+                shape: "input_required",
+            }),
+            Outcome::Task(_) => Err(ManagerError::UnexpectedShape {
+                server: route.server.to_string(),
+                method: "tools/call",
+                shape: "task",
+            }),
+        }
+    }
+
+    /// Run tool `name` and convert its result for the host: an MCP error result, a result that
+    /// does not match the tool's `outputSchema`, bad arguments or a failed call all become a
+    /// failed [`ToolExecutionResult`] with a message. Observers see a `tool_executed` event.
+    pub async fn execute_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> ToolExecutionResult {
+        let started = Instant::now();
+        let route = self.routing().tool(name).cloned();
+        let args_for_hook = arguments.clone();
+        let (server, result) = match route {
+            None => (None, ToolExecutionResult::failed(ManagerError::UnknownTool(name.into()).to_string())),
+            Some(route) => {
+                let result = match self.call_route(&route, arguments, options).await {
+                    Ok(result) => {
+                        let info = self.shared.server(&route.server).map(|s| s.status());
+                        let version = info.as_ref().and_then(|i| i.protocol_version.clone()).unwrap_or_default();
+                        let session_id = match self.shared.server(&route.server) {
+                            Some(s) => s.conn.session().await.ok().and_then(|s| s.transport().session_id()),
+                            None => None,
+                        };
+                        let cx = convert::ResultContext {
+                            server: &route.server,
+                            tool: &route.tool.name,
+                            protocol_version: &version,
+                            session_id: session_id.as_deref(),
+                        };
+                        convert::tool_result(result, route.output_check().as_deref(), &cx)
+                    }
+                    Err(e) => ToolExecutionResult::failed(e.to_string())
+                        .with_metadata("server_name", route.server.to_string().into()),
+                };
+                (Some(route.server.clone()), result)
+            }
+        };
+        if !self.shared.hooks.is_empty() {
+            let arguments = args_for_hook.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
+            self.shared.hooks.emit(ManagerEvent::ToolExecuted(hooks::ToolExecuted {
+                server_name: server.map(|s| s.to_string()).unwrap_or_default(),
+                tool_name: name.to_owned(),
+                arguments: hooks::redact(&arguments),
+                success: result.success,
+                duration_ms: started.elapsed().as_millis().try_into().unwrap_or(u64::MAX),
+                content_length: result.content.as_deref().map_or(0, str::len),
+                error_message: result.error_message.clone(),
+                metadata: result.metadata.clone(),
+            }));
+        }
+        result
+    }
+
+    /// Get prompt `name` with `arguments` from the server that owns it.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<(Arc<str>, GetPromptResult), ManagerError> {
+        let route = self.routing().prompt(name).cloned().ok_or_else(|| ManagerError::UnknownPrompt(name.into()))?;
+        let server = self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownPrompt(name.into()))?;
+        let params = GetPromptParams {
+            name: name.to_owned(),
+            arguments: (!arguments.is_empty()).then(|| arguments.into_iter().collect()),
+            ..Default::default()
+        };
+        match server.conn.get_prompt(params).await? {
+            Outcome::Complete(result) => Ok((route.server, result)),
+            _ => Err(ManagerError::UnexpectedShape {
+                server: route.server.to_string(),
+                method: "prompts/get",
+                shape: "input_required",
+            }),
+        }
+    }
+
+    /// Read resource `uri` from the server that lists it or whose template matches it.
+    pub async fn read_resource(&self, uri: &str) -> Result<(Arc<str>, ReadResourceResult), ManagerError> {
+        let server =
+            self.routing().resource_server(uri).cloned().ok_or_else(|| ManagerError::UnknownResource(uri.into()))?;
+        let managed = self.shared.server(&server).ok_or_else(|| ManagerError::UnknownResource(uri.into()))?;
+        match managed.conn.read_resource(uri).await? {
+            Outcome::Complete(result) => Ok((server, result)),
+            _ => Err(ManagerError::UnexpectedShape {
+                server: server.to_string(),
+                method: "resources/read",
+                shape: "input_required",
+            }),
+        }
+    }
+
+    /// Try server `name` again now: after a failure, or to restart it.
+    pub async fn restart(&self, name: &str) -> Result<ServerStatus, ManagerError> {
+        let old = self.shared.server(name).ok_or_else(|| ManagerError::UnknownServer(name.into()))?;
+        old.stop(true).await;
+        let fresh = ManagedServer::new(old.config.clone(), &self.shared);
+        self.replace(&old, fresh.clone());
+        fresh.start(Arc::downgrade(&self.shared), self.shared.options.reconnect);
+        fresh.settled().await;
+        Ok(fresh.status())
+    }
+
+    fn replace(&self, old: &Arc<ManagedServer>, new: Arc<ManagedServer>) {
+        let mut servers = write(&self.shared.servers);
+        if let Some(slot) = servers.iter_mut().find(|s| Arc::ptr_eq(s, old)) {
+            *slot = new;
+        }
+    }
+
+    /// Apply a new config by diff: unchanged servers keep their connections, removed or
+    /// disabled ones are closed, changed ones are restarted once their calls in flight have
+    /// finished, added ones are started. Servers take the new config's order. The client part
+    /// (reserved names, roots, client info) applies to routing at once and to connections made
+    /// from now on.
+    pub async fn apply_config(&self, config: McpConfig) -> ReloadReport {
+        let mut report = ReloadReport::default();
+        *write(&self.shared.client) = config.client.clone();
+        let old: Vec<Arc<ManagedServer>> = read(&self.shared.servers).clone();
+        let mut next = Vec::new();
+        let mut to_start = Vec::new();
+        let mut to_stop = Vec::new();
+        for cfg in config.servers {
+            match old.iter().find(|s| s.config.name == cfg.name) {
+                Some(s) if s.config == cfg => {
+                    report.unchanged.push(cfg.name.clone());
+                    next.push(s.clone());
+                }
+                Some(s) => {
+                    if cfg.enabled {
+                        report.restarted.push(cfg.name.clone());
+                    } else {
+                        report.removed.push(cfg.name.clone());
+                    }
+                    to_stop.push(s.clone());
+                    let fresh = ManagedServer::new(cfg, &self.shared);
+                    to_start.push(fresh.clone());
+                    next.push(fresh);
+                }
+                None => {
+                    if cfg.enabled {
+                        report.added.push(cfg.name.clone());
+                    }
+                    let fresh = ManagedServer::new(cfg, &self.shared);
+                    to_start.push(fresh.clone());
+                    next.push(fresh);
+                }
+            }
+        }
+        for s in &old {
+            if !next.iter().any(|n| n.name == s.name) {
+                report.removed.push(s.name.to_string());
+                to_stop.push(s.clone());
+            }
+        }
+        // The replaced servers leave the table first, so that no new call is routed to them;
+        // calls already in flight finish before they close.
+        *write(&self.shared.servers) = next;
+        self.shared.rebuild_routing();
+        futures::future::join_all(to_stop.iter().map(|s| s.stop(true))).await;
+        for s in &to_start {
+            s.start(Arc::downgrade(&self.shared), self.shared.options.reconnect);
+        }
+        futures::future::join_all(to_start.iter().map(|s| s.settled())).await;
+        self.shared.rebuild_routing();
+        report
+    }
+
+    /// Close every connection (and every stdio server's process group). Idempotent.
+    pub async fn close(&self) {
+        self.shared.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        let servers: Vec<_> = read(&self.shared.servers).clone();
+        futures::future::join_all(servers.iter().map(|s| s.stop(false))).await;
+        self.shared.rebuild_routing();
+    }
+
+    /// Whether [`McpManager::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}

@@ -243,7 +243,7 @@ impl<T: DeserializeOwned> Outcome<T> {
     /// Decode from raw JSON: a cheap first pass reads only the members that decide the shape,
     /// then the result is decoded once into that shape.
     pub fn decode(raw: &RawValue) -> Result<Self, serde_json::Error> {
-        let peek: Peek = serde_json::from_str(raw.get())?;
+        let peek: Peek<'_> = serde_json::from_str(raw.get())?;
         Ok(match shape_of(&peek).map_err(serde::de::Error::custom)? {
             Shape::Complete => Outcome::Complete(serde_json::from_str(raw.get())?),
             Shape::InputRequired => Outcome::InputRequired(serde_json::from_str(raw.get())?),

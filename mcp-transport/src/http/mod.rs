@@ -325,6 +325,10 @@ impl Transport for StreamableHttpTransport {
         .boxed()
     }
 
+    fn session_id(&self) -> Option<String> {
+        StreamableHttpTransport::session_id(self)
+    }
+
     fn kind(&self) -> TransportKind {
         TransportKind::StreamableHttp
     }

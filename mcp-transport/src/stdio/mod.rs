@@ -252,6 +252,10 @@ impl Transport for StdioTransport {
     fn diagnostics_tail(&self) -> Vec<String> {
         lock(&self.stderr).tail()
     }
+
+    fn process_id(&self) -> Option<u32> {
+        Some(self.pid())
+    }
 }
 
 impl Drop for StdioTransport {

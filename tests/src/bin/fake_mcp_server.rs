@@ -24,7 +24,9 @@
 //! | `--duplicate-id` | answer tools/call twice |
 //! | `--progress` | send `notifications/progress` (at least three, and one per 100 ms of delay) before answering a tools/call that carries a `progressToken` |
 //! | `--log` | declare `logging`, answer `logging/setLevel`, send `notifications/message` before answering each tools/call |
-//! | `--list-changed` | declare `tools.listChanged` and send `notifications/tools/list_changed` after the first tools/call's answer |
+//! | `--list-changed` | declare `tools.listChanged`; after the first tools/call's answer, add the tool `late-tool` to the list and send `notifications/tools/list_changed` |
+//! | `--start-delay-ms MS` | sleep MS milliseconds before reading stdin (a slow start) |
+//! | `--duplicate-tool` | list the first tool twice |
 //! | `--ask-roots` | once initialized, ask the client `roots/list` |
 //! | `--ask-sampling` | once initialized, ask the client `sampling/createMessage` |
 //! | `--ask-unknown` | once initialized, ask the client `foo/bar` |

@@ -31,6 +31,10 @@ pub struct Config {
     pub log: bool,
     /// `--list-changed`: send `notifications/tools/list_changed` after the first tools/call.
     pub list_changed: bool,
+    /// Sleep this long before reading stdin (a slow start).
+    pub start_delay: Duration,
+    /// List the first tool twice.
+    pub duplicate_tool: bool,
     /// `--ask-roots`: ask the client `roots/list` once initialized.
     pub ask_roots: bool,
     /// `--ask-sampling`: ask the client `sampling/createMessage` once initialized.
@@ -80,6 +84,8 @@ impl Config {
                 "--progress" => config.progress = true,
                 "--log" => config.log = true,
                 "--list-changed" => config.list_changed = true,
+                "--start-delay-ms" => config.start_delay = Duration::from_millis(number(&flag, &value(&flag)?)?),
+                "--duplicate-tool" => config.duplicate_tool = true,
                 "--ask-roots" => config.ask_roots = true,
                 "--ask-sampling" => config.ask_sampling = true,
                 "--ask-unknown" => config.ask_unknown = true,

@@ -32,6 +32,7 @@ use super::tools::{self, Answer};
 
 /// Run the fake server on stdin/stdout until stdin ends.
 pub fn run(config: Config) -> ! {
+    thread::sleep(config.start_delay);
     for i in 0..config.stderr_lines {
         eprintln!("fake-mcp-server: stderr line {i:03}");
     }
@@ -126,10 +127,15 @@ fn cursor(params: Option<PaginatedParams>) -> Option<String> {
 
 impl Server {
     fn new(config: Config) -> Server {
-        let listed_tools = match config.tools {
+        let mut listed_tools = match config.tools {
             Some(n) => tools::generated(n),
             None => tools::builtin(),
         };
+        if config.duplicate_tool
+            && let Some(first) = listed_tools.first().cloned()
+        {
+            listed_tools.push(first);
+        }
         Server {
             out: Out::new(config.banner),
             config,
@@ -299,6 +305,12 @@ impl Server {
         }
         let list_changed = c.list_changed && !self.list_changed_sent;
         self.list_changed_sent |= list_changed;
+        if list_changed {
+            // What changed: one more tool, listed from now on.
+            let mut late = tools::generated(1).remove(0);
+            late.name = "late-tool".into();
+            self.listed_tools.push(late);
+        }
         let reply = Reply {
             id,
             answer,

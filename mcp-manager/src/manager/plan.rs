@@ -1,0 +1,58 @@
+//! From a [`ServerConfig`] to what opens its connection: the transport plan and the connection
+//! options.
+
+use std::sync::Arc;
+
+use mcp_protocol::types::common::Implementation;
+
+use crate::HostCallbacks;
+use crate::config::{ClientConfig, ServerConfig, TransportChoice};
+use crate::connection::{ConnectionOptions, TransportPlan, stdio_factory};
+
+/// Builds the transport plan of a server, instead of the one its config describes. Hosts use it
+/// for transports of their own (and tests for in-memory servers); `None` falls back to the
+/// config.
+pub type PlanOverride = Arc<dyn Fn(&ServerConfig) -> Option<TransportPlan> + Send + Sync>;
+
+/// The transport plan of `server`.
+pub(crate) fn transport_plan(server: &ServerConfig, custom: Option<&PlanOverride>) -> Result<TransportPlan, String> {
+    if let Some(plan) = custom.and_then(|f| f(server)) {
+        return Ok(plan);
+    }
+    if server.transport.is_remote() {
+        let target = server
+            .remote_target()
+            .ok_or_else(|| format!("server {:?}: field \"url\": missing (a remote server needs a url)", server.name))?;
+        TransportPlan::remote(&server.name, &target).map_err(|e| e.to_string())
+    } else {
+        let config = server.stdio_config().filter(|c| !c.command.trim().is_empty()).ok_or_else(|| {
+            format!("server {:?}: field \"command\": missing (a stdio server needs a command)", server.name)
+        })?;
+        Ok(TransportPlan::single(stdio_factory(config)))
+    }
+}
+
+/// The connection options of `server`, for a client configured by `client` with `callbacks`.
+pub(crate) fn connection_options(
+    server: &ServerConfig,
+    client: &ClientConfig,
+    callbacks: &HostCallbacks,
+) -> ConnectionOptions {
+    let mut options = ConnectionOptions::new(&server.name);
+    options.session.request_timeout = server.request_timeout;
+    options.client_info = Implementation::new(&client.name, &client.version);
+    options.callbacks = callbacks.clone();
+    options.era = server.era;
+    options.log_level = server.log_level.clone();
+    options
+}
+
+/// A short name of the configured transport, for status and hooks before a connection exists.
+pub(crate) fn configured_transport(server: &ServerConfig) -> &'static str {
+    match server.transport {
+        TransportChoice::Stdio => "stdio",
+        TransportChoice::StreamableHttp => "streamable_http",
+        TransportChoice::Sse => "sse",
+        TransportChoice::Remote => "remote",
+    }
+}

@@ -1,0 +1,86 @@
+//! [`McpToolProvider`]: the manager's tools as a `tool_system` provider.
+
+use futures::future::BoxFuture;
+use tool_system::{ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec};
+
+use super::McpManager;
+use super::convert;
+use crate::session::RequestOptions;
+
+/// Shows every tool the manager routes to a `tool_system::ToolRegistry` (provider name and type
+/// `mcp`). Each spec carries its server's name as namespace, so the registry exposes
+/// `server__tool`; the provider's own tool names are the MCP names, unique after the manager's
+/// conflict rules. Its revision is the manager's routing revision, so the registry lists again
+/// whenever a server connects, is lost or changes its lists. `close` closes the manager.
+#[derive(Debug, Clone)]
+pub struct McpToolProvider {
+    manager: McpManager,
+    name: String,
+}
+
+impl McpToolProvider {
+    /// A provider named `mcp` over `manager`.
+    pub fn new(manager: McpManager) -> Self {
+        McpToolProvider { manager, name: "mcp".to_owned() }
+    }
+
+    /// The same provider under another name (to register several managers in one registry).
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The manager behind the provider.
+    pub fn manager(&self) -> &McpManager {
+        &self.manager
+    }
+
+    /// The specs of every routed tool, in config order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let routing = self.manager.routing();
+        routing
+            .tools()
+            .iter()
+            .map(|route| {
+                let mut spec = convert::tool_spec(&route.server, &route.tool, route.visibility);
+                spec.provider_name = self.name.clone();
+                spec
+            })
+            .collect()
+    }
+}
+
+impl ToolProvider for McpToolProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn provider_type(&self) -> &str {
+        "mcp"
+    }
+
+    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>> {
+        Box::pin(async move {
+            if self.manager.is_closed() {
+                return Err(ToolError::closed(&self.name));
+            }
+            Ok(self.specs())
+        })
+    }
+
+    fn invoke(&self, invocation: ToolInvocation, _ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
+        Box::pin(async move {
+            self.manager
+                .execute_tool(&invocation.tool_name, Some(invocation.arguments), RequestOptions::default())
+                .await
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.manager.close())
+    }
+
+    fn revision(&self) -> u64 {
+        self.manager.revision()
+    }
+}

@@ -1,0 +1,345 @@
+//! The routing table: which server owns each tool, prompt, resource and resource template.
+//!
+//! It is rebuilt from every ready server's inventory, in config order, whenever one changes, so
+//! the outcome never depends on which server answered first. The rules:
+//!
+//! - a tool whose name the host reserved is never routed (reported);
+//! - a name a server lists twice is kept once, the first (reported);
+//! - a name several servers offer goes to the first server in config order (the others are
+//!   reported as losing the clash);
+//! - a server's allow/deny lists drop tools before any of this (not reported: asked for).
+//!
+//! Lookups are one hash probe; input and output schema checks are compiled on first use and
+//! kept with the route.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
+
+use mcp_protocol::types::prompts::Prompt;
+use mcp_protocol::types::resources::{Resource, ResourceTemplate};
+use mcp_protocol::types::tools::Tool;
+use tool_system::ToolVisibility;
+
+use super::convert::SchemaCheck;
+use super::template::UriTemplate;
+use crate::config::ToolFilter;
+use crate::connection::Inventory;
+
+/// What one ready server contributes to the table.
+pub(crate) struct RoutingInput<'a> {
+    pub(crate) server: &'a Arc<str>,
+    pub(crate) inventory: &'a Inventory,
+    pub(crate) filter: &'a ToolFilter,
+    pub(crate) visibility: ToolVisibility,
+}
+
+/// A tool and the server that owns it.
+#[derive(Debug)]
+pub struct RoutedTool {
+    /// The server's name.
+    pub server: Arc<str>,
+    /// The tool as the server described it.
+    pub tool: Tool,
+    /// Offered directly or through tool search (the server's setting).
+    pub visibility: ToolVisibility,
+    input_check: OnceLock<Option<Arc<SchemaCheck>>>,
+    output_check: OnceLock<Option<Arc<SchemaCheck>>>,
+}
+
+impl RoutedTool {
+    fn new(server: Arc<str>, tool: Tool, visibility: ToolVisibility) -> Self {
+        RoutedTool { server, tool, visibility, input_check: OnceLock::new(), output_check: OnceLock::new() }
+    }
+
+    /// The compiled check of the tool's `inputSchema`; `None` when the schema does not compile
+    /// (then arguments are not checked here: the server still checks them).
+    pub(crate) fn input_check(&self) -> Option<Arc<SchemaCheck>> {
+        self.input_check
+            .get_or_init(|| compile(&self.server, &self.tool.name, "inputSchema", &self.tool.input_schema))
+            .clone()
+    }
+
+    /// The compiled check of the tool's `outputSchema`, when it has one that compiles.
+    pub(crate) fn output_check(&self) -> Option<Arc<SchemaCheck>> {
+        self.output_check
+            .get_or_init(|| {
+                let schema = self.tool.output_schema.as_ref()?;
+                compile(&self.server, &self.tool.name, "outputSchema", schema)
+            })
+            .clone()
+    }
+}
+
+fn compile(
+    server: &str,
+    tool: &str,
+    which: &str,
+    schema: &mcp_protocol::types::meta::JsonObject,
+) -> Option<Arc<SchemaCheck>> {
+    match SchemaCheck::compile(schema) {
+        Ok(check) => Some(Arc::new(check)),
+        Err(error) => {
+            tracing::warn!(server, tool, %error, "the {which} of this tool does not compile; it is not checked");
+            None
+        }
+    }
+}
+
+/// A prompt and its server.
+#[derive(Debug, Clone)]
+pub struct RoutedPrompt {
+    /// The server's name.
+    pub server: Arc<str>,
+    /// The prompt.
+    pub prompt: Prompt,
+}
+
+/// A resource and its server.
+#[derive(Debug, Clone)]
+pub struct RoutedResource {
+    /// The server's name.
+    pub server: Arc<str>,
+    /// The resource.
+    pub resource: Resource,
+}
+
+/// A resource template and its server.
+#[derive(Debug, Clone)]
+pub struct RoutedTemplate {
+    /// The server's name.
+    pub server: Arc<str>,
+    /// The template.
+    pub template: ResourceTemplate,
+    parsed: Option<Arc<UriTemplate>>,
+}
+
+/// Why a name was not routed to a server that offers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConflictKind {
+    /// The host reserved the tool name.
+    Reserved,
+    /// The same server lists the name more than once; the first is kept.
+    DuplicateInServer,
+    /// An earlier server (in config order) offers the same name and keeps it.
+    TakenBy(String),
+}
+
+/// A name that was not routed to a server that offers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// `tool`, `prompt`, `resource` or `template`.
+    pub what: &'static str,
+    /// The name (for resources: the URI; for templates: the URI template).
+    pub name: String,
+    /// The server that does not get it.
+    pub server: String,
+    /// Why.
+    pub kind: ConflictKind,
+}
+
+impl std::fmt::Display for Conflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Conflict { what, name, server, kind } = self;
+        match kind {
+            ConflictKind::Reserved => {
+                write!(f, "{what} {name:?} of server {server:?} is skipped: the host reserves that name")
+            }
+            ConflictKind::DuplicateInServer => {
+                write!(f, "server {server:?} lists {what} {name:?} more than once; the first is kept")
+            }
+            ConflictKind::TakenBy(winner) => write!(
+                f,
+                "{what} {name:?} of server {server:?} is skipped: server {winner:?}, earlier in the config, offers it too"
+            ),
+        }
+    }
+}
+
+/// Who owns what, built from the servers' inventories in config order.
+#[derive(Debug, Default)]
+pub struct Routing {
+    tools: Vec<Arc<RoutedTool>>,
+    tool_index: HashMap<String, usize>,
+    prompts: Vec<RoutedPrompt>,
+    prompt_index: HashMap<String, usize>,
+    resources: Vec<RoutedResource>,
+    resource_index: HashMap<String, usize>,
+    templates: Vec<RoutedTemplate>,
+    conflicts: Vec<Conflict>,
+}
+
+/// Keeps the first of each name: a repeat within one server or a name an earlier server took is
+/// reported as a conflict.
+struct Claims<'a> {
+    what: &'static str,
+    owner: HashMap<String, Arc<str>>,
+    seen_in_server: HashSet<&'a str>,
+}
+
+impl<'a> Claims<'a> {
+    fn new(what: &'static str) -> Self {
+        Claims { what, owner: HashMap::new(), seen_in_server: HashSet::new() }
+    }
+
+    fn next_server(&mut self) {
+        self.seen_in_server.clear();
+    }
+
+    /// Whether `server` gets `name`.
+    fn claim(&mut self, server: &Arc<str>, name: &'a str, conflicts: &mut Vec<Conflict>) -> bool {
+        let conflict = |kind| Conflict { what: self.what, name: name.to_owned(), server: server.to_string(), kind };
+        if !self.seen_in_server.insert(name) {
+            conflicts.push(conflict(ConflictKind::DuplicateInServer));
+            return false;
+        }
+        if let Some(winner) = self.owner.get(name) {
+            conflicts.push(conflict(ConflictKind::TakenBy(winner.to_string())));
+            return false;
+        }
+        self.owner.insert(name.to_owned(), server.clone());
+        true
+    }
+}
+
+impl Routing {
+    /// Build the table from `inputs` (config order) with the host's reserved tool names.
+    pub(crate) fn build<'a>(inputs: impl IntoIterator<Item = RoutingInput<'a>>, reserved: &[String]) -> Routing {
+        let reserved: HashSet<&str> = reserved.iter().map(String::as_str).collect();
+        let mut r = Routing::default();
+        let mut tools = Claims::new("tool");
+        let mut prompts = Claims::new("prompt");
+        let mut resources = Claims::new("resource");
+        let mut templates = Claims::new("template");
+        for input in inputs {
+            let server = input.server;
+            for claims in [&mut tools, &mut prompts, &mut resources, &mut templates] {
+                claims.next_server();
+            }
+            for tool in &input.inventory.tools {
+                if !input.filter.allows(&tool.name) {
+                    continue;
+                }
+                if reserved.contains(tool.name.as_str()) {
+                    r.conflicts.push(Conflict {
+                        what: "tool",
+                        name: tool.name.clone(),
+                        server: server.to_string(),
+                        kind: ConflictKind::Reserved,
+                    });
+                    continue;
+                }
+                if tools.claim(server, &tool.name, &mut r.conflicts) {
+                    r.tool_index.insert(tool.name.clone(), r.tools.len());
+                    r.tools.push(Arc::new(RoutedTool::new(server.clone(), tool.clone(), input.visibility)));
+                }
+            }
+            for prompt in &input.inventory.prompts {
+                if prompts.claim(server, &prompt.name, &mut r.conflicts) {
+                    r.prompt_index.insert(prompt.name.clone(), r.prompts.len());
+                    r.prompts.push(RoutedPrompt { server: server.clone(), prompt: prompt.clone() });
+                }
+            }
+            for resource in &input.inventory.resources {
+                if resources.claim(server, &resource.uri, &mut r.conflicts) {
+                    r.resource_index.insert(resource.uri.clone(), r.resources.len());
+                    r.resources.push(RoutedResource { server: server.clone(), resource: resource.clone() });
+                }
+            }
+            for template in &input.inventory.resource_templates {
+                if templates.claim(server, &template.uri_template, &mut r.conflicts) {
+                    let parsed = match UriTemplate::parse(&template.uri_template) {
+                        Ok(t) => Some(Arc::new(t)),
+                        Err(error) => {
+                            tracing::warn!(server = %server, template = %template.uri_template, %error, "a resource template does not parse; reads are not routed by it");
+                            None
+                        }
+                    };
+                    r.templates.push(RoutedTemplate { server: server.clone(), template: template.clone(), parsed });
+                }
+            }
+        }
+        for conflict in &r.conflicts {
+            tracing::warn!("{conflict}");
+        }
+        r
+    }
+
+    /// Every routed tool, in config order.
+    pub fn tools(&self) -> &[Arc<RoutedTool>] {
+        &self.tools
+    }
+
+    /// The route of tool `name`.
+    pub fn tool(&self, name: &str) -> Option<&Arc<RoutedTool>> {
+        self.tool_index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Every routed prompt, in config order.
+    pub fn prompts(&self) -> &[RoutedPrompt] {
+        &self.prompts
+    }
+
+    /// The route of prompt `name`.
+    pub fn prompt(&self, name: &str) -> Option<&RoutedPrompt> {
+        self.prompt_index.get(name).map(|&i| &self.prompts[i])
+    }
+
+    /// Every routed resource, in config order.
+    pub fn resources(&self) -> &[RoutedResource] {
+        &self.resources
+    }
+
+    /// Every routed resource template, in config order.
+    pub fn templates(&self) -> &[RoutedTemplate] {
+        &self.templates
+    }
+
+    /// What was not routed, and why.
+    pub fn conflicts(&self) -> &[Conflict] {
+        &self.conflicts
+    }
+
+    /// The server that serves `uri`: the one listing it as a resource, else the one whose
+    /// template matches it most specifically (the first in config order on a tie).
+    pub fn resource_server(&self, uri: &str) -> Option<&Arc<str>> {
+        if let Some(&i) = self.resource_index.get(uri) {
+            return Some(&self.resources[i].server);
+        }
+        let mut best: Option<(super::template::Specificity, &Arc<str>)> = None;
+        for t in &self.templates {
+            let Some(parsed) = &t.parsed else { continue };
+            if parsed.matches(uri).is_some() {
+                let score = parsed.specificity();
+                if best.is_none_or(|(s, _)| score > s) {
+                    best = Some((score, &t.server));
+                }
+            }
+        }
+        best.map(|(_, server)| server)
+    }
+
+    /// How many tools, prompts, resources and templates `server` has in the table.
+    pub fn counts(&self, server: &str) -> [usize; 4] {
+        self.all_counts().get(server).copied().unwrap_or_default()
+    }
+
+    /// [`Routing::counts`] of every server with something routed, in one pass.
+    pub fn all_counts(&self) -> HashMap<&str, [usize; 4]> {
+        let mut counts: HashMap<&str, [usize; 4]> = HashMap::new();
+        let servers = [
+            self.tools.iter().map(|t| &*t.server).collect::<Vec<_>>(),
+            self.prompts.iter().map(|p| &*p.server).collect(),
+            self.resources.iter().map(|r| &*r.server).collect(),
+            self.templates.iter().map(|t| &*t.server).collect(),
+        ];
+        for (i, list) in servers.iter().enumerate() {
+            for server in list {
+                counts.entry(server).or_default()[i] += 1;
+            }
+        }
+        counts
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,75 @@
+use super::*;
+use mcp_protocol::types::tools::Tool;
+use serde_json::json;
+
+fn tool(name: &str) -> Tool {
+    serde_json::from_value(json!({"name": name, "inputSchema": {"type": "object"}})).unwrap()
+}
+
+fn inventory(tools: &[&str], templates: &[&str]) -> Inventory {
+    Inventory {
+        tools: tools.iter().map(|t| tool(t)).collect(),
+        resource_templates: templates
+            .iter()
+            .map(|t| serde_json::from_value(json!({"uriTemplate": t, "name": t})).unwrap())
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn build(servers: &[(&str, Inventory, ToolFilter)], reserved: &[&str]) -> Routing {
+    let names: Vec<Arc<str>> = servers.iter().map(|(n, _, _)| Arc::from(*n)).collect();
+    let inputs = servers.iter().zip(&names).map(|((_, inventory, filter), server)| RoutingInput {
+        server,
+        inventory,
+        filter,
+        visibility: ToolVisibility::Visible,
+    });
+    Routing::build(inputs, &reserved.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+}
+
+#[test]
+fn first_in_config_order_wins_and_every_loss_is_reported() {
+    let deny = ToolFilter { allow: None, deny: vec!["secret".into()] };
+    let r = build(
+        &[
+            ("a", inventory(&["x", "y", "x"], &[]), ToolFilter::default()),
+            ("b", inventory(&["y", "z", "reserved", "secret"], &[]), deny),
+        ],
+        &["reserved"],
+    );
+    let owners: Vec<_> = r.tools().iter().map(|t| (t.tool.name.as_str(), &*t.server)).collect();
+    assert_eq!(owners, [("x", "a"), ("y", "a"), ("z", "b")]);
+    assert_eq!(&*r.tool("y").unwrap().server, "a");
+    let kinds: Vec<_> = r.conflicts().iter().map(|c| (c.name.as_str(), c.server.as_str(), c.kind.clone())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("x", "a", ConflictKind::DuplicateInServer),
+            ("y", "b", ConflictKind::TakenBy("a".into())),
+            ("reserved", "b", ConflictKind::Reserved),
+        ],
+        "a denied tool is dropped silently: the config asked for it"
+    );
+    assert_eq!(r.counts("a"), [2, 0, 0, 0]);
+    assert_eq!(
+        r.conflicts()[1].to_string(),
+        "tool \"y\" of server \"b\" is skipped: server \"a\", earlier in the config, offers it too"
+    );
+}
+
+#[test]
+fn concrete_uris_go_to_the_most_specific_matching_template() {
+    let r = build(
+        &[
+            ("wide", inventory(&[], &["file:///{+path}"]), ToolFilter::default()),
+            ("narrow", inventory(&[], &["file:///logs/{name}"]), ToolFilter::default()),
+            ("broken", inventory(&[], &["file:///{unclosed"]), ToolFilter::default()),
+        ],
+        &[],
+    );
+    assert_eq!(r.resource_server("file:///logs/app.log").map(|s| &**s), Some("narrow"));
+    assert_eq!(r.resource_server("file:///etc/hosts").map(|s| &**s), Some("wide"));
+    assert_eq!(r.resource_server("http://elsewhere/x"), None);
+    assert_eq!(r.templates().len(), 3, "a template that does not parse is listed, not routed");
+}

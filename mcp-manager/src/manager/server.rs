@@ -1,0 +1,408 @@
+//! One managed server: its connection, its state, and the task that supervises it.
+//!
+//! The supervisor connects (under the start-up timeout) and discovers; then it waits for the
+//! first of: the session ending (a crashed stdio server is noticed at once, as its transport
+//! ends), a change of the inventory (list_changed or the modern subscription), or a stop. A lost
+//! server is reconnected with capped exponential backoff, up to a number of attempts in a row;
+//! a server whose very first start fails is `Failed` at once (a wrong command or URL rarely
+//! fixes itself; [`McpManager::restart`](super::McpManager::restart) tries again).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_transport::{CloseReason, TransportError};
+use tokio::sync::watch;
+
+use super::hooks::{ManagerEvent, ServerConnected, ServerDisconnected};
+use super::plan;
+use super::{ManagerShared, ReconnectPolicy};
+use crate::ServerState;
+use crate::config::ServerConfig;
+use crate::connection::{ConnectionError, Inventory, McpConnection, ServerInfo};
+use crate::session::SessionError;
+
+/// What the host sees of one server.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ServerStatus {
+    /// The configured name.
+    pub name: String,
+    /// The life-cycle state.
+    #[serde(serialize_with = "state_name")]
+    pub state: ServerState,
+    /// The transport in use (`stdio`, `streamable_http`, `sse`), or the configured one before
+    /// a connection exists (`remote`: streamable HTTP with the SSE fallback).
+    pub transport: String,
+    /// The negotiated protocol revision, while connected.
+    pub protocol_version: Option<String>,
+    /// `legacy` or `modern`, while connected.
+    pub era: Option<String>,
+    /// The server's own name and version, while connected.
+    pub server_info: Option<String>,
+    /// Tools routed to this server.
+    pub tool_count: usize,
+    /// Prompts routed to this server.
+    pub prompt_count: usize,
+    /// Resources routed to this server.
+    pub resource_count: usize,
+    /// Resource templates routed to this server.
+    pub resource_template_count: usize,
+    /// Optional lists that failed (the server is `Degraded`).
+    pub warnings: Vec<String>,
+    /// The last error: why it failed or was lost.
+    pub last_error: Option<String>,
+    /// The last lines of the server's stderr (stdio), kept with the last error.
+    pub stderr_tail: Vec<String>,
+    /// The server's process id (stdio), while it runs.
+    pub pid: Option<u32>,
+    /// Reconnection attempts since the server was last ready.
+    pub reconnect_attempts: u32,
+}
+
+fn state_name<S: serde::Serializer>(state: &ServerState, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(state.as_str())
+}
+
+impl ServerStatus {
+    fn new(config: &ServerConfig) -> Self {
+        ServerStatus {
+            name: config.name.clone(),
+            state: if config.enabled { ServerState::Starting } else { ServerState::Stopped },
+            transport: plan::configured_transport(config).to_owned(),
+            protocol_version: None,
+            era: None,
+            server_info: None,
+            tool_count: 0,
+            prompt_count: 0,
+            resource_count: 0,
+            resource_template_count: 0,
+            warnings: Vec::new(),
+            last_error: None,
+            stderr_tail: Vec::new(),
+            pid: None,
+            reconnect_attempts: 0,
+        }
+    }
+}
+
+/// A configured server under supervision.
+pub(crate) struct ManagedServer {
+    pub(crate) name: Arc<str>,
+    pub(crate) config: ServerConfig,
+    pub(crate) conn: Arc<McpConnection>,
+    status: watch::Sender<ServerStatus>,
+    inventory: Mutex<Option<Arc<Inventory>>>,
+    /// Calls hold it shared; a replacement takes it exclusively, so calls in flight finish first.
+    pub(crate) in_flight: tokio::sync::RwLock<()>,
+    stop: watch::Sender<bool>,
+    /// Whether the first connection attempt has ended (either way).
+    settled: watch::Sender<bool>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ManagedServer {
+    /// A server for `config`; `Err` when its transport cannot be planned (no command, bad URL).
+    pub(crate) fn new(config: ServerConfig, shared: &ManagerShared) -> Arc<ManagedServer> {
+        let status = ServerStatus::new(&config);
+        let (conn, error) = match plan::transport_plan(&config, shared.options.transport_override.as_ref()) {
+            Ok(p) => {
+                let options = plan::connection_options(&config, &shared.client(), &shared.options.callbacks);
+                (McpConnection::with_plan(p, options), None)
+            }
+            Err(e) => {
+                let options = plan::connection_options(&config, &shared.client(), &shared.options.callbacks);
+                (McpConnection::new(crate::connection::failing_factory(e.clone()), options), Some(e))
+            }
+        };
+        let server = Arc::new(ManagedServer {
+            name: Arc::from(config.name.as_str()),
+            config,
+            conn: Arc::new(conn),
+            status: watch::Sender::new(status),
+            inventory: Mutex::new(None),
+            in_flight: tokio::sync::RwLock::new(()),
+            stop: watch::Sender::new(false),
+            settled: watch::Sender::new(false),
+            task: Mutex::new(None),
+        });
+        if let Some(e) = error {
+            server.status.send_modify(|s| {
+                s.state = ServerState::Failed;
+                s.last_error = Some(e);
+            });
+            server.settled.send_replace(true);
+        }
+        server
+    }
+
+    pub(crate) fn status(&self) -> ServerStatus {
+        self.status.borrow().clone()
+    }
+
+    pub(crate) fn state(&self) -> ServerState {
+        self.status.borrow().state
+    }
+
+    /// The inventory of the current connection, while ready.
+    pub(crate) fn inventory(&self) -> Option<Arc<Inventory>> {
+        lock(&self.inventory).clone()
+    }
+
+    /// Start supervising (no-op for a disabled server or one already failed at planning).
+    pub(crate) fn start(self: &Arc<Self>, shared: std::sync::Weak<ManagerShared>, policy: ReconnectPolicy) {
+        if !self.config.enabled || self.state() == ServerState::Failed {
+            self.settled.send_replace(true);
+            return;
+        }
+        self.stop.send_replace(false);
+        self.settled.send_replace(false);
+        self.status.send_modify(|s| {
+            s.state = ServerState::Starting;
+            s.reconnect_attempts = 0;
+        });
+        let task = tokio::spawn(self.clone().supervise(shared, policy));
+        if let Some(old) = lock(&self.task).replace(task) {
+            old.abort();
+        }
+    }
+
+    /// Wait until the first connection attempt has ended.
+    pub(crate) async fn settled(&self) {
+        let mut rx = self.settled.subscribe();
+        let _ = rx.wait_for(|s| *s).await;
+    }
+
+    /// Stop supervising and close the connection (the process group, for stdio). Calls in
+    /// flight finish first when `drain` is set.
+    pub(crate) async fn stop(&self, drain: bool) {
+        let _exclusive = if drain { Some(self.in_flight.write().await) } else { None };
+        self.stop.send_replace(true);
+        let task = lock(&self.task).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+        self.conn.close().await;
+        *lock(&self.inventory) = None;
+        self.status.send_modify(|s| {
+            if s.state != ServerState::Failed || s.last_error.is_none() {
+                s.state = ServerState::Stopped;
+            }
+            s.pid = None;
+        });
+    }
+
+    async fn supervise(self: Arc<Self>, shared: std::sync::Weak<ManagerShared>, policy: ReconnectPolicy) {
+        let mut stop = self.stop.subscribe();
+        let mut attempts = 0u32;
+        let mut was_ready = false;
+        loop {
+            let attempt = tokio::select! {
+                r = tokio::time::timeout(self.config.startup_timeout, self.connect_and_discover()) => r,
+                _ = stopped(&mut stop) => return,
+            };
+            let failure = match attempt {
+                Ok(Ok((info, inventory))) => {
+                    attempts = 0;
+                    was_ready = true;
+                    match self.serve(&shared, info, inventory, &mut stop).await {
+                        Served::Stopped => return,
+                        Served::Lost(reason, tail) => (reason, tail),
+                    }
+                }
+                Ok(Err(e)) => (e.to_string(), stderr_of(&e)),
+                Err(_) => (
+                    format!(
+                        "server {:?} did not finish starting within {:?} (startup timeout)",
+                        self.name, self.config.startup_timeout
+                    ),
+                    Vec::new(),
+                ),
+            };
+            let (failure, stderr_tail) = failure;
+            self.conn.close().await;
+            attempts += 1;
+            let give_up = !was_ready || attempts > policy.max_attempts;
+            self.status.send_modify(|s| {
+                s.state = if give_up { ServerState::Failed } else { ServerState::Reconnecting };
+                s.last_error = Some(failure.clone());
+                if !stderr_tail.is_empty() {
+                    s.stderr_tail = stderr_tail;
+                }
+                s.pid = None;
+                s.reconnect_attempts = attempts.saturating_sub(1);
+            });
+            self.settled.send_replace(true);
+            if give_up {
+                tracing::warn!(server = %self.name, error = %failure, "server failed");
+                return;
+            }
+            let delay = policy.delay(attempts);
+            tracing::warn!(server = %self.name, error = %failure, ?delay, attempt = attempts, "server lost; reconnecting");
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = stopped(&mut stop) => return,
+            }
+        }
+    }
+
+    async fn connect_and_discover(&self) -> Result<(ServerInfo, Inventory), ConnectionError> {
+        let info = self.conn.connect().await?;
+        let inventory = self.conn.discover().await?;
+        Ok((info, inventory))
+    }
+
+    /// Serve a ready connection until it is lost or stopped.
+    async fn serve(
+        &self,
+        shared: &std::sync::Weak<ManagerShared>,
+        info: ServerInfo,
+        inventory: Inventory,
+        stop: &mut watch::Receiver<bool>,
+    ) -> Served {
+        let session = match self.conn.session().await {
+            Ok(session) => session,
+            Err(e) => return Served::Lost(e.to_string(), stderr_of(&e)),
+        };
+        let transport = session.transport().clone();
+        let mut changes = self.conn.subscribe_changes();
+        changes.borrow_and_update();
+        self.publish(shared, &info, inventory, transport.process_id(), true);
+        let reason = loop {
+            tokio::select! {
+                reason = session.closed() => break reason,
+                Ok(()) = changes.changed() => {
+                    match self.conn.inventory().await {
+                        Ok(inventory) => self.publish(shared, &info, inventory, transport.process_id(), false),
+                        Err(e) => tracing::warn!(server = %self.name, error = %e, "refreshing the lists failed"),
+                    }
+                }
+                _ = stopped(stop) => {
+                    self.unpublish(shared);
+                    self.disconnected(shared, &info, &transport, "stopped".into());
+                    return Served::Stopped;
+                }
+            }
+        };
+        let tail = match &reason {
+            CloseReason::Exited { stderr_tail, .. } => stderr_tail.clone(),
+            _ => transport.diagnostics_tail(),
+        };
+        let reason = format!("server {:?} was lost: {reason}", self.name);
+        self.unpublish(shared);
+        self.disconnected(shared, &info, &transport, reason.clone());
+        Served::Lost(reason, tail)
+    }
+
+    /// Make a fresh inventory visible: status, routing, and (on connect) the hook.
+    fn publish(
+        &self,
+        shared: &std::sync::Weak<ManagerShared>,
+        info: &ServerInfo,
+        inventory: Inventory,
+        pid: Option<u32>,
+        connected: bool,
+    ) {
+        let warnings = inventory.warnings.clone();
+        *lock(&self.inventory) = Some(Arc::new(inventory));
+        let Some(shared) = shared.upgrade() else { return };
+        let routing = shared.rebuild_routing();
+        let [tools, prompts, resources, templates] = routing.counts(&self.name);
+        self.status.send_modify(|s| {
+            s.state = if warnings.is_empty() { ServerState::Ready } else { ServerState::Degraded };
+            s.transport = info.transport.to_string();
+            s.protocol_version = Some(info.protocol_version.to_string());
+            s.era = info.protocol_version.era().map(|e| match e {
+                mcp_protocol::Era::Legacy => "legacy".to_owned(),
+                mcp_protocol::Era::Modern => "modern".to_owned(),
+            });
+            s.server_info = Some(format!("{} {}", info.implementation.name, info.implementation.version));
+            (s.tool_count, s.prompt_count, s.resource_count, s.resource_template_count) =
+                (tools, prompts, resources, templates);
+            s.warnings = warnings;
+            s.pid = pid;
+            s.reconnect_attempts = 0;
+            if connected {
+                s.last_error = None;
+                s.stderr_tail.clear();
+            }
+        });
+        self.settled.send_replace(true);
+        if connected {
+            tracing::info!(server = %self.name, transport = %info.transport, protocol_version = %info.protocol_version, tools, prompts, resources, templates, "server connected");
+            shared.hooks.emit(ManagerEvent::ServerConnected(ServerConnected {
+                server_name: self.name.to_string(),
+                transport: info.transport.to_string(),
+                protocol_version: info.protocol_version.to_string(),
+                tool_count: tools,
+                prompt_count: prompts,
+                resource_count: resources,
+                resource_template_count: templates,
+            }));
+        }
+    }
+
+    fn unpublish(&self, shared: &std::sync::Weak<ManagerShared>) {
+        *lock(&self.inventory) = None;
+        if let Some(shared) = shared.upgrade() {
+            shared.rebuild_routing();
+        }
+        self.status.send_modify(|s| {
+            (s.tool_count, s.prompt_count, s.resource_count, s.resource_template_count) = (0, 0, 0, 0);
+        });
+    }
+
+    fn disconnected(
+        &self,
+        shared: &std::sync::Weak<ManagerShared>,
+        info: &ServerInfo,
+        transport: &Arc<dyn mcp_transport::Transport>,
+        reason: String,
+    ) {
+        let Some(shared) = shared.upgrade() else { return };
+        let session_id = transport.session_id();
+        shared.hooks.emit(ManagerEvent::ServerDisconnected(ServerDisconnected {
+            server_name: self.name.to_string(),
+            transport: info.transport.to_string(),
+            reason,
+            had_session: session_id.is_some(),
+            protocol_version: Some(info.protocol_version.to_string()),
+            session_id,
+        }));
+    }
+}
+
+/// Resolves once a stop is asked for (the guard `wait_for` returns is not `Send`).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+enum Served {
+    Stopped,
+    /// Why, and the server's last stderr lines.
+    Lost(String, Vec<String>),
+}
+
+/// The stderr lines a failure carries (a stdio server that exited).
+fn stderr_of(error: &ConnectionError) -> Vec<String> {
+    let reason = match error {
+        ConnectionError::Session(SessionError::Closed { reason, .. }) => reason,
+        ConnectionError::Transport { error: TransportError::Closed(reason), .. } => reason,
+        ConnectionError::FallbackFailed { fallback, .. } => return stderr_of(fallback),
+        _ => return Vec::new(),
+    };
+    match reason {
+        CloseReason::Exited { stderr_tail, .. } => stderr_tail.clone(),
+        _ => Vec::new(),
+    }
+}
+
+impl ReconnectPolicy {
+    /// The delay before reconnection attempt `attempt` (1-based): doubled each time, capped.
+    pub(crate) fn delay(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+        self.initial_delay.saturating_mul(factor).min(self.max_delay)
+    }
+}
