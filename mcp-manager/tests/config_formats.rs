@@ -332,3 +332,21 @@ fn missing_file_is_an_io_error() {
     }
     assert!(err.to_string().starts_with("cannot read MCP configuration "));
 }
+
+#[test]
+fn oversized_file_is_refused() {
+    let path = std::env::temp_dir().join(format!("mcp-manager-config-oversized-{}.json", std::process::id()));
+    let mut text = String::from(r#"{"mcpServers": {}, "pad": ""#);
+    text.push_str(&" ".repeat(mcp_manager::config::MAX_CONFIG_BYTES as usize));
+    text.push_str("\"}");
+    std::fs::write(&path, &text).unwrap();
+    let err = McpConfig::load(&path).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    match err {
+        ConfigError::Io { source, .. } => {
+            assert_eq!(source.kind(), std::io::ErrorKind::InvalidData);
+            assert_eq!(source.to_string(), "larger than 4194304 bytes");
+        }
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+}

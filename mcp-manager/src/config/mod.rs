@@ -76,6 +76,7 @@ pub mod interpolate;
 mod json;
 mod model;
 mod node;
+mod plan;
 mod raw;
 mod toml_file;
 mod validate;

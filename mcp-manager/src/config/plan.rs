@@ -1,0 +1,79 @@
+//! From a [`ServerConfig`] to what opens its transport: a `StdioConfig` or a [`RemoteTarget`].
+
+use mcp_transport::StdioConfig;
+
+use super::model::{ServerConfig, TransportChoice};
+use crate::connection::{RemoteTarget, RemoteTimeouts};
+
+impl ServerConfig {
+    /// The child process of a stdio server: its command, arguments, `env` (on top of the
+    /// transport's safe allow-list of inherited variables) and working directory. `None` for a
+    /// remote server or one without a command.
+    pub fn stdio_config(&self) -> Option<StdioConfig> {
+        if self.transport != TransportChoice::Stdio {
+            return None;
+        }
+        let mut config = StdioConfig::new(&self.name, self.command.as_deref()?, &self.args);
+        config.env = self.env.clone();
+        config.cwd = self.cwd.clone();
+        Some(config)
+    }
+
+    /// The HTTP target of a remote server: url, explicit transport (or the fallback for
+    /// [`TransportChoice::Remote`]), headers, bearer token and read timeout. `None` for a stdio
+    /// server or one without a url.
+    pub fn remote_target(&self) -> Option<RemoteTarget> {
+        if !self.transport.is_remote() {
+            return None;
+        }
+        let mut target = RemoteTarget::new(self.url.as_deref()?).with_transport(self.transport.kind());
+        target.headers = self.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        target.bearer = self.bearer_token.clone();
+        target.timeouts = RemoteTimeouts { read: self.read_timeout, ..RemoteTimeouts::default() };
+        Some(target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use mcp_transport::{Secret, TransportKind};
+
+    use super::*;
+
+    #[test]
+    fn stdio_and_remote_plans() {
+        let stdio = ServerConfig {
+            command: Some("uvx".into()),
+            args: vec!["mcp-server-time".into()],
+            env: [("A".to_owned(), "b".to_owned())].into(),
+            cwd: Some("/srv".into()),
+            ..ServerConfig::new("time")
+        };
+        let config = stdio.stdio_config().unwrap();
+        assert_eq!((config.name.as_str(), config.command.as_str()), ("time", "uvx"));
+        assert_eq!(config.args, ["mcp-server-time"]);
+        assert_eq!(config.env, stdio.env);
+        assert_eq!(config.cwd, stdio.cwd);
+        assert!(stdio.remote_target().is_none());
+
+        let remote = ServerConfig {
+            transport: TransportChoice::Sse,
+            url: Some("https://x.example/sse".into()),
+            headers: [("X-A".to_owned(), "1".to_owned())].into(),
+            bearer_token: Some(Secret::new("t")),
+            read_timeout: Duration::from_secs(9),
+            ..ServerConfig::new("r")
+        };
+        let target = remote.remote_target().unwrap();
+        assert_eq!(target.url, "https://x.example/sse");
+        assert_eq!(target.transport, Some(TransportKind::Sse));
+        assert_eq!(target.headers, [("X-A".to_owned(), "1".to_owned())]);
+        assert_eq!(target.bearer, Some(Secret::new("t")));
+        assert_eq!(target.timeouts.read, Duration::from_secs(9));
+        assert!(remote.stdio_config().is_none());
+        let implied = ServerConfig { transport: TransportChoice::Remote, ..remote };
+        assert_eq!(implied.remote_target().unwrap().transport, None);
+    }
+}
