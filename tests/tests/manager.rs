@@ -289,3 +289,19 @@ async fn arguments_are_checked_against_the_input_schema_before_sending() {
     })
     .await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_servers_hear_that_the_roots_changed() {
+    within(async {
+        let manager =
+            McpManager::start(config(vec![fake("r1", &[]), fake("r2", &["--tools", "1"])]), ManagerOptions::default())
+                .await;
+        assert_eq!(manager.notify_roots_changed().await, 2);
+        let (_, stats) = manager.call_tool("stats", None, RequestOptions::default()).await.unwrap();
+        let text = serde_json::to_value(&stats.content[0]).unwrap()["text"].as_str().unwrap().to_owned();
+        let stats: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(stats["requests"]["notifications/roots/list_changed"], 1, "{stats}");
+        manager.close().await;
+    })
+    .await
+}

@@ -481,6 +481,28 @@ impl McpManager {
         report
     }
 
+    /// Tell every server connected in the legacy era that the host's roots changed
+    /// (`notifications/roots/list_changed`; modern-era servers ask for roots with each request).
+    /// Returns how many servers were told; a server that cannot be told is skipped with a debug
+    /// log.
+    pub async fn notify_roots_changed(&self) -> usize {
+        let servers = read(&self.shared.servers).clone();
+        let mut told = 0;
+        for server in servers {
+            let Some(info) = server.conn.server_info().await else { continue };
+            if info.protocol_version.era() != Some(mcp_protocol::Era::Legacy) {
+                continue;
+            }
+            let Ok(session) = server.conn.session().await else { continue };
+            let params = mcp_protocol::types::common::NotificationParams::default();
+            match session.notify::<mcp_protocol::types::roots::RootsListChanged>(Some(&params)).await {
+                Ok(()) => told += 1,
+                Err(error) => tracing::debug!(server = %server.name, %error, "could not send roots/list_changed"),
+            }
+        }
+        told
+    }
+
     /// Close every connection (and every stdio server's process group). Idempotent.
     pub async fn close(&self) {
         self.shared.closed.store(true, std::sync::atomic::Ordering::SeqCst);
