@@ -1,0 +1,193 @@
+//! The explicit adapter from MCP types to the host tool model: an MCP [`Tool`] becomes a
+//! [`ToolSpec`] ([`tool_spec`]), a [`CallToolResult`] becomes a [`ToolExecutionResult`]
+//! ([`tool_result`]), and tool schemas are checked locally with a [`SchemaCheck`].
+//!
+//! No MCP wire shape leaks into `tool_system`: every field is mapped by hand, and what the host
+//! model has no field for travels in `metadata` (under `_meta` for the protocol's `_meta`).
+
+mod content;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+use mcp_protocol::types::common::Icon;
+use mcp_protocol::types::meta::JsonObject;
+use mcp_protocol::types::tools::{CallToolResult, Tool, ToolAnnotations};
+use serde_json::{Map, Value};
+use tool_system::{ToolAnnotation, ToolExecutionResult, ToolIcon, ToolSpec, ToolVisibility};
+
+pub use schema::{SchemaCheck, check_arguments};
+
+/// The provider name and type of every spec [`tool_spec`] makes.
+pub const MCP_PROVIDER: &str = "mcp";
+
+/// The metadata key that names the server a tool or result belongs to.
+pub const SERVER_NAME_KEY: &str = "server_name";
+
+/// The host spec of the MCP tool `tool` of the server named `server`.
+///
+/// - `name` is the server's own name for the tool and `namespace` is `Some(server)`, so the
+///   registry exposes a server-qualified name;
+/// - `title` is the tool's title, else its annotations' title;
+/// - `parameters` is the `inputSchema` object as it came (the registry makes it an object schema
+///   for LLM APIs), `output_schema` the `outputSchema`;
+/// - `annotation` maps the behaviour hints and title; `audience` and `priority`, which MCP tool
+///   annotations do not model, are read from the annotations' unmodelled members or their
+///   `_meta`, and every other unmodelled member goes to the annotation's `metadata`;
+/// - `metadata` holds `server_name` (always ours: a server cannot overwrite it), the tool's
+///   `_meta` under `_meta` and its `execution` properties under `execution`, when present.
+pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolSpec {
+    let title =
+        tool.title.clone().or_else(|| tool.annotations.as_ref().and_then(|annotations| annotations.title.clone()));
+    let mut metadata = Map::new();
+    if let Some(meta) = &tool.meta {
+        metadata.insert("_meta".into(), Value::Object(meta.0.clone()));
+    }
+    if let Some(execution) = &tool.execution {
+        metadata.insert("execution".into(), serde_json::to_value(execution).unwrap_or(Value::Null));
+    }
+    metadata.insert(SERVER_NAME_KEY.into(), Value::String(server.to_owned()));
+    ToolSpec {
+        name: tool.name.clone(),
+        title,
+        description: tool.description.clone(),
+        parameters: Value::Object(tool.input_schema.clone()),
+        output_schema: tool.output_schema.clone().map(Value::Object),
+        icons: tool.icons.iter().flatten().map(tool_icon).collect(),
+        annotation: tool.annotations.as_ref().map(annotation),
+        provider_name: MCP_PROVIDER.to_owned(),
+        provider_type: MCP_PROVIDER.to_owned(),
+        namespace: Some(server.to_owned()),
+        visibility,
+        metadata,
+    }
+}
+
+fn tool_icon(icon: &Icon) -> ToolIcon {
+    ToolIcon { src: icon.src.clone(), mime_type: icon.mime_type.clone(), sizes: icon.sizes.clone().unwrap_or_default() }
+}
+
+fn annotation(annotations: &ToolAnnotations) -> ToolAnnotation {
+    let mut metadata = annotations.extra.clone();
+    let audience = take_audience(&mut metadata);
+    let priority = take_priority(&mut metadata);
+    ToolAnnotation {
+        audience,
+        priority,
+        title: annotations.title.clone(),
+        read_only_hint: annotations.read_only_hint,
+        destructive_hint: annotations.destructive_hint,
+        idempotent_hint: annotations.idempotent_hint,
+        open_world_hint: annotations.open_world_hint,
+        metadata,
+    }
+}
+
+/// `audience` from the annotations' members, else from their `_meta`; removed from the members
+/// only when it has the expected shape (an array of strings).
+fn take_audience(members: &mut JsonObject) -> Vec<String> {
+    fn strings(value: &Value) -> Option<Vec<String>> {
+        value.as_array()?.iter().map(|v| v.as_str().map(str::to_owned)).collect()
+    }
+    if let Some(audience) = members.get("audience").and_then(strings) {
+        members.shift_remove("audience");
+        return audience;
+    }
+    nested_meta(members).and_then(|meta| meta.get("audience")).and_then(strings).unwrap_or_default()
+}
+
+/// `priority` from the annotations' members, else from their `_meta` (a number).
+fn take_priority(members: &mut JsonObject) -> Option<f64> {
+    if let Some(priority) = members.get("priority").and_then(Value::as_f64) {
+        members.shift_remove("priority");
+        return Some(priority);
+    }
+    nested_meta(members).and_then(|meta| meta.get("priority")).and_then(Value::as_f64)
+}
+
+fn nested_meta(members: &JsonObject) -> Option<&JsonObject> {
+    members.get("_meta").and_then(Value::as_object)
+}
+
+/// What [`tool_result`] records about where a result came from.
+#[derive(Debug, Clone, Copy)]
+pub struct ResultContext<'a> {
+    /// The server's configured name.
+    pub server: &'a str,
+    /// The tool's name on that server.
+    pub tool: &'a str,
+    /// The protocol revision the connection speaks.
+    pub protocol_version: &'a str,
+    /// The session id, when the connection has one (legacy streamable HTTP).
+    pub session_id: Option<&'a str>,
+}
+
+/// The host result of a completed `tools/call`.
+///
+/// - every content block becomes a [`ContentItem`](tool_system::ContentItem) (blocks a tool
+///   result should not hold, `tool_use` and `tool_result`, and unknown types become `Unknown`
+///   items that keep the raw block);
+/// - `content` is the text blocks joined with `\n` (`None` without text blocks); the structured
+///   content is kept;
+/// - `isError` gives a failed result whose error message is the text content, or a message
+///   naming the tool and server when the server gave no text;
+/// - with `output_check` (pass it when the tool declares an `outputSchema` that compiled), a
+///   successful result must carry structured content that matches it; otherwise the result is
+///   failed with a message that names the tool, the JSON path and the problem. Content and
+///   structured content stay in a failed result;
+/// - `metadata` holds `server_name`, `tool_name`, `protocol_version`, `session_id` (when
+///   known), the result's `_meta` under `_meta` and its unmodelled members under `extra`.
+pub fn tool_result(
+    result: CallToolResult,
+    output_check: Option<&SchemaCheck>,
+    cx: &ResultContext<'_>,
+) -> ToolExecutionResult {
+    let CallToolResult { content, structured_content, is_error, result_type: _, meta, extra } = result;
+    let items: Vec<_> = content.into_iter().map(content::content_item).collect();
+    let texts: Vec<&str> = items.iter().filter_map(tool_system::ContentItem::as_text).collect();
+    let text = if texts.is_empty() { None } else { Some(texts.join("\n")) };
+
+    let failure = if is_error == Some(true) {
+        Some(match text.as_deref().filter(|t| !t.trim().is_empty()) {
+            Some(message) => message.to_owned(),
+            None => format!("tool `{}` on server `{}` reported an error without a message", cx.tool, cx.server),
+        })
+    } else {
+        output_check.and_then(|check| match &structured_content {
+            Some(value) => check.check(value).err().map(|problem| {
+                format!("structured content of tool `{}` does not match its outputSchema {problem}", cx.tool)
+            }),
+            None => Some(format!(
+                "tool `{}` on server `{}` declares an outputSchema but returned no structuredContent",
+                cx.tool, cx.server
+            )),
+        })
+    };
+
+    let mut out = match failure {
+        Some(message) => ToolExecutionResult::failed(message),
+        None => ToolExecutionResult::ok(),
+    };
+    out.content = text;
+    out.items = items;
+    out.structured_content = structured_content;
+    out.metadata = result_metadata(meta.map(|m| m.0), extra, cx);
+    out
+}
+
+fn result_metadata(meta: Option<JsonObject>, extra: JsonObject, cx: &ResultContext<'_>) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    metadata.insert(SERVER_NAME_KEY.into(), Value::String(cx.server.to_owned()));
+    metadata.insert("tool_name".into(), Value::String(cx.tool.to_owned()));
+    metadata.insert("protocol_version".into(), Value::String(cx.protocol_version.to_owned()));
+    if let Some(session_id) = cx.session_id {
+        metadata.insert("session_id".into(), Value::String(session_id.to_owned()));
+    }
+    if let Some(meta) = meta {
+        metadata.insert("_meta".into(), Value::Object(meta));
+    }
+    if !extra.is_empty() {
+        metadata.insert("extra".into(), Value::Object(extra));
+    }
+    metadata
+}

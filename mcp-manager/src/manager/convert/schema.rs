@@ -1,0 +1,136 @@
+//! Local JSON Schema checks of tool arguments and structured content: [`SchemaCheck`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use jsonschema::{Draft, PatternOptions, Retrieve, Uri, ValidationError, Validator};
+use mcp_protocol::types::meta::JsonObject;
+use serde_json::Value;
+
+/// How many problems a failed check reports (the rest are counted).
+const REPORTED_ERRORS: usize = 3;
+/// How many problems a failed check counts at most.
+const COUNTED_ERRORS: usize = 100;
+/// The longest description of one problem, in bytes (the rest is cut, as values can be large).
+const MAX_PROBLEM_LEN: usize = 300;
+/// The backtracking budget of one `pattern` match: server schemas are untrusted, and a hostile
+/// pattern must not take the host's time.
+const REGEX_BACKTRACK_LIMIT: usize = 100_000;
+/// The compiled-size budget of one `pattern`, in bytes.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// A compiled JSON Schema: compile once per tool, check each value cheaply, share freely (it is
+/// `Send`, `Sync` and cheap to clone).
+///
+/// The dialect is the one the schema's `$schema` names, and 2020-12 (the MCP default) when it
+/// names none or one this crate does not know. `format` is an annotation, not checked.
+///
+/// **References are never fetched.** A `$ref` to anything outside the schema itself (an `http`,
+/// `https` or `file` URI, a relative reference to another document) makes [`compile`] fail with
+/// an error naming the reference, and no network or file access happens. A caller that gets
+/// such an error treats the schema as one it cannot check (the server still validates).
+///
+/// [`compile`]: SchemaCheck::compile
+#[derive(Clone)]
+pub struct SchemaCheck {
+    validator: Arc<Validator>,
+}
+
+impl fmt::Debug for SchemaCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SchemaCheck").finish_non_exhaustive()
+    }
+}
+
+/// The retriever of [`SchemaCheck`]: refuses every external document, whatever its scheme.
+struct NoRetrieval;
+
+impl Retrieve for NoRetrieval {
+    fn retrieve(&self, uri: &Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err(format!(
+            "external schema `{}` is not fetched (only references inside the schema are followed)",
+            uri.as_str()
+        )
+        .into())
+    }
+}
+
+impl SchemaCheck {
+    /// Compiles `schema`. An invalid schema (one its meta-schema rejects, a `$ref` that does not
+    /// resolve inside the schema, a `pattern` that does not compile) gives an error naming the
+    /// problem and where it is in the schema.
+    pub fn compile(schema: &JsonObject) -> Result<SchemaCheck, String> {
+        let mut schema = Value::Object(schema.clone());
+        let mut options = jsonschema::options().with_retriever(NoRetrieval).with_pattern_options(
+            PatternOptions::fancy_regex().backtrack_limit(REGEX_BACKTRACK_LIMIT).size_limit(REGEX_SIZE_LIMIT),
+        );
+        if Draft::default().detect(&schema).is_err() {
+            // `$schema` names a dialect we do not know: never fetch it (its meta-schema would be
+            // retrieved too), drop it and use the MCP default.
+            if let Value::Object(map) = &mut schema {
+                map.shift_remove("$schema");
+            }
+            options = options.with_draft(Draft::Draft202012);
+        }
+        match options.build(&schema) {
+            Ok(validator) => Ok(SchemaCheck { validator: Arc::new(validator) }),
+            Err(err) => Err(format!("invalid JSON Schema {}", describe(&err))),
+        }
+    }
+
+    /// Checks `value`. On a mismatch the error lists the first few problems, each as `at <JSON
+    /// path>: <problem>` (the path is a JSON pointer into `value`, `the root` for the value
+    /// itself), joined with `; `, and says how many more there are.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        let mut errors = self.validator.iter_errors(value);
+        let Some(first) = errors.next() else {
+            return Ok(());
+        };
+        let mut reported = vec![describe(&first)];
+        let mut count = 1usize;
+        for err in errors.take(COUNTED_ERRORS) {
+            count += 1;
+            if reported.len() < REPORTED_ERRORS {
+                reported.push(describe(&err));
+            }
+        }
+        let mut message = reported.join("; ");
+        let more = count - reported.len();
+        if more > 0 {
+            let at_least = if count > COUNTED_ERRORS { "at least " } else { "" };
+            let plural = if more == 1 { "" } else { "s" };
+            message.push_str(&format!(" (and {at_least}{more} more problem{plural})"));
+        }
+        Err(message)
+    }
+
+    /// Whether `value` matches, without describing problems.
+    pub fn is_valid(&self, value: &Value) -> bool {
+        self.validator.is_valid(value)
+    }
+}
+
+/// `at <path>: <problem>`, with the problem cut to [`MAX_PROBLEM_LEN`].
+fn describe(err: &ValidationError<'_>) -> String {
+    let path = err.instance_path.as_str();
+    let path = if path.is_empty() { "the root" } else { path };
+    let mut problem = err.to_string();
+    if problem.len() > MAX_PROBLEM_LEN {
+        let mut cut = MAX_PROBLEM_LEN;
+        while !problem.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        problem.truncate(cut);
+        problem.push_str("...");
+    }
+    format!("at {path}: {problem}")
+}
+
+/// Checks the `arguments` of a call to the tool named `tool` against its compiled
+/// `inputSchema`: `arguments of tool `add` do not match its inputSchema at /b: "x" is not of
+/// type "number"`.
+pub fn check_arguments(check: &SchemaCheck, tool: &str, arguments: &JsonObject) -> Result<(), String> {
+    // The validator takes a `Value`: one copy of the arguments, which are small next to a call.
+    let value = Value::Object(arguments.clone());
+    check.check(&value).map_err(|problem| format!("arguments of tool `{tool}` do not match its inputSchema {problem}"))
+}

@@ -1,0 +1,355 @@
+use std::io::ErrorKind;
+use std::net::TcpListener;
+
+use mcp_protocol::types::content::ContentBlock;
+use serde_json::json;
+use tool_system::{ContentItem, ResourceBody};
+
+use super::*;
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn tool(value: Value) -> Tool {
+    serde_json::from_value(value).unwrap()
+}
+
+fn call_result(value: Value) -> CallToolResult {
+    serde_json::from_value(value).unwrap()
+}
+
+fn cx() -> ResultContext<'static> {
+    ResultContext { server: "weather", tool: "forecast", protocol_version: "2025-06-18", session_id: Some("s-9") }
+}
+
+fn compile(schema: Value) -> Result<SchemaCheck, String> {
+    SchemaCheck::compile(&object(schema))
+}
+
+#[test]
+fn tool_spec_maps_every_field() {
+    let mcp = tool(json!({
+        "name": "forecast",
+        "description": "Weather forecast",
+        "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "outputSchema": {"type": "object", "properties": {"temperature": {"type": "number"}}},
+        "annotations": {
+            "title": "Forecast (annotation)",
+            "readOnlyHint": true,
+            "destructiveHint": false,
+            "idempotentHint": true,
+            "openWorldHint": true,
+            "audience": ["user", "assistant"],
+            "priority": 0.5,
+            "vendorHint": "x"
+        },
+        "execution": {"taskSupport": "optional"},
+        "icons": [{"src": "https://example.org/i.png", "mimeType": "image/png", "sizes": ["48x48"], "theme": "dark"}],
+        "_meta": {"server_name": "evil", "vendor/id": 7}
+    }));
+    let spec = tool_spec("weather", &mcp, ToolVisibility::Deferred);
+    assert_eq!(spec.name, "forecast");
+    assert_eq!(spec.title.as_deref(), Some("Forecast (annotation)"));
+    assert_eq!(spec.description.as_deref(), Some("Weather forecast"));
+    assert_eq!(spec.parameters, json!({"type": "object", "properties": {"city": {"type": "string"}}}));
+    assert_eq!(spec.output_schema, Some(json!({"type": "object", "properties": {"temperature": {"type": "number"}}})));
+    assert_eq!(
+        spec.icons,
+        vec![ToolIcon {
+            src: "https://example.org/i.png".into(),
+            mime_type: Some("image/png".into()),
+            sizes: vec!["48x48".into()]
+        }]
+    );
+    let annotation = spec.annotation.clone().unwrap();
+    assert_eq!(annotation.title.as_deref(), Some("Forecast (annotation)"));
+    assert_eq!(annotation.read_only_hint, Some(true));
+    assert_eq!(annotation.destructive_hint, Some(false));
+    assert_eq!(annotation.idempotent_hint, Some(true));
+    assert_eq!(annotation.open_world_hint, Some(true));
+    assert_eq!(annotation.audience, ["user", "assistant"]);
+    assert_eq!(annotation.priority, Some(0.5));
+    assert_eq!(Value::Object(annotation.metadata), json!({"vendorHint": "x"}));
+    assert_eq!((spec.provider_name.as_str(), spec.provider_type.as_str()), ("mcp", "mcp"));
+    assert_eq!(spec.namespace.as_deref(), Some("weather"));
+    assert_eq!(spec.visibility, ToolVisibility::Deferred);
+    assert_eq!(
+        Value::Object(spec.metadata),
+        json!({
+            "_meta": {"server_name": "evil", "vendor/id": 7},
+            "execution": {"taskSupport": "optional"},
+            "server_name": "weather"
+        })
+    );
+}
+
+#[test]
+fn tool_spec_of_a_minimal_tool() {
+    let mcp = tool(json!({"name": "ping", "title": "Ping", "inputSchema": {"type": "object"}}));
+    let spec = tool_spec("net", &mcp, ToolVisibility::Visible);
+    assert_eq!(spec.title.as_deref(), Some("Ping"));
+    assert_eq!(spec.description, None);
+    assert_eq!(spec.output_schema, None);
+    assert!(spec.icons.is_empty());
+    assert_eq!(spec.annotation, None);
+    assert_eq!(Value::Object(spec.metadata), json!({"server_name": "net"}));
+}
+
+#[test]
+fn annotation_audience_and_priority_from_nested_meta() {
+    let mcp = tool(json!({
+        "name": "t",
+        "inputSchema": {"type": "object"},
+        "annotations": {"_meta": {"audience": ["user"], "priority": 1}, "audience": "not-a-list"}
+    }));
+    let annotation = tool_spec("s", &mcp, ToolVisibility::Visible).annotation.unwrap();
+    assert_eq!(annotation.audience, ["user"]);
+    assert_eq!(annotation.priority, Some(1.0));
+    assert_eq!(annotation.title, None);
+    // A member of the wrong shape is kept where it was, not lost.
+    assert_eq!(annotation.metadata["audience"], "not-a-list");
+    assert!(annotation.metadata.contains_key("_meta"));
+}
+
+#[test]
+fn every_content_block_is_kept() {
+    let result = call_result(json!({
+        "content": [
+            {"type": "text", "text": "first", "annotations": {"audience": ["user"]}, "_meta": {"k": 1}},
+            {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "resource_link", "uri": "file:///a.txt", "name": "a", "size": 3, "icons": [{"src": "i.png"}]},
+            {"type": "resource", "resource": {"uri": "file:///b.txt", "mimeType": "text/plain", "text": "bee", "_meta": {"r": 1}}},
+            {"type": "resource", "resource": {"uri": "file:///c.bin", "blob": "AAEC"}},
+            {"type": "tool_use", "id": "u1", "name": "x", "input": {}},
+            {"type": "hologram", "beam": 3, "annotations": {"priority": 1}},
+            {"type": "text", "text": "second"}
+        ],
+        "structuredContent": {"ok": true},
+        "_meta": {"trace": "t-1"},
+        "vendorExtra": 5
+    }));
+    let out = tool_result(result, None, &cx());
+    assert!(out.success);
+    assert_eq!(out.content.as_deref(), Some("first\nsecond"));
+    assert_eq!(out.structured_content, Some(json!({"ok": true})));
+    assert_eq!(out.items.len(), 9);
+
+    let ContentItem::Text(text) = &out.items[0] else { panic!("{:?}", out.items[0]) };
+    assert_eq!(text.annotations, Some(json!({"audience": ["user"]})));
+    assert_eq!(Value::Object(text.metadata.clone()), json!({"_meta": {"k": 1}}));
+    assert_eq!(out.items[1], ContentItem::image("aGVsbG8=", "image/png"));
+    assert_eq!(out.items[2], ContentItem::audio("AAAA", "audio/wav"));
+    let ContentItem::ResourceLink(link) = &out.items[3] else { panic!("{:?}", out.items[3]) };
+    assert_eq!((link.uri.as_str(), link.name.as_str(), link.size), ("file:///a.txt", "a", Some(3)));
+    assert_eq!(link.metadata["icons"], json!([{"src": "i.png"}]));
+    let ContentItem::EmbeddedResource(text_resource) = &out.items[4] else { panic!("{:?}", out.items[4]) };
+    assert_eq!(text_resource.body, ResourceBody::Text("bee".into()));
+    assert_eq!(text_resource.mime_type.as_deref(), Some("text/plain"));
+    assert_eq!(text_resource.metadata["resource_meta"], json!({"r": 1}));
+    let ContentItem::EmbeddedResource(blob) = &out.items[5] else { panic!("{:?}", out.items[5]) };
+    assert_eq!((blob.uri.as_str(), &blob.body), ("file:///c.bin", &ResourceBody::Blob("AAEC".into())));
+    let ContentItem::Unknown(tool_use) = &out.items[6] else { panic!("{:?}", out.items[6]) };
+    assert_eq!(tool_use.type_name, "tool_use");
+    assert_eq!(tool_use.raw, json!({"type": "tool_use", "id": "u1", "name": "x", "input": {}}));
+    let ContentItem::Unknown(unknown) = &out.items[7] else { panic!("{:?}", out.items[7]) };
+    assert_eq!(unknown.type_name, "hologram");
+    assert_eq!(unknown.raw, json!({"type": "hologram", "beam": 3, "annotations": {"priority": 1}}));
+    assert_eq!(unknown.annotations, Some(json!({"priority": 1})));
+
+    assert_eq!(
+        Value::Object(out.metadata),
+        json!({
+            "server_name": "weather",
+            "tool_name": "forecast",
+            "protocol_version": "2025-06-18",
+            "session_id": "s-9",
+            "_meta": {"trace": "t-1"},
+            "extra": {"vendorExtra": 5}
+        })
+    );
+}
+
+#[test]
+fn a_tool_result_block_becomes_unknown() {
+    let block = ContentBlock::ToolResult(serde_json::from_value(json!({"toolUseId": "u1", "content": []})).unwrap());
+    let out = tool_result(CallToolResult { content: vec![block], ..Default::default() }, None, &cx());
+    let ContentItem::Unknown(item) = &out.items[0] else { panic!("{:?}", out.items[0]) };
+    assert_eq!(item.type_name, "tool_result");
+    assert_eq!(item.raw["toolUseId"], "u1");
+    assert_eq!(out.content, None);
+}
+
+#[test]
+fn is_error_gives_a_failed_result_with_the_text() {
+    let result = call_result(json!({"content": [{"type": "text", "text": "city not found"}], "isError": true}));
+    let out = tool_result(result, None, &cx());
+    assert!(!out.success);
+    assert_eq!(out.error_message.as_deref(), Some("city not found"));
+    assert_eq!(out.content.as_deref(), Some("city not found"));
+
+    let silent =
+        call_result(json!({"content": [{"type": "image", "data": "", "mimeType": "image/png"}], "isError": true}));
+    let out = tool_result(silent, None, &ResultContext { session_id: None, ..cx() });
+    assert!(!out.success);
+    assert_eq!(
+        out.error_message.as_deref(),
+        Some("tool `forecast` on server `weather` reported an error without a message")
+    );
+    assert_eq!(out.items.len(), 1);
+    assert!(!out.metadata.contains_key("session_id"));
+}
+
+#[test]
+fn structured_content_is_checked_against_the_output_schema() {
+    let check = compile(json!({
+        "type": "object",
+        "properties": {"temperature": {"type": "number"}},
+        "required": ["temperature"]
+    }))
+    .unwrap();
+    let good = call_result(json!({"content": [], "structuredContent": {"temperature": 21.5}}));
+    assert!(tool_result(good, Some(&check), &cx()).success);
+
+    let bad =
+        call_result(json!({"content": [{"type": "text", "text": "hot"}], "structuredContent": {"temperature": "hot"}}));
+    let out = tool_result(bad, Some(&check), &ResultContext { tool: "x", ..cx() });
+    assert!(!out.success);
+    assert_eq!(
+        out.error_message.as_deref(),
+        Some(
+            "structured content of tool `x` does not match its outputSchema at /temperature: \"hot\" is not of type \"number\""
+        )
+    );
+    assert_eq!(out.structured_content, Some(json!({"temperature": "hot"})));
+    assert_eq!(out.content.as_deref(), Some("hot"));
+
+    let missing = call_result(json!({"content": [{"type": "text", "text": "21.5"}]}));
+    let out = tool_result(missing, Some(&check), &cx());
+    assert!(!out.success);
+    assert_eq!(
+        out.error_message.as_deref(),
+        Some("tool `forecast` on server `weather` declares an outputSchema but returned no structuredContent")
+    );
+
+    // A tool error is not held to the output schema.
+    let error = call_result(json!({"content": [{"type": "text", "text": "upstream down"}], "isError": true}));
+    assert_eq!(tool_result(error, Some(&check), &cx()).error_message.as_deref(), Some("upstream down"));
+}
+
+#[test]
+fn check_arguments_names_the_tool_and_path() {
+    let check = compile(json!({
+        "type": "object",
+        "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        "required": ["a", "b"]
+    }))
+    .unwrap();
+    assert_eq!(check_arguments(&check, "add", &object(json!({"a": 1, "b": 2}))), Ok(()));
+    assert_eq!(
+        check_arguments(&check, "add", &object(json!({"a": 1, "b": "x"}))),
+        Err("arguments of tool `add` do not match its inputSchema at /b: \"x\" is not of type \"number\"".into())
+    );
+    let missing = check_arguments(&check, "add", &object(json!({"a": 1}))).unwrap_err();
+    assert_eq!(
+        missing,
+        "arguments of tool `add` do not match its inputSchema at the root: \"b\" is a required property"
+    );
+}
+
+#[test]
+fn a_check_reports_the_first_problems_and_counts_the_rest() {
+    let check = compile(json!({"type": "array", "items": {"type": "string"}})).unwrap();
+    let error = check.check(&json!([1, 2, 3, 4, 5])).unwrap_err();
+    assert!(error.starts_with("at /0: 1 is not of type \"string\"; at /1: "), "{error}");
+    assert!(error.ends_with(" (and 2 more problems)"), "{error}");
+    assert!(!check.is_valid(&json!([1])));
+    assert!(check.is_valid(&json!(["a"])));
+
+    let long = "y".repeat(10_000);
+    let error = compile(json!({"type": "number"})).unwrap().check(&json!(long)).unwrap_err();
+    assert!(error.len() < 400, "a long value is cut: {} bytes", error.len());
+    assert!(error.ends_with("..."));
+}
+
+#[test]
+fn invalid_schemas_do_not_compile() {
+    let error = compile(json!({"type": "object", "properties": {"a": {"type": "strin"}}})).unwrap_err();
+    assert!(error.starts_with("invalid JSON Schema at /properties/a/type: "), "{error}");
+    let error = compile(json!({"$ref": "#/$defs/missing"})).unwrap_err();
+    assert!(error.contains("#/$defs/missing") || error.contains("missing"), "{error}");
+    let error = compile(json!({"type": "string", "pattern": "(unclosed"})).unwrap_err();
+    assert!(error.starts_with("invalid JSON Schema"), "{error}");
+}
+
+#[test]
+fn local_references_and_dialects_work() {
+    let check = compile(json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {"point": {"type": "object", "required": ["x"]}},
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/point"}}
+    }))
+    .unwrap();
+    assert!(check.is_valid(&json!({"p": {"x": 1}})));
+    assert_eq!(check.check(&json!({"p": {}})), Err("at /p: \"x\" is a required property".into()));
+
+    let draft7 = compile(json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {"n": {"type": "integer"}},
+        "properties": {"n": {"$ref": "#/definitions/n"}}
+    }))
+    .unwrap();
+    assert!(!draft7.is_valid(&json!({"n": 1.5})));
+
+    // An unknown dialect is not fetched: the MCP default (2020-12) applies.
+    let unknown = compile(json!({"$schema": "http://127.0.0.1:1/dialect", "type": "integer"})).unwrap();
+    assert!(unknown.is_valid(&json!(3)));
+    assert!(!unknown.is_valid(&json!("3")));
+}
+
+#[test]
+fn external_references_are_never_fetched() {
+    // A listener that records whether anyone connected: nothing may.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for reference in [
+        "http://127.0.0.1:1/x.json".to_owned(),
+        format!("http://127.0.0.1:{port}/schema.json"),
+        format!("https://127.0.0.1:{port}/schema.json#/$defs/a"),
+        "file:///etc/hostname".to_owned(),
+        "other.json".to_owned(),
+    ] {
+        let error = compile(json!({"type": "object", "properties": {"a": {"$ref": reference}}})).unwrap_err();
+        assert!(error.starts_with("invalid JSON Schema"), "{reference}: {error}");
+        let document = reference.split('#').next().unwrap();
+        let shown = error.contains(document) || error.contains(&format!("urn:{document}"));
+        assert!(shown || error.contains("not fetched"), "{reference}: {error}");
+    }
+    match listener.accept() {
+        Err(err) if err.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("a schema reference reached the network: {other:?}"),
+    }
+}
+
+#[test]
+fn hostile_patterns_are_bounded() {
+    let check = compile(json!({"type": "string", "pattern": "^(a+)+$"})).unwrap();
+    let hostile = format!("{}!", "a".repeat(64));
+    // fancy-regex gives up after its backtracking budget; the value is then not accepted.
+    assert!(!check.is_valid(&json!(hostile)));
+    assert!(check.is_valid(&json!("aaaa")));
+}
+
+#[test]
+fn schema_checks_are_shareable() {
+    fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
+    assert_send_sync::<SchemaCheck>();
+    let check = compile(json!({"type": "string"})).unwrap();
+    assert_eq!(format!("{check:?}"), "SchemaCheck { .. }");
+}
