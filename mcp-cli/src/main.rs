@@ -1,6 +1,21 @@
-//! The `mcp` command. Its subcommands arrive with the CLI issue; until then it says so.
+//! The `mcp` command: see `mcp --help`, and the `mcp_cli` library for its parts.
+
+use mcp_cli::cli::{self, Command};
+use mcp_cli::exit::{self, CliError};
 
 fn main() {
-    eprintln!("mcp: no subcommands yet (the CLI issue adds them)");
-    std::process::exit(1);
+    exit::install_panic_hook();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match cli::parse(&args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let verbose = args.iter().any(|a| a == "--verbose" || a == "-v");
+            std::process::exit(exit::report_clap_error(&error, verbose));
+        }
+    };
+    let code = match &cli.command {
+        Command::ServeDemo => mcp_cli::demo::run_stdio(),
+        other => CliError::usage(format!("`mcp {}` is not wired yet", other.name())).report(cli.global.verbose),
+    };
+    std::process::exit(code);
 }

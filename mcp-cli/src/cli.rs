@@ -1,0 +1,368 @@
+//! The command line of `mcp`, as clap definitions.
+//!
+//! [`parse`] is the entry point: it takes the stdio server's command line off the end
+//! (`mcp --stdio tools -- npx -y some-server`, everything after `--`) and leaves the rest to
+//! clap. Header values may hold secrets, so [`Header`] never shows its value in `Debug`, and a
+//! malformed one is reported without it.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+use crate::exit::EXIT_CODES_HELP;
+
+const AFTER_HELP: &str = "\
+Servers:
+  Without --config, mcp looks for ./mcp.json, ./.vscode/mcp.json and ./.mcp.json; without any, it
+  uses its built-in demo server (mcp serve-demo) and says so on stderr.
+  Ad-hoc servers:  mcp --stdio tools -- npx -y @modelcontextprotocol/server-everything
+                   mcp --url http://127.0.0.1:8000/mcp --bearer-env MY_TOKEN tools
+
+Examples:
+  mcp tools                                   list every tool of every server
+  mcp call add a=2 b=3                        key=value pairs take the types of the tool's schema
+  mcp call stats numbers=1,2,3 --json         one JSON document on stdout
+  mcp call echo --args '{\"text\": \"hi\"}'      arguments as JSON (or @file.json, or - for stdin)
+  mcp call image --save out/                  images and blobs are saved into out/
+  mcp read demo://greeting/Ada                read a resource
+";
+
+/// The `mcp` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp",
+    version,
+    about = "List and call the tools, prompts and resources of MCP servers",
+    long_about = "List and call the tools, prompts and resources of MCP servers (Model Context Protocol), \
+                  show their status, and chat with an LLM that uses them. Works out of the box on a \
+                  built-in demo server.",
+    after_help = EXIT_CODES_HELP,
+    after_long_help = format!("{AFTER_HELP}\n{EXIT_CODES_HELP}"),
+    propagate_version = true,
+    max_term_width = 110
+)]
+pub struct Cli {
+    /// Options that apply to every subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options that apply to every subcommand (they may come before or after it).
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Config file, in any format the manager reads (mcpServers JSON, VS Code's mcp.json, TOML)
+    #[arg(long, short = 'c', global = true, value_name = "FILE", conflicts_with_all = ["stdio", "url"])]
+    pub config: Option<PathBuf>,
+
+    /// Use only the server of this name from the config
+    #[arg(long, short = 's', global = true, value_name = "NAME")]
+    pub server: Option<String>,
+
+    /// Start one stdio server: its command and arguments follow `--` at the end of the line
+    #[arg(long, global = true, conflicts_with = "url")]
+    pub stdio: bool,
+
+    /// The stdio server's command line (everything after `--`; filled in by [`parse`]).
+    #[arg(skip)]
+    pub stdio_command: Vec<String>,
+
+    /// Connect to one remote server (streamable HTTP, falling back to HTTP+SSE)
+    #[arg(long, global = true, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// An HTTP header for --url, as NAME:VALUE (repeatable)
+    #[arg(long = "header", short = 'H', global = true, value_name = "NAME:VALUE", requires = "url")]
+    pub headers: Vec<Header>,
+
+    /// Send `Authorization: Bearer <token>` with --url, the token read from this environment variable
+    #[arg(long, global = true, value_name = "VAR", requires = "url")]
+    pub bearer_env: Option<String>,
+
+    /// Print one JSON document with stable field names instead of tables
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Save images, audio and blobs from results into this directory
+    #[arg(long, global = true, value_name = "DIR")]
+    pub save: Option<PathBuf>,
+
+    /// Show what the servers write on stderr
+    #[arg(long, global = true)]
+    pub server_logs: bool,
+
+    /// Explain errors in detail
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
+}
+
+/// What `mcp` does.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the tools of every server (name, server, description, the name an LLM sees)
+    Tools(ToolsArgs),
+    /// Call a tool, with arguments as JSON (--args) or key=value pairs
+    Call(CallArgs),
+    /// List the prompts of every server
+    Prompts,
+    /// Get a prompt, filled in with key=value arguments
+    Prompt(PromptArgs),
+    /// List the resources of every server
+    Resources,
+    /// List the resource templates of every server
+    Templates,
+    /// Read a resource
+    Read(ReadArgs),
+    /// Show each server's state, transport, protocol revision, counts and last error
+    Status,
+    /// Chat with an OpenAI-compatible LLM that can call every tool
+    Chat(ChatArgs),
+    /// Run the built-in demo MCP server on stdin and stdout
+    ServeDemo,
+}
+
+impl Command {
+    /// The subcommand's name as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Tools(_) => "tools",
+            Command::Call(_) => "call",
+            Command::Prompts => "prompts",
+            Command::Prompt(_) => "prompt",
+            Command::Resources => "resources",
+            Command::Templates => "templates",
+            Command::Read(_) => "read",
+            Command::Status => "status",
+            Command::Chat(_) => "chat",
+            Command::ServeDemo => "serve-demo",
+        }
+    }
+}
+
+/// `mcp tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// Show each tool's input and output schemas
+    #[arg(long)]
+    pub schema: bool,
+}
+
+/// `mcp call`.
+#[derive(Debug, Args)]
+#[command(after_help = "Values take the type the tool's inputSchema declares: a=2 is a number for a number \
+    argument, tags=a,b an array, on=true a boolean, opts='{\"x\":1}' an object. key:=JSON passes JSON as is.")]
+pub struct CallArgs {
+    /// The tool's name (as `mcp tools` lists it; SERVER/TOOL when several servers have it)
+    pub tool: String,
+
+    /// Arguments as a JSON object: inline, @FILE, or - to read stdin
+    #[arg(long, value_name = "JSON|@FILE|-")]
+    pub args: Option<String>,
+
+    /// Arguments as KEY=VALUE pairs (added to --args, and winning over it)
+    #[arg(value_name = "KEY=VALUE")]
+    pub pairs: Vec<String>,
+}
+
+/// `mcp prompt`.
+#[derive(Debug, Args)]
+pub struct PromptArgs {
+    /// The prompt's name
+    pub name: String,
+
+    /// Arguments as KEY=VALUE pairs (prompt arguments are strings)
+    #[arg(value_name = "KEY=VALUE")]
+    pub pairs: Vec<String>,
+}
+
+/// `mcp read`.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The resource's URI (a listed one, or one a template makes)
+    pub uri: String,
+}
+
+/// `mcp chat`.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Base URL of the OpenAI-compatible API
+    #[arg(long, env = "MCP_CHAT_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// The model to use
+    #[arg(long, env = "MCP_CHAT_MODEL", value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// The environment variable that holds the API key
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+}
+
+/// An HTTP header given as `NAME:VALUE`. Its `Debug` hides the value, which may be a secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Header(String);
+
+impl std::fmt::Debug for Header {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.split() {
+            Ok((name, _)) => write!(f, "Header({name}: <redacted>)"),
+            Err(_) => f.write_str("Header(<malformed>)"),
+        }
+    }
+}
+
+impl From<String> for Header {
+    fn from(text: String) -> Self {
+        Header(text)
+    }
+}
+
+impl Header {
+    /// The name and value, trimmed; the error names what is wrong without showing the value.
+    pub fn split(&self) -> Result<(&str, &str), String> {
+        let Some((name, value)) = self.0.split_once(':') else {
+            return Err("a --header has no ':' (expected NAME:VALUE, e.g. X-Api-Key:abc)".into());
+        };
+        let name = name.trim();
+        if name.is_empty() {
+            return Err("a --header has an empty name (expected NAME:VALUE)".into());
+        }
+        if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c))) {
+            return Err(format!("the --header name {name:?} holds {bad:?}, which header names cannot hold"));
+        }
+        Ok((name, value.trim()))
+    }
+}
+
+impl GlobalArgs {
+    /// The `--header`s as name and value pairs; the first malformed one is an error.
+    pub fn header_pairs(&self) -> Result<Vec<(String, String)>, String> {
+        self.headers.iter().map(|h| h.split().map(|(n, v)| (n.to_owned(), v.to_owned()))).collect()
+    }
+}
+
+/// Parse a command line (the program name first). Everything after the first `--` is the stdio
+/// server's command when `--stdio` comes before it. Help and version requests are errors of
+/// kind `DisplayHelp` / `DisplayVersion`, as with clap.
+pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let mut args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let separator = args.iter().position(|a| a == "--");
+    let stdio_flag = args[..separator.unwrap_or(args.len())].iter().any(|a| a == "--stdio");
+    let mut stdio_command = Vec::new();
+    if let (Some(i), true) = (separator, stdio_flag) {
+        stdio_command = args.split_off(i + 1).into_iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        args.truncate(i);
+    }
+    let mut cli = Cli::try_parse_from(args)?;
+    if cli.global.stdio {
+        if stdio_command.is_empty() {
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "--stdio needs the server's command after `--`, e.g. mcp --stdio tools -- npx -y @modelcontextprotocol/server-everything",
+            ));
+        }
+        cli.global.stdio_command = stdio_command;
+    }
+    Ok(cli)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::error::ErrorKind;
+
+    fn ok(line: &str) -> Cli {
+        parse(line.split_whitespace()).unwrap_or_else(|e| panic!("{line}: {e}"))
+    }
+
+    fn kind(line: &str) -> ErrorKind {
+        parse(line.split_whitespace()).unwrap_err().kind()
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn subcommands_and_their_arguments() {
+        let cli = ok("mcp call add a=2 b=3 --json");
+        let Command::Call(call) = &cli.command else { panic!() };
+        assert_eq!(
+            (call.tool.as_str(), call.pairs.as_slice()),
+            ("add", ["a=2".to_owned(), "b=3".to_owned()].as_slice())
+        );
+        assert!(cli.global.json && call.args.is_none());
+        let cli = ok("mcp --verbose call echo --args @in.json");
+        let Command::Call(call) = &cli.command else { panic!() };
+        assert_eq!(call.args.as_deref(), Some("@in.json"));
+        assert!(cli.global.verbose);
+        assert!(matches!(ok("mcp tools --schema").command, Command::Tools(ToolsArgs { schema: true })));
+        assert!(matches!(ok("mcp serve-demo").command, Command::ServeDemo));
+        assert!(matches!(ok("mcp read demo://readme").command, Command::Read(r) if r.uri == "demo://readme"));
+        let Command::Prompt(p) = ok("mcp prompt review_code code=x language=rust").command else { panic!() };
+        assert_eq!(p.pairs.len(), 2);
+        let Command::Chat(chat) = ok("mcp chat --model m1 --api-key-env KEY").command else { panic!() };
+        assert_eq!((chat.model.as_deref(), chat.api_key_env.as_str()), (Some("m1"), "KEY"));
+        for name in ["prompts", "resources", "templates", "status"] {
+            assert_eq!(ok(&format!("mcp {name}")).command.name(), name);
+        }
+    }
+
+    #[test]
+    fn global_options_go_anywhere() {
+        let cli = ok("mcp --config x.json tools --server demo --save out");
+        assert_eq!(cli.global.config, Some(PathBuf::from("x.json")));
+        assert_eq!(cli.global.server.as_deref(), Some("demo"));
+        assert_eq!(cli.global.save, Some(PathBuf::from("out")));
+    }
+
+    #[test]
+    fn stdio_takes_the_command_after_the_separator() {
+        let cli = ok("mcp --stdio tools -- npx -y server --flag");
+        assert_eq!(cli.global.stdio_command, ["npx", "-y", "server", "--flag"]);
+        let cli = ok("mcp call echo text=hi --stdio -- ./server");
+        assert_eq!(cli.global.stdio_command, ["./server"]);
+        assert_eq!(kind("mcp --stdio tools"), ErrorKind::MissingRequiredArgument);
+        assert_eq!(kind("mcp --stdio --url http://x tools -- a"), ErrorKind::ArgumentConflict);
+        assert_eq!(kind("mcp --config a.json --stdio tools -- a"), ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
+    fn headers_need_a_url_and_hide_their_values() {
+        assert_eq!(kind("mcp --header A:b tools"), ErrorKind::MissingRequiredArgument);
+        let cli = ok("mcp --url http://127.0.0.1:1/mcp -H X-Key:secret-value -H Accept:x tools");
+        assert_eq!(
+            cli.global.header_pairs().unwrap(),
+            [("X-Key".to_owned(), "secret-value".to_owned()), ("Accept".into(), "x".into())]
+        );
+        let shown = format!("{cli:?}");
+        assert!(!shown.contains("secret-value") && shown.contains("X-Key"), "{shown}");
+        let bad = ok("mcp --url http://x -H NoColonSecret tools");
+        let err = bad.global.header_pairs().unwrap_err();
+        assert!(!err.contains("NoColonSecret") && err.contains("NAME:VALUE"), "{err}");
+        let err = Header::from("Bad Name:v".to_owned()).split().unwrap_err();
+        assert!(err.contains("\"Bad Name\"") && err.contains("' '"), "{err}");
+        assert_eq!(kind("mcp --bearer-env TOKEN tools"), ErrorKind::MissingRequiredArgument);
+    }
+
+    #[test]
+    fn help_and_version_are_not_failures_and_usage_errors_are() {
+        assert_eq!(kind("mcp --help"), ErrorKind::DisplayHelp);
+        assert_eq!(kind("mcp --version"), ErrorKind::DisplayVersion);
+        assert_eq!(kind("mcp"), ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand);
+        assert_eq!(kind("mcp frobnicate"), ErrorKind::InvalidSubcommand);
+        assert_eq!(kind("mcp call"), ErrorKind::MissingRequiredArgument);
+        let help = Cli::command().render_long_help().to_string();
+        for needed in ["serve-demo", "--stdio", "Exit codes", "mcp.json", "key=value"] {
+            assert!(help.contains(needed), "--help lacks {needed:?}:\n{help}");
+        }
+    }
+}

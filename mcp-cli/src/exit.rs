@@ -1,0 +1,359 @@
+//! Exit codes and error display.
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0 | success |
+//! | 1 | usage or config error (bad arguments, unknown tool, a config file that is missing or wrong) |
+//! | 2 | the tool ran and returned `isError` |
+//! | 3 | the server requires authorization |
+//! | 4 | the server is unreachable or failed to start (or stopped answering) |
+//! | 5 | protocol error (the server broke the protocol, or an internal error of `mcp`) |
+//!
+//! An error is shown as one line on stderr, `mcp: <what went wrong>`; `--verbose` adds the
+//! detail below it. [`install_panic_hook`] turns a panic (always a bug) into one such line and
+//! exit code 5, without a backtrace.
+
+use std::fmt;
+
+use mcp_manager::{ConnectionError, SessionError};
+use mcp_protocol::ErrorCode;
+use mcp_transport::TransportError;
+
+/// The exit codes of `mcp`, as its help shows them.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  success
+  1  usage or config error (bad arguments, unknown tool, missing or invalid config)
+  2  the tool returned an error result (isError)
+  3  the server requires authorization
+  4  a server is unreachable or failed to start
+  5  protocol error (or an internal error of mcp)";
+
+/// How `mcp` ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExitCode {
+    /// 0: success.
+    Ok,
+    /// 1: usage or config error.
+    Usage,
+    /// 2: the tool returned `isError`.
+    ToolError,
+    /// 3: authorization required.
+    AuthRequired,
+    /// 4: a server is unreachable or failed to start.
+    Unreachable,
+    /// 5: protocol error.
+    Protocol,
+}
+
+impl ExitCode {
+    /// The process exit status.
+    pub fn code(self) -> i32 {
+        match self {
+            ExitCode::Ok => 0,
+            ExitCode::Usage => 1,
+            ExitCode::ToolError => 2,
+            ExitCode::AuthRequired => 3,
+            ExitCode::Unreachable => 4,
+            ExitCode::Protocol => 5,
+        }
+    }
+
+    /// What the code means, in a few words.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ExitCode::Ok => "success",
+            ExitCode::Usage => "usage or config error",
+            ExitCode::ToolError => "the tool returned an error result",
+            ExitCode::AuthRequired => "authorization required",
+            ExitCode::Unreachable => "server unreachable or failed to start",
+            ExitCode::Protocol => "protocol error",
+        }
+    }
+}
+
+/// An error that ends `mcp`: its exit code, a one-line message, and detail for `--verbose`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliError {
+    /// The exit code.
+    pub code: ExitCode,
+    /// One line saying what went wrong (and where).
+    pub message: String,
+    /// More, shown with `--verbose`.
+    pub detail: Option<String>,
+}
+
+impl CliError {
+    /// An error with `code` and a message (line breaks in it become spaces).
+    pub fn new(code: ExitCode, message: impl Into<String>) -> Self {
+        CliError { code, message: one_line(&message.into()), detail: None }
+    }
+
+    /// A usage or config error (1).
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError::new(ExitCode::Usage, message)
+    }
+
+    /// The tool returned `isError` (2).
+    pub fn tool_failed(message: impl Into<String>) -> Self {
+        CliError::new(ExitCode::ToolError, message)
+    }
+
+    /// Authorization required (3).
+    pub fn auth_required(message: impl Into<String>) -> Self {
+        CliError::new(ExitCode::AuthRequired, message)
+    }
+
+    /// A server is unreachable or failed to start (4).
+    pub fn unreachable(message: impl Into<String>) -> Self {
+        CliError::new(ExitCode::Unreachable, message)
+    }
+
+    /// A protocol error (5).
+    pub fn protocol(message: impl Into<String>) -> Self {
+        CliError::new(ExitCode::Protocol, message)
+    }
+
+    /// The same error with detail for `--verbose`.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// What to print on stderr: `mcp: <message>`, and with `verbose` the detail and the exit
+    /// code's meaning on the lines below.
+    pub fn render(&self, verbose: bool) -> String {
+        let mut out = format!("mcp: {}", self.message);
+        if verbose {
+            if let Some(detail) = &self.detail {
+                for line in detail.lines() {
+                    out.push_str("\n  ");
+                    out.push_str(line);
+                }
+            }
+            out.push_str(&format!("\n  (exit code {}: {})", self.code.code(), self.code.meaning()));
+        }
+        out
+    }
+
+    /// Print the error on stderr and return its exit status.
+    pub fn report(&self, verbose: bool) -> i32 {
+        eprintln!("{}", self.render(verbose));
+        self.code.code()
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+fn one_line(text: &str) -> String {
+    let mut parts = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut out = parts.next().unwrap_or_default().to_owned();
+    for part in parts {
+        out.push(' ');
+        out.push_str(part);
+    }
+    out
+}
+
+impl From<&ConnectionError> for CliError {
+    fn from(error: &ConnectionError) -> Self {
+        CliError::new(connection_exit_code(error), error.to_string()).with_detail(format!("{error:?}"))
+    }
+}
+
+impl From<ConnectionError> for CliError {
+    fn from(error: ConnectionError) -> Self {
+        CliError::from(&error)
+    }
+}
+
+/// The exit code for a failed connection or request.
+pub fn connection_exit_code(error: &ConnectionError) -> ExitCode {
+    match error {
+        ConnectionError::Transport { error, .. } => transport_exit_code(error),
+        ConnectionError::Session(e) => session_exit_code(e),
+        ConnectionError::NotConnected(_) => ExitCode::Unreachable,
+        ConnectionError::FallbackFailed { first, fallback, .. } => {
+            let codes = [connection_exit_code(first), connection_exit_code(fallback)];
+            if codes.contains(&ExitCode::AuthRequired) { ExitCode::AuthRequired } else { codes[1] }
+        }
+        // Version, capability and header disagreements, broken pagination, endless input rounds,
+        // and whatever future variants come: the server and this client disagree on the protocol.
+        _ => ExitCode::Protocol,
+    }
+}
+
+/// The exit code for a failed request.
+pub fn session_exit_code(error: &SessionError) -> ExitCode {
+    match error {
+        SessionError::Rpc { error, .. } => match error.code {
+            // The request named something the server does not have, or had bad arguments.
+            ErrorCode::INVALID_PARAMS | ErrorCode::METHOD_NOT_FOUND | ErrorCode::RESOURCE_NOT_FOUND => ExitCode::Usage,
+            ErrorCode::URL_ELICITATION_REQUIRED => ExitCode::AuthRequired,
+            _ => ExitCode::Protocol,
+        },
+        SessionError::Timeout { .. } | SessionError::Closed { .. } => ExitCode::Unreachable,
+        SessionError::Transport { error, .. } => transport_exit_code(error),
+        _ => ExitCode::Protocol,
+    }
+}
+
+/// The exit code for a transport failure: HTTP 401 and 403 ask for authorization, a response
+/// over the size limit breaks the protocol, and everything else means the server cannot be
+/// reached or did not start.
+pub fn transport_exit_code(error: &TransportError) -> ExitCode {
+    match error {
+        TransportError::Http { status: 401 | 403, .. } => ExitCode::AuthRequired,
+        TransportError::MessageTooLarge { .. } => ExitCode::Protocol,
+        _ => ExitCode::Unreachable,
+    }
+}
+
+/// Report a command-line parse error: help and version go to stdout with status 0; a usage error
+/// becomes one line on stderr (clap's full text with `verbose`) and status 1.
+pub fn report_clap_error(error: &clap::Error, verbose: bool) -> i32 {
+    use clap::error::ErrorKind;
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            print!("{error}");
+            0
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{error}");
+            ExitCode::Usage.code()
+        }
+        _ => {
+            let text = error.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            let message = first.strip_prefix("error: ").unwrap_or(first);
+            let usage = CliError::usage(format!("{message} (see mcp --help)")).with_detail(text.trim_end().to_owned());
+            usage.report(verbose)
+        }
+    }
+}
+
+/// Make a panic print one line (`mcp: internal error: ...`) and exit with status 5, with no
+/// backtrace. A panic is a bug of `mcp`; the line asks for a report.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("mcp: internal error: {}{place} (this is a bug in mcp; please report it)", one_line(&message));
+        std::process::exit(ExitCode::Protocol.code());
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use mcp_protocol::ErrorObject;
+    use mcp_transport::CloseReason;
+
+    use super::*;
+
+    fn rpc(code: ErrorCode) -> ConnectionError {
+        ConnectionError::Session(SessionError::Rpc {
+            server: Arc::from("demo"),
+            method: "tools/call".into(),
+            error: ErrorObject::new(code, "nope"),
+        })
+    }
+
+    fn http(status: u16) -> TransportError {
+        TransportError::Http { status, body_excerpt: String::new(), context: "initialize".into() }
+    }
+
+    #[test]
+    fn codes_are_the_documented_numbers() {
+        let all = [
+            ExitCode::Ok,
+            ExitCode::Usage,
+            ExitCode::ToolError,
+            ExitCode::AuthRequired,
+            ExitCode::Unreachable,
+            ExitCode::Protocol,
+        ];
+        assert_eq!(all.map(ExitCode::code), [0, 1, 2, 3, 4, 5]);
+        for code in all {
+            assert!(EXIT_CODES_HELP.contains(&format!("  {}  ", code.code())), "{code:?}");
+        }
+    }
+
+    #[test]
+    fn connection_errors_map_to_codes() {
+        assert_eq!(connection_exit_code(&rpc(ErrorCode::INVALID_PARAMS)), ExitCode::Usage, "unknown tool");
+        assert_eq!(connection_exit_code(&rpc(ErrorCode::METHOD_NOT_FOUND)), ExitCode::Usage);
+        assert_eq!(connection_exit_code(&rpc(ErrorCode::INTERNAL_ERROR)), ExitCode::Protocol);
+        assert_eq!(connection_exit_code(&rpc(ErrorCode::URL_ELICITATION_REQUIRED)), ExitCode::AuthRequired);
+        let transport = |error| ConnectionError::Transport { server: "s".into(), error };
+        assert_eq!(connection_exit_code(&transport(http(401))), ExitCode::AuthRequired);
+        assert_eq!(connection_exit_code(&transport(http(403))), ExitCode::AuthRequired);
+        assert_eq!(connection_exit_code(&transport(http(502))), ExitCode::Unreachable);
+        let spawn = TransportError::Spawn {
+            command: "nope".into(),
+            source: Arc::new(std::io::Error::from(std::io::ErrorKind::NotFound)),
+            stderr_tail: vec![],
+        };
+        assert_eq!(connection_exit_code(&transport(spawn)), ExitCode::Unreachable);
+        assert_eq!(connection_exit_code(&transport(TransportError::MessageTooLarge { limit: 1 })), ExitCode::Protocol);
+        let exited = SessionError::Closed {
+            server: Arc::from("s"),
+            reason: CloseReason::Exited { status: None, stderr_tail: vec!["boom".into()] },
+        };
+        assert_eq!(connection_exit_code(&ConnectionError::Session(exited)), ExitCode::Unreachable);
+        let timeout = SessionError::Timeout {
+            server: Arc::from("s"),
+            method: "initialize".into(),
+            after: Duration::from_secs(1),
+        };
+        assert_eq!(session_exit_code(&timeout), ExitCode::Unreachable);
+        assert_eq!(connection_exit_code(&ConnectionError::NotConnected("s".into())), ExitCode::Unreachable);
+        let version = ConnectionError::UnsupportedVersion {
+            server: "s".into(),
+            offered: "2025-11-25".into(),
+            answered: "1999-01-01".into(),
+        };
+        assert_eq!(connection_exit_code(&version), ExitCode::Protocol);
+        let fallback = ConnectionError::FallbackFailed {
+            tried: mcp_transport::TransportKind::StreamableHttp,
+            first: Box::new(transport(http(405))),
+            fallback: Box::new(transport(http(401))),
+        };
+        assert_eq!(connection_exit_code(&fallback), ExitCode::AuthRequired);
+    }
+
+    #[test]
+    fn errors_render_as_one_line_unless_verbose() {
+        let e = CliError::unreachable("server \"x\" failed to start:\nno such file").with_detail("line 1\nline 2");
+        assert_eq!(e.render(false), "mcp: server \"x\" failed to start: no such file");
+        assert_eq!(
+            e.render(true),
+            "mcp: server \"x\" failed to start: no such file\n  line 1\n  line 2\n  (exit code 4: server unreachable or failed to start)"
+        );
+        let from: CliError = rpc(ErrorCode::INVALID_PARAMS).into();
+        assert_eq!(from.code, ExitCode::Usage);
+        assert!(from.message.contains("nope") && !from.message.contains('\n'), "{}", from.message);
+        assert!(from.detail.is_some());
+    }
+
+    #[test]
+    fn clap_errors_become_usage_errors() {
+        let error = crate::cli::parse(["mcp", "frobnicate"]).unwrap_err();
+        assert_eq!(report_clap_error(&error, false), 1);
+        let help = crate::cli::parse(["mcp", "--version"]).unwrap_err();
+        assert_eq!(report_clap_error(&help, false), 0);
+    }
+}

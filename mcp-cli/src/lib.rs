@@ -1,0 +1,29 @@
+//! The building blocks of the `mcp` command.
+//!
+//! - [`cli`]: the command line ([`cli::Cli`], [`cli::Command`], [`cli::parse`]).
+//! - [`coerce`]: tool arguments from `key=value` pairs typed by the tool's inputSchema, and from
+//!   `--args` JSON (inline, `@file` or `-` for stdin).
+//! - [`output`]: tables for people, stable `--json` documents, summaries of images and blobs and
+//!   saving them with `--save`.
+//! - [`exit`]: the documented exit codes ([`exit::ExitCode`]), one-line errors
+//!   ([`exit::CliError`]) and the panic hook.
+//! - [`discover`]: which config to use ([`discover::ConfigSource`]): `--config`, a file in the
+//!   working directory, or the built-in demo server.
+//! - [`demo`]: the demo MCP server behind `mcp serve-demo`, in both protocol eras.
+//!
+//! ```
+//! use mcp_cli::coerce::coerce_pairs;
+//! use serde_json::json;
+//!
+//! let schema = json!({"type": "object", "properties": {
+//!     "a": {"type": "number"}, "tags": {"type": "array", "items": {"type": "string"}}}});
+//! let args = coerce_pairs(&["a=2".into(), "tags=x,y".into()], schema.as_object().unwrap()).unwrap();
+//! assert_eq!(serde_json::Value::Object(args), json!({"a": 2, "tags": ["x", "y"]}));
+//! ```
+
+pub mod cli;
+pub mod coerce;
+pub mod demo;
+pub mod discover;
+pub mod exit;
+pub mod output;
