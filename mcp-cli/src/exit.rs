@@ -173,6 +173,29 @@ impl From<ConnectionError> for CliError {
     }
 }
 
+impl From<&crate::coerce::CoerceError> for CliError {
+    fn from(error: &crate::coerce::CoerceError) -> Self {
+        CliError::usage(error.to_string())
+    }
+}
+
+impl From<crate::discover::DiscoverError> for CliError {
+    fn from(error: crate::discover::DiscoverError) -> Self {
+        CliError::usage(error.to_string())
+    }
+}
+
+impl From<crate::output::media::SaveError> for CliError {
+    fn from(error: crate::output::media::SaveError) -> Self {
+        CliError::usage(format!("--save: {error}"))
+    }
+}
+
+/// The exit code of a completed tool call: 2 when the tool returned `isError`, else 0.
+pub fn tool_result_exit_code(result: &mcp_protocol::types::tools::CallToolResult) -> ExitCode {
+    if result.is_error == Some(true) { ExitCode::ToolError } else { ExitCode::Ok }
+}
+
 /// The exit code for a failed connection or request.
 pub fn connection_exit_code(error: &ConnectionError) -> ExitCode {
     match error {
@@ -347,6 +370,40 @@ mod tests {
         assert_eq!(from.code, ExitCode::Usage);
         assert!(from.message.contains("nope") && !from.message.contains('\n'), "{}", from.message);
         assert!(from.detail.is_some());
+    }
+
+    #[test]
+    fn local_errors_are_usage_errors() {
+        let coerce = crate::coerce::CoerceError::MissingRequired { key: "text".into() };
+        assert_eq!(CliError::from(&coerce).code, ExitCode::Usage);
+        let missing = crate::discover::DiscoverError::Missing("nope.json".into());
+        assert_eq!(CliError::from(missing).message, "config file nope.json does not exist");
+        let failed = mcp_protocol::types::tools::CallToolResult { is_error: Some(true), ..Default::default() };
+        assert_eq!(tool_result_exit_code(&failed), ExitCode::ToolError);
+        assert_eq!(tool_result_exit_code(&Default::default()), ExitCode::Ok);
+    }
+
+    /// Runs itself again as a child process with the hook installed, and a panic with two lines.
+    #[test]
+    fn a_panic_is_one_line_and_exit_code_5() {
+        const CHILD: &str = "MCP_CLI_PANIC_HOOK_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            install_panic_hook();
+            panic!("boom\nsecond line");
+        }
+        let exe = std::env::current_exe().unwrap();
+        let output = std::process::Command::new(exe)
+            .args(["--exact", "exit::tests::a_panic_is_one_line_and_exit_code_5", "--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(5), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr.lines().find(|l| l.starts_with("mcp: ")).unwrap_or_else(|| panic!("{stderr}"));
+        assert!(line.starts_with("mcp: internal error: boom second line at mcp-cli/src/exit.rs:"), "{line}");
+        assert!(line.ends_with("(this is a bug in mcp; please report it)"), "{line}");
+        assert!(!stderr.contains("stack backtrace"), "{stderr}");
     }
 
     #[test]
