@@ -62,6 +62,6 @@ pub use llm::{
     ApiKey, ChatMessage, ChatRequest, ChatResponse, ChatRole, ContentPart, FinishReason, InvalidArguments, LlmClient,
     LlmError, OpenAiClient, OpenAiConfig, ScriptedLlm, ToolCall, ToolChoice, ToolDefinition, Usage,
 };
-pub use logging::{HostNotificationSink, LogLevels, NotificationCallback, TRACING_TARGET};
+pub use logging::{HostNotificationSink, LogLevels, NotificationCallback, TRACING_TARGET, tracing_level};
 pub use roots::{Roots, RootsError, RootsNotifier, file_root};
 pub use sampling::{Approval, HostLlmBridge, RATE_LIMITED, SamplingApproval, SamplingOptions};

@@ -1,7 +1,7 @@
 //! Server notifications delivered to the host: log messages (`notifications/message`) and
 //! progress go to `tracing` (target [`TRACING_TARGET`]) with the server's name, at a mapped
 //! level, and every notification to an optional host callback. URL-elicitation completions are
-//! handed to [`HostElicitation`](crate::HostElicitation).
+//! handed to [`HostElicitation`].
 //!
 //! [`LogLevels`] holds the level to request from each server; the host puts
 //! [`LogLevels::level_for`] into the connection options (`ConnectionOptions::log_level`).

@@ -84,7 +84,11 @@ pub(crate) fn to_chat_request(
     for (index, message) in params.messages.iter().enumerate() {
         let blocks = message.content.blocks();
         let at = |what: &str| format!("messages[{index}]: {what}");
-        if !pending.is_empty() && !(message.role == Role::User && blocks.iter().any(is_tool_result)) {
+        if blocks.is_empty() {
+            return Err(invalid(at("the message has no content")));
+        }
+        let answers_tool_use = message.role == Role::User && blocks.iter().any(is_tool_result);
+        if !answers_tool_use && !pending.is_empty() {
             return Err(invalid(at(&format!(
                 "tool_use {} has no tool_result in the next message",
                 pending.join(", ")

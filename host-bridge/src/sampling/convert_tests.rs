@@ -217,6 +217,7 @@ fn every_tool_choice_mode() {
 fn conversations_that_break_the_rules_are_invalid_params() {
     let cases = [
         (json!([]), "messages is empty"),
+        (json!([{"role": "user", "content": []}]), "messages[0]: the message has no content"),
         (
             json!([{"role": "user", "content": {"type": "tool_use", "id": "x", "name": "weather", "input": {}}}]),
             "messages[0]: tool_use blocks belong in assistant messages",
