@@ -10,6 +10,7 @@
 //! - [`discover`]: which config to use ([`discover::ConfigSource`]): `--config`, a file in the
 //!   working directory, or the built-in demo server.
 //! - [`demo`]: the demo MCP server behind `mcp serve-demo`, in both protocol eras.
+//! - [`commands`]: the subcommands, run on an `mcp_manager::McpManager` ([`commands::run`]).
 //!
 //! ```
 //! use mcp_cli::coerce::coerce_pairs;
@@ -23,6 +24,7 @@
 
 pub mod cli;
 pub mod coerce;
+pub mod commands;
 pub mod demo;
 pub mod discover;
 pub mod exit;

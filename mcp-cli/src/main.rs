@@ -1,7 +1,7 @@
 //! The `mcp` command: see `mcp --help`, and the `mcp_cli` library for its parts.
 
 use mcp_cli::cli::{self, Command};
-use mcp_cli::exit::{self, CliError};
+use mcp_cli::exit;
 
 fn main() {
     exit::install_panic_hook();
@@ -15,7 +15,7 @@ fn main() {
     };
     let code = match &cli.command {
         Command::ServeDemo => mcp_cli::demo::run_stdio(),
-        other => CliError::usage(format!("`mcp {}` is not wired yet", other.name())).report(cli.global.verbose),
+        _ => mcp_cli::commands::run(&cli),
     };
     std::process::exit(code);
 }

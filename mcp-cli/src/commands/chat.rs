@@ -1,0 +1,182 @@
+//! `mcp chat`: a terminal conversation with an OpenAI-compatible LLM that may call every MCP tool,
+//! showing each call and its result; and the terminal's answers to elicitation requests.
+//!
+//! The LLM comes from `--base-url`/`--model` (or `MCP_CHAT_BASE_URL`/`MCP_CHAT_MODEL`, then
+//! `OPENAI_BASE_URL`/`OPENAI_MODEL`) and the key from the variable `--api-key-env` names
+//! (default `OPENAI_API_KEY`). Lines are read from stdin until it ends (or `/quit`); each may
+//! lead to several rounds of tool calls (at most [`MAX_TOOL_ROUNDS`]).
+
+use std::io::BufRead as _;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use host_bridge::{
+    AskUser, ChatMessage, ChatRequest, FormAnswer, FormRequest, LlmClient, OpenAiClient, OpenAiConfig, ToolChoice,
+    ToolDefinition,
+};
+use tool_system::{ToolExecutionContext, ToolInvocation};
+
+use super::setup::Started;
+use crate::cli::{ChatArgs, Cli, Command};
+use crate::exit::{CliError, ExitCode};
+
+/// Most LLM rounds answering one user line.
+pub(crate) const MAX_TOOL_ROUNDS: usize = 8;
+
+/// The chat LLM, when the command is `chat` (it then also answers sampling requests).
+pub(crate) fn sampling_llm(cli: &Cli) -> Result<Option<Arc<dyn LlmClient>>, CliError> {
+    let Command::Chat(args) = &cli.command else { return Ok(None) };
+    Ok(Some(llm(args)?))
+}
+
+fn llm(args: &ChatArgs) -> Result<Arc<dyn LlmClient>, CliError> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let model = args
+        .model
+        .clone()
+        .or_else(|| env("OPENAI_MODEL"))
+        .ok_or_else(|| CliError::usage("chat needs a model: --model NAME (or MCP_CHAT_MODEL / OPENAI_MODEL)"))?;
+    let base_url = args
+        .base_url
+        .clone()
+        .or_else(|| env("OPENAI_BASE_URL"))
+        .unwrap_or_else(|| OpenAiConfig::DEFAULT_BASE_URL.to_owned());
+    let mut config = OpenAiConfig::new(base_url, model);
+    config.api_key = env(&args.api_key_env).map(host_bridge::ApiKey::new);
+    let client = OpenAiClient::new(config).map_err(|e| CliError::usage(format!("chat: {e}")))?;
+    Ok(Arc::new(client))
+}
+
+pub(crate) async fn run(session: &Started, args: &ChatArgs) -> Result<ExitCode, CliError> {
+    let llm = llm(args)?;
+    let ctx = ToolExecutionContext::default();
+    let exposed = session.registry.llm_tools(&ctx).await;
+    let tools: Vec<ToolDefinition> = exposed
+        .iter()
+        .map(|t| ToolDefinition {
+            name: t.llm_name.clone(),
+            description: t.spec.description.clone().or_else(|| t.spec.title.clone()),
+            parameters: t.spec.parameters.clone(),
+        })
+        .collect();
+    eprintln!(
+        "mcp chat: {} tools from {} server(s); type a message, /quit to end",
+        tools.len(),
+        session.manager.status().len()
+    );
+    let mut messages = vec![ChatMessage::system(
+        "You are a helpful assistant. Use the available tools when they help answer the user.",
+    )];
+    let (tx, mut lines) = tokio::sync::mpsc::channel::<String>(16);
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            if tx.blocking_send(line).is_err() {
+                break;
+            }
+        }
+    });
+    while let Some(line) = lines.recv().await {
+        let line = line.trim().to_owned();
+        if line.is_empty() {
+            continue;
+        }
+        if line == "/quit" || line == "/exit" {
+            break;
+        }
+        messages.push(ChatMessage::user(line));
+        answer(session, &*llm, &tools, &mut messages, &ctx).await?;
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// Let the LLM answer the last user message, running the tools it calls.
+async fn answer(
+    session: &Started,
+    llm: &dyn LlmClient,
+    tools: &[ToolDefinition],
+    messages: &mut Vec<ChatMessage>,
+    ctx: &ToolExecutionContext,
+) -> Result<(), CliError> {
+    for _ in 0..MAX_TOOL_ROUNDS {
+        let request = ChatRequest {
+            messages: messages.clone(),
+            tools: tools.to_vec(),
+            tool_choice: (!tools.is_empty()).then_some(ToolChoice::Auto),
+            ..Default::default()
+        };
+        let response = llm.chat(request).await.map_err(|e| CliError::unreachable(format!("chat LLM: {e}")))?;
+        if response.tool_calls.is_empty() {
+            let text = response.text.unwrap_or_default();
+            println!("{text}");
+            messages.push(ChatMessage::assistant(text));
+            return Ok(());
+        }
+        messages.push(ChatMessage::assistant_tool_calls(response.text.clone(), response.tool_calls.clone()));
+        for call in response.tool_calls {
+            let output = match &call.arguments {
+                Ok(arguments) => {
+                    println!("→ {} {}", call.name, arguments);
+                    let invocation = ToolInvocation::from_value(&call.name, arguments.clone()).with_call_id(&call.id);
+                    let result = session.registry.invoke(&call.name, invocation, ctx.clone()).await;
+                    let text = result.history_text();
+                    println!(
+                        "← {}{}",
+                        if result.success { "" } else { "error: " },
+                        crate::output::truncate(&text, 400)
+                    );
+                    text
+                }
+                Err(bad) => {
+                    println!("→ {} (arguments are not valid JSON: {})", call.name, bad.error);
+                    format!("error: the arguments were not valid JSON ({})", bad.error)
+                }
+            };
+            messages.push(ChatMessage::tool_result(call.id, output));
+        }
+    }
+    println!("(stopped after {MAX_TOOL_ROUNDS} rounds of tool calls)");
+    Ok(())
+}
+
+/// Elicitation on a terminal: the server's message, then each field asked in turn (Enter keeps
+/// the default); an empty answer to "answer?" declines.
+pub(crate) struct TerminalAsk;
+
+impl AskUser for TerminalAsk {
+    fn ask_form(&self, request: FormRequest) -> BoxFuture<'static, FormAnswer> {
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || ask_on_terminal(&request)).await.unwrap_or(FormAnswer::Cancel)
+        })
+    }
+}
+
+fn ask_on_terminal(request: &FormRequest) -> FormAnswer {
+    let stdin = std::io::stdin();
+    let read = || {
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line).ok().filter(|n| *n > 0).map(|_| line.trim().to_owned())
+    };
+    eprintln!("\nserver {:?} asks: {}", request.server, request.message);
+    eprint!("answer? [y/N] ");
+    if !matches!(read().as_deref(), Some("y" | "Y" | "yes")) {
+        return FormAnswer::Decline;
+    }
+    let mut values = request.prefilled.clone();
+    for (name, property) in request.schema.properties.iter() {
+        let default = values.get(name).map(|v| v.to_string()).unwrap_or_default();
+        let kind = serde_json::to_value(property).ok().and_then(|p| p["type"].as_str().map(str::to_owned));
+        eprint!("  {name} [{default}]: ");
+        let Some(answer) = read() else { return FormAnswer::Cancel };
+        if answer.is_empty() {
+            continue;
+        }
+        let value = match kind.as_deref() {
+            Some("number" | "integer" | "boolean") => {
+                serde_json::from_str(&answer).unwrap_or(serde_json::Value::String(answer))
+            }
+            _ => serde_json::Value::String(answer),
+        };
+        values.insert(name.clone(), value);
+    }
+    FormAnswer::Accept(values)
+}

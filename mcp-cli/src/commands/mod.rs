@@ -1,0 +1,132 @@
+//! The subcommands, wired to the many-server manager: each one resolves the servers to use
+//! ([`setup`]), starts an `McpManager` on them, does its work through the manager's routing, and
+//! ends with one of the documented exit codes.
+
+mod chat;
+mod lists;
+mod setup;
+
+use std::io::Write as _;
+
+use mcp_manager::RequestOptions;
+use mcp_manager::manager::{ManagerError, McpManager};
+use serde_json::Value;
+
+use crate::cli::{CallArgs, Cli, Command, PromptArgs, ReadArgs};
+use crate::coerce;
+use crate::exit::{self, CliError, ExitCode};
+use crate::output::views;
+
+/// Run `cli`'s subcommand (other than `serve-demo`); the process exit status.
+pub fn run(cli: &Cli) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return CliError::protocol(format!("cannot start the async runtime: {e}")).report(cli.global.verbose),
+    };
+    let verbose = cli.global.verbose;
+    let code = runtime.block_on(async {
+        match run_async(cli).await {
+            Ok(code) => code.code(),
+            Err(e) => e.report(verbose),
+        }
+    });
+    // Background tasks (server readers) must not hold the process up.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
+}
+
+async fn run_async(cli: &Cli) -> Result<ExitCode, CliError> {
+    let session = setup::start(cli).await?;
+    let result = dispatch(cli, &session).await;
+    if cli.global.server_logs {
+        session.print_server_logs();
+    }
+    session.manager.close().await;
+    result
+}
+
+async fn dispatch(cli: &Cli, session: &setup::Started) -> Result<ExitCode, CliError> {
+    let manager = &session.manager;
+    let json = cli.global.json;
+    match &cli.command {
+        Command::Tools(args) => lists::tools(session, args.schema, json).await,
+        Command::Prompts => lists::prompts(manager, json),
+        Command::Resources => lists::resources(manager, json),
+        Command::Templates => lists::templates(manager, json),
+        Command::Status => lists::status(manager, json),
+        Command::Call(args) => call(cli, session, args).await,
+        Command::Prompt(args) => prompt(manager, args, json).await,
+        Command::Read(args) => read(cli, manager, args).await,
+        Command::Chat(args) => chat::run(session, args).await,
+        Command::ServeDemo => Err(CliError::usage("serve-demo runs on its own")),
+    }
+}
+
+/// A manager error as a one-line CLI error with its exit code.
+pub(crate) fn manager_error(error: ManagerError) -> CliError {
+    match error {
+        ManagerError::Connection(e) => CliError::from(&e),
+        ManagerError::UnexpectedShape { .. } => CliError::protocol(error.to_string()),
+        other => CliError::usage(other.to_string()),
+    }
+}
+
+fn print(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`mcp tools | head`) is not an error worth a message.
+    let _ = out.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+    Ok(())
+}
+
+fn print_json(value: &Value) -> Result<(), CliError> {
+    print(&serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()))
+}
+
+async fn call(cli: &Cli, session: &setup::Started, args: &CallArgs) -> Result<ExitCode, CliError> {
+    let manager = &session.manager;
+    let route = session.resolve_tool(&args.tool).await?;
+    let arguments =
+        coerce::build_arguments(args.args.as_deref(), &args.pairs, &route.tool.input_schema, std::io::stdin())
+            .map_err(|e| CliError::from(&e))?;
+    let options = RequestOptions { progress: setup::progress_reporter(), ..Default::default() };
+    let (route, result) = manager.call_tool(&route.tool.name, Some(arguments), options).await.map_err(manager_error)?;
+    let saved = match &cli.global.save {
+        Some(dir) => views::save_call_media(dir, &route.tool.name, &result)?,
+        None => Vec::new(),
+    };
+    if cli.global.json {
+        print_json(&views::call_result_json(&route.server, &route.tool.name, &result, &saved))?;
+    } else {
+        print(&views::call_result_text(&result, &saved))?;
+    }
+    Ok(exit::tool_result_exit_code(&result))
+}
+
+async fn prompt(manager: &McpManager, args: &PromptArgs, json: bool) -> Result<ExitCode, CliError> {
+    let arguments = coerce::string_pairs(&args.pairs).map_err(|e| CliError::from(&e))?;
+    let (server, result) = manager.get_prompt(&args.name, arguments).await.map_err(manager_error)?;
+    if json {
+        print_json(&views::prompt_result_json(&server, &args.name, &result))?;
+    } else {
+        print(&views::prompt_result_text(&result))?;
+    }
+    Ok(ExitCode::Ok)
+}
+
+async fn read(cli: &Cli, manager: &McpManager, args: &ReadArgs) -> Result<ExitCode, CliError> {
+    let (server, result) = manager.read_resource(&args.uri).await.map_err(manager_error)?;
+    let saved = match &cli.global.save {
+        Some(dir) => views::save_read_media(dir, &result.contents)?,
+        None => Vec::new(),
+    };
+    if cli.global.json {
+        print_json(&views::read_result_json(&server, &args.uri, &result.contents, &saved))?;
+    } else {
+        print(&views::read_result_text(&result.contents, &saved))?;
+    }
+    Ok(ExitCode::Ok)
+}

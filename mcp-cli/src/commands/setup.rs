@@ -1,0 +1,212 @@
+//! Which servers a command uses, and starting the manager on them.
+//!
+//! The servers come from `--stdio -- CMD ARGS...`, `--url URL`, `--config FILE`, a config file in
+//! the working directory, or the built-in demo server (said on stderr), narrowed by `--server`.
+//! The host side offers the working directory as a root, declines elicitation unless on a
+//! terminal, and answers sampling only in `chat` (with the chat LLM).
+
+use std::io::IsTerminal as _;
+use std::sync::Arc;
+
+use host_bridge::{ElicitationPolicy, HostBridge, Roots, file_root};
+use mcp_manager::ServerState;
+use mcp_manager::config::{McpConfig, ProcessEnv, ServerConfig, TransportChoice};
+use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider, RoutedTool};
+use mcp_manager::session::ProgressCallback;
+use mcp_transport::Secret;
+use tool_system::{ToolExecutionContext, ToolRegistry};
+
+use super::manager_error;
+use crate::cli::Cli;
+use crate::discover;
+use crate::exit::CliError;
+
+/// A started manager and what the command needs around it.
+pub(crate) struct Started {
+    pub(crate) manager: McpManager,
+    /// The registry the LLM-facing names come from (the manager's tools as provider `mcp`).
+    pub(crate) registry: ToolRegistry,
+}
+
+/// Resolve the servers of `cli`, start them, and fail (exit 4) when none of the wanted ones
+/// became ready.
+pub(crate) async fn start(cli: &Cli) -> Result<Started, CliError> {
+    let mut config = resolve_config(cli)?;
+    if let Some(name) = &cli.global.server {
+        if !config.servers.iter().any(|s| &s.name == name) {
+            let known: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
+            return Err(CliError::usage(format!(
+                "no server named {name:?} in the config (servers: {})",
+                known.join(", ")
+            )));
+        }
+        config.servers.retain(|s| &s.name == name);
+        for s in &mut config.servers {
+            s.enabled = true;
+        }
+    }
+    if !config.servers.iter().any(|s| s.enabled) {
+        return Err(CliError::usage("the config names no enabled server"));
+    }
+    let bridge = host_bridge(cli, &config)?;
+    let options = ManagerOptions { callbacks: bridge.callbacks(), ..Default::default() };
+    let spinner = Spinner::start("connecting to servers");
+    let manager = McpManager::start(config, options).await;
+    drop(spinner);
+    let status = manager.status();
+    let failed: Vec<_> = status.iter().filter(|s| s.state == ServerState::Failed).collect();
+    for s in &failed {
+        eprintln!("mcp: server {:?} failed: {}", s.name, s.last_error.as_deref().unwrap_or("unknown error"));
+        for line in &s.stderr_tail {
+            eprintln!("  stderr: {line}");
+        }
+    }
+    if !status.iter().any(|s| matches!(s.state, ServerState::Ready | ServerState::Degraded)) {
+        let first = failed.first().and_then(|s| s.last_error.clone()).unwrap_or_else(|| "no server is ready".into());
+        manager.close().await;
+        return Err(CliError::unreachable(first));
+    }
+    let registry = ToolRegistry::new();
+    registry.register(McpToolProvider::new(manager.clone())).await;
+    Ok(Started { manager, registry })
+}
+
+fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
+    let global = &cli.global;
+    if global.stdio {
+        let Some((command, args)) = global.stdio_command.split_first() else {
+            return Err(CliError::usage("--stdio needs a command after `--` (mcp --stdio -- CMD ARGS...)"));
+        };
+        let name =
+            std::path::Path::new(command).file_name().map_or("stdio".into(), |n| n.to_string_lossy().into_owned());
+        let mut server = ServerConfig::new(name);
+        server.command = Some(command.clone());
+        server.args = args.to_vec();
+        return Ok(McpConfig { servers: vec![server], client: Default::default() });
+    }
+    if let Some(url) = &global.url {
+        let parsed = url::Url::parse(url).map_err(|e| CliError::usage(format!("--url {url:?} is not a URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(CliError::usage(format!("--url {url:?} must be http or https")));
+        }
+        let mut server = ServerConfig::new(parsed.host_str().unwrap_or("remote"));
+        server.transport = TransportChoice::Remote;
+        server.url = Some(url.clone());
+        server.headers = global.header_pairs().map_err(CliError::usage)?.into_iter().collect();
+        if let Some(var) = &global.bearer_env {
+            let token = std::env::var(var)
+                .map_err(|_| CliError::usage(format!("--bearer-env {var}: the variable is not set")))?;
+            server.bearer_token = Some(Secret::new(token));
+        }
+        return Ok(McpConfig { servers: vec![server], client: Default::default() });
+    }
+    let source = discover::discover_here(global.config.as_deref())?;
+    if let Some(note) = source.announcement() {
+        eprintln!("{note}");
+    }
+    let config = match (source.path(), source.builtin_config()) {
+        (Some(path), _) => McpConfig::load(path),
+        (None, Some(builtin)) => McpConfig::parse(&builtin.to_string(), None, "built-in demo config", &ProcessEnv),
+        (None, None) => return Err(CliError::usage("no config")),
+    };
+    config.map_err(|e| CliError::usage(e.to_string()))
+}
+
+fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
+    let mut builder = HostBridge::builder();
+    let roots = match config.client.roots.is_empty() {
+        true => std::env::current_dir()
+            .ok()
+            .and_then(|cwd| file_root(cwd, Some("working directory".into())).ok())
+            .into_iter()
+            .collect(),
+        false => Vec::new(),
+    };
+    let configured =
+        config.client.roots.iter().filter_map(|uri| serde_json::from_value(serde_json::json!({"uri": uri})).ok());
+    let roots = if config.client.roots.is_empty() { Roots::new(roots) } else { Roots::new(configured) }
+        .map_err(|e| CliError::usage(format!("roots: {e}")))?;
+    builder = builder.roots(roots);
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !cli.global.json;
+    if interactive {
+        builder = builder.elicitation(Arc::new(super::chat::TerminalAsk));
+    } else {
+        builder = builder.elicitation(Arc::new(ElicitationPolicy::DeclineAll));
+    }
+    if let Some(llm) = super::chat::sampling_llm(cli)? {
+        builder = builder.llm(llm, Default::default());
+    }
+    if cli.global.server_logs {
+        builder = builder.on_notification(Arc::new(|server: &str, n: &mcp_protocol::messages::ServerNotification| {
+            if let mcp_protocol::messages::ServerNotification::LoggingMessage(Some(p)) = n {
+                eprintln!("[{server}] {:?}: {}", p.level, p.data);
+            }
+        }));
+    }
+    Ok(builder.build())
+}
+
+impl Started {
+    /// The route of a tool named by its MCP name or its LLM-facing name (`server__tool`).
+    pub(crate) async fn resolve_tool(&self, name: &str) -> Result<Arc<RoutedTool>, CliError> {
+        let routing = self.manager.routing();
+        if let Some(route) = routing.tool(name) {
+            return Ok(route.clone());
+        }
+        self.registry.tools(&ToolExecutionContext::default()).await;
+        if let Some(exposed) = self.registry.lookup(name)
+            && let Some(route) = routing.tool(&exposed.spec.name)
+        {
+            return Ok(route.clone());
+        }
+        Err(manager_error(mcp_manager::manager::ManagerError::UnknownTool(name.into())))
+    }
+
+    /// `--server-logs`: each server's last stderr lines.
+    pub(crate) fn print_server_logs(&self) {
+        for s in self.manager.status() {
+            for line in &s.stderr_tail {
+                eprintln!("[{}] {line}", s.name);
+            }
+        }
+    }
+}
+
+/// A progress reporter for long calls, on a terminal only.
+pub(crate) fn progress_reporter() -> Option<ProgressCallback> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(Arc::new(|p: mcp_protocol::types::progress::ProgressParams| {
+        let total = p.total.as_ref().map(|t| format!("/{t}")).unwrap_or_default();
+        let message = p.message.as_deref().unwrap_or("");
+        eprint!("\r\x1b[2Kprogress {}{total} {message}", p.progress);
+    }))
+}
+
+/// "connecting..." on stderr while servers start, on a terminal only; cleared when dropped.
+struct Spinner(Option<tokio::task::JoinHandle<()>>);
+
+impl Spinner {
+    fn start(what: &'static str) -> Spinner {
+        if !std::io::stderr().is_terminal() {
+            return Spinner(None);
+        }
+        Spinner(Some(tokio::spawn(async move {
+            let frames = ['|', '/', '-', '\\'];
+            for i in 0usize.. {
+                eprint!("\r{} {what}...", frames[i % frames.len()]);
+                tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+            }
+        })))
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
