@@ -109,11 +109,13 @@ pub struct ElicitationOptions {
     pub apply_defaults: bool,
     /// How many times a form is shown before an invalid answer cancels it (default 3).
     pub max_attempts: u32,
+    /// Offer URL mode when the UI supports it (default true; false never offers it).
+    pub allow_url: bool,
 }
 
 impl Default for ElicitationOptions {
     fn default() -> Self {
-        ElicitationOptions { apply_defaults: true, max_attempts: 3 }
+        ElicitationOptions { apply_defaults: true, max_attempts: 3, allow_url: true }
     }
 }
 
@@ -141,7 +143,7 @@ impl std::fmt::Debug for HostElicitation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostElicitation")
             .field("options", &self.inner.options)
-            .field("supports_url", &self.inner.ask.supports_url())
+            .field("supports_url", &HostElicitation::supports_url(self))
             .finish()
     }
 }
@@ -230,8 +232,13 @@ impl HostElicitation {
         Ok(ElicitResult::cancel())
     }
 
+    /// Whether URL mode is offered: allowed by the options and supported by the UI.
+    pub fn supports_url(&self) -> bool {
+        self.inner.options.allow_url && self.inner.ask.supports_url()
+    }
+
     async fn url(&self, server: &str, params: ElicitUrlParams) -> Result<ElicitResult, ErrorObject> {
-        if !self.inner.ask.supports_url() {
+        if !HostElicitation::supports_url(self) {
             return Err(invalid("this host does not support URL-mode elicitation"));
         }
         let parsed = reqwest::Url::parse(&params.url).map_err(|e| invalid(format!("invalid elicitation URL: {e}")))?;
@@ -288,7 +295,7 @@ impl ElicitationHandler for HostElicitation {
     }
 
     fn supports_url(&self) -> bool {
-        self.inner.ask.supports_url()
+        HostElicitation::supports_url(self)
     }
 }
 

@@ -156,6 +156,11 @@ async fn url_mode_refusals() {
     let h = HostElicitation::new(Arc::new(ScriptedElicitation::new()));
     let err = answer(&h, url(None, "https://example.com")).await.unwrap_err();
     assert!(err.message.contains("does not support URL-mode"), "{err:?}");
+    // A UI that could, but the host's settings say no.
+    let options = ElicitationOptions { allow_url: false, ..Default::default() };
+    let h = HostElicitation::with_options(Arc::new(ScriptedElicitation::with_url()), options);
+    assert!(!ElicitationHandler::supports_url(&h));
+    assert!(answer(&h, url(None, "https://example.com")).await.is_err());
     let h = HostElicitation::new(Arc::new(ScriptedElicitation::with_url()));
     for (bad, needle) in
         [("javascript:alert(1)", "\"javascript\""), ("file:///etc/passwd", "\"file\""), ("::", "invalid")]
