@@ -1,6 +1,6 @@
 //! The real peers: MCP servers that no one here wrote, installed into `target/peers/` and run by
-//! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs`, `peers_http.rs` and
-//! `peers_python.rs`).
+//! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs`, `peers_http.rs`,
+//! `peers_python.rs`, `peers_bridge.rs` and `peers_manager.rs`).
 //!
 //! - `target/peers/npm`: the npm reference servers, at the exact versions of [`NPM_PACKAGES`];
 //! - `target/peers/venv`: a Python virtual environment with [`PYTHON_PACKAGES`]: the
@@ -38,7 +38,7 @@ pub const PYTHON_PACKAGES: &[(&str, &str)] =
     &[("mcp-server-time", "2026.10.19"), ("mcp", "2.3.0"), ("fastmcp", "4.2.3")];
 
 /// The test files of the `tests` crate that run against the peers.
-pub const PEER_TESTS: &[&str] = &["peers_stdio", "peers_http", "peers_python"];
+pub const PEER_TESTS: &[&str] = &["peers_stdio", "peers_http", "peers_python", "peers_bridge", "peers_manager"];
 
 /// Where the tests find the provisioned peers (an absolute path).
 pub const PEERS_DIR_ENV: &str = "MCP_PEERS_DIR";

@@ -55,16 +55,23 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, CliError> {
     drop(spinner);
     let status = manager.status();
     let failed: Vec<_> = status.iter().filter(|s| s.state == ServerState::Failed).collect();
+    if !status.iter().any(|s| matches!(s.state, ServerState::Ready | ServerState::Degraded)) {
+        let first = failed.first();
+        let message = first.and_then(|s| s.last_error.clone()).unwrap_or_else(|| "no server is ready".into());
+        let tail = first.map(|s| s.stderr_tail.join("\n")).filter(|t| !t.is_empty());
+        manager.close().await;
+        let error = CliError::unreachable(message);
+        return Err(match tail {
+            Some(tail) => error.with_detail(format!("stderr of the server:\n{tail}")),
+            None => error,
+        });
+    }
+    // Some servers work: the others are reported, and the command goes on.
     for s in &failed {
         eprintln!("mcp: server {:?} failed: {}", s.name, s.last_error.as_deref().unwrap_or("unknown error"));
         for line in &s.stderr_tail {
             eprintln!("  stderr: {line}");
         }
-    }
-    if !status.iter().any(|s| matches!(s.state, ServerState::Ready | ServerState::Degraded)) {
-        let first = failed.first().and_then(|s| s.last_error.clone()).unwrap_or_else(|| "no server is ready".into());
-        manager.close().await;
-        return Err(CliError::unreachable(first));
     }
     let registry = ToolRegistry::new();
     registry.register(McpToolProvider::new(manager.clone())).await;

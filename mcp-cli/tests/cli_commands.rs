@@ -1,0 +1,192 @@
+//! The built `mcp` binary, each subcommand against the built-in demo server (no config file in
+//! a fresh temporary working directory), `--json` output parsed, the exit codes of bad input,
+//! and `chat` against a fake OpenAI-compatible server.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tests::fake_llm::{FakeLlm, Reply};
+
+fn mcp_in(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mcp"));
+    c.current_dir(dir).env_remove("OPENAI_API_KEY").stdin(Stdio::null());
+    c
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    let output = mcp_in(dir).args(args).output().expect("mcp runs");
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("panicked"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn json_of(output: &Output) -> Value {
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON document")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn the_readme_quick_start_command_lists_the_demo_tools() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let command = "cargo run --release -p mcp-cli -- tools";
+    assert!(readme.contains(command), "the README's quick start names `{command}`");
+    // The same command line, with the binary cargo built for this test.
+    let dir = tempfile::tempdir().unwrap();
+    let output = run(dir.path(), &["tools"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for tool in ["echo", "add", "current_time", "stats", "image", "slow", "ask_roots", "summarize"] {
+        assert!(stdout.contains(tool), "{tool} missing from:\n{stdout}");
+    }
+    assert!(stdout.contains("demo__echo"), "LLM-facing names are shown");
+    assert!(stderr(&output).contains("built-in demo server"), "the fallback is announced on stderr");
+}
+
+#[test]
+fn every_listing_has_a_stable_json_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = json_of(&run(dir.path(), &["tools", "--json"]));
+    let names: Vec<&str> = tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"add") && names.contains(&"stats"), "{names:?}");
+    let prompts = json_of(&run(dir.path(), &["prompts", "--json"]));
+    assert_eq!(prompts["prompts"][0]["name"], "review_code");
+    let resources = json_of(&run(dir.path(), &["resources", "--json"]));
+    assert!(resources["resources"].as_array().unwrap().iter().any(|r| r["uri"] == "demo://readme"));
+    let templates = json_of(&run(dir.path(), &["templates", "--json"]));
+    assert_eq!(templates["templates"][0]["uriTemplate"], "demo://greeting/{name}");
+    let status = json_of(&run(dir.path(), &["status", "--json"]));
+    let demo = &status["servers"][0];
+    assert_eq!((demo["name"].as_str(), demo["state"].as_str()), (Some("demo"), Some("ready")));
+    assert_eq!(demo["protocolVersion"], "2026-07-28", "auto negotiation picks the modern era");
+    assert_eq!(demo["tools"], 8);
+}
+
+#[test]
+fn call_prompt_and_read_return_real_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let add = json_of(&run(dir.path(), &["call", "add", "a=2", "b=3.5", "--json"]));
+    assert_eq!((add["server"].as_str(), add["isError"].as_bool()), (Some("demo"), Some(false)));
+    assert!(add["content"][0]["text"].as_str().unwrap().contains("5.5"), "{add}");
+    // The same through --args and the LLM-facing name.
+    let echo = json_of(&run(dir.path(), &["call", "demo__echo", "--args", r#"{"text": "hi there"}"#, "--json"]));
+    assert_eq!(echo["content"][0]["text"], "hi there");
+    let stats = json_of(&run(dir.path(), &["call", "stats", "numbers=[1,2,3,4]", "--json"]));
+    assert_eq!(stats["structuredContent"]["count"], 4, "{stats}");
+    let prompt = json_of(&run(dir.path(), &["prompt", "review_code", "code=fn main() {}", "language=rust", "--json"]));
+    assert!(prompt.to_string().contains("fn main() {}"), "{prompt}");
+    let read = json_of(&run(dir.path(), &["read", "demo://greeting/Ann", "--json"]));
+    assert!(read.to_string().contains("Hello, Ann!"), "{read}");
+    let save = dir.path().join("out");
+    let image = run(dir.path(), &["call", "image", "--save", save.to_str().unwrap()]);
+    assert_eq!(image.status.code(), Some(0), "{}", stderr(&image));
+    let stdout = String::from_utf8_lossy(&image.stdout);
+    assert!(stdout.contains("[image: image/png"), "summarised, not dumped: {stdout}");
+    let saved: Vec<_> = std::fs::read_dir(&save).unwrap().collect();
+    assert_eq!(saved.len(), 1);
+}
+
+#[test]
+fn key_value_pairs_take_the_types_of_the_input_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    // `stats` takes an array of numbers; `current_time` an integer offset; `slow` integers.
+    let out = json_of(&run(dir.path(), &["call", "stats", "numbers=1.5,2.5", "--json"]));
+    assert_eq!(out["structuredContent"]["sum"], 4.0);
+    let slow = json_of(&run(dir.path(), &["call", "slow", "duration_ms=10", "steps=2", "--json"]));
+    assert_eq!(slow["isError"], false, "{slow}");
+    let wrong = run(dir.path(), &["call", "add", "a=two", "b=1"]);
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(stderr(&wrong).contains("\"a\"") && stderr(&wrong).contains("number"), "{}", stderr(&wrong));
+}
+
+#[test]
+fn bad_input_gives_one_clear_line_and_the_documented_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let unknown = run(dir.path(), &["call", "no_such_tool"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("unknown tool \"no_such_tool\""), "{}", stderr(&unknown));
+    let bad_json = run(dir.path(), &["call", "add", "--args", "{not json"]);
+    assert_eq!(bad_json.status.code(), Some(1));
+    assert!(stderr(&bad_json).contains("line 1, column"), "{}", stderr(&bad_json));
+    let missing = run(dir.path(), &["--config", "nowhere.json", "tools"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("nowhere.json"), "{}", stderr(&missing));
+    // A tool error (the demo's add with a non-number sneaked past coercion as raw JSON).
+    let tool_error = run(dir.path(), &["call", "echo", "--args", r#"{"text": 5}"#]);
+    assert_eq!(tool_error.status.code(), Some(1), "the input schema check refuses it first: {}", stderr(&tool_error));
+}
+
+#[test]
+fn unreachable_and_failing_servers_exit_with_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let unreachable = run(dir.path(), &["--url", &url, "tools"]);
+    assert_eq!(unreachable.status.code(), Some(4), "{}", stderr(&unreachable));
+    assert!(stderr(&unreachable).contains("127.0.0.1"), "{}", stderr(&unreachable));
+    let failing = run(dir.path(), &["--stdio", "tools", "--", "/bin/sh", "-c", "echo cannot-start-here >&2; exit 3"]);
+    assert_eq!(failing.status.code(), Some(4), "{}", stderr(&failing));
+    assert!(stderr(&failing).contains("cannot-start-here"), "the server's stderr tail: {}", stderr(&failing));
+    assert_eq!(stderr(&failing).lines().count(), 1, "one line: {}", stderr(&failing));
+}
+
+#[test]
+fn a_config_file_in_the_working_directory_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {
+        "first": {"command": env!("CARGO_BIN_EXE_mcp"), "args": ["serve-demo"]},
+        // comments and trailing commas are fine in desktop JSON; this one is written as plain JSON
+        "second": {"command": env!("CARGO_BIN_EXE_mcp"), "args": ["serve-demo"]}
+    }});
+    std::fs::write(dir.path().join("mcp.json"), config.to_string()).unwrap();
+    let status = json_of(&run(dir.path(), &["status", "--json"]));
+    let names: Vec<&str> = status["servers"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["first", "second"]);
+    assert_eq!(status["servers"][1]["tools"], 0, "every tool name is taken by the first server");
+    let one = json_of(&run(dir.path(), &["--server", "second", "tools", "--json"]));
+    assert!(one["tools"].as_array().unwrap().iter().all(|t| t["server"] == "second"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_lets_the_llm_call_a_demo_tool_and_prints_its_answer() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::tool_calls(&[("call-1", "demo__add", r#"{"a": 20, "b": 22}"#)]));
+        llm.push(Reply::text("The sum is 42."));
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = mcp_in(dir.path())
+            .args(["chat", "--base-url", &llm.base_url(), "--model", "fake-model"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"what is 20 + 22?\n").unwrap();
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", stderr(&output));
+        assert!(stdout.contains("demo__add"), "the call is shown: {stdout}");
+        assert!(stdout.contains("20 + 22 = 42"), "its result is shown: {stdout}");
+        assert!(stdout.contains("The sum is 42."), "the answer is printed: {stdout}");
+        let requests = llm.requests();
+        assert_eq!(requests.len(), 2);
+        let tools = requests[0].body["tools"].as_array().unwrap();
+        assert!(tools.iter().any(|t| t["function"]["name"] == "demo__add"));
+        let last = requests[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!((last["role"].as_str(), last["tool_call_id"].as_str()), (Some("tool"), Some("call-1")));
+        assert!(last["content"].to_string().contains("42"), "{last}");
+    })
+    .await
+    .expect("test timed out");
+}
