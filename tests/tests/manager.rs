@@ -305,3 +305,19 @@ async fn legacy_servers_hear_that_the_roots_changed() {
     })
     .await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configured_log_level_is_set_once_in_the_legacy_era() {
+    within(async {
+        let mut server = fake("logs", &["--log"]);
+        server.log_level = Some(mcp_protocol::types::logging::LoggingLevel::Debug);
+        let manager =
+            McpManager::start(config(vec![server, fake("quiet", &["--tools", "1"])]), ManagerOptions::default()).await;
+        let (_, stats) = manager.call_tool("stats", None, RequestOptions::default()).await.unwrap();
+        let text = serde_json::to_value(&stats.content[0]).unwrap()["text"].as_str().unwrap().to_owned();
+        let stats: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(stats["requests"]["logging/setLevel"], 1, "{stats}");
+        manager.close().await;
+    })
+    .await
+}

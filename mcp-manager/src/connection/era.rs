@@ -79,6 +79,22 @@ impl McpConnection {
         }
         let info = self.handshake(session, kind).await?;
         self.remember_era(Era::Legacy);
+        // The legacy era sets the log level once per session (the modern era sends it with
+        // every request); a server that refuses keeps its own level.
+        if let Some(level) = &self.options.log_level
+            && info.capabilities.logging.is_some()
+        {
+            let params = mcp_protocol::types::logging::SetLevelParams {
+                level: level.clone(),
+                meta: None,
+                extra: Default::default(),
+            };
+            if let Err(error) =
+                session.request::<mcp_protocol::types::logging::SetLevel>(&params, RequestOptions::default()).await
+            {
+                tracing::warn!(server = %self.name, %error, "logging/setLevel was refused");
+            }
+        }
         Ok(info)
     }
 
