@@ -8,8 +8,11 @@
 //!   [`TransportPlan`]; a [`RemoteTarget`] (a URL) tries streamable HTTP and falls back to legacy
 //!   HTTP+SSE. Its cached [`Inventory`] is kept fresh by list_changed notifications (legacy),
 //!   `subscriptions/listen` (modern) and `ttlMs` hints.
-//! - Coming with their issues: `McpManager` (many servers) and `McpToolProvider` (the manager as
-//!   a `tool_system` provider).
+//! - [`manager`]: [`McpManager`](manager::McpManager), many servers supervised and routed, and
+//!   [`McpToolProvider`](manager::McpToolProvider), the manager as a `tool_system` provider.
+//! - [`config`]: [`McpConfig`](config::McpConfig) and its loaders (desktop `mcpServers` JSON,
+//!   VS Code, Codex TOML, this crate's TOML), interpolation and validation.
+//! - [`callbacks`]: what a server may ask of the host ([`HostCallbacks`]).
 
 pub mod callbacks;
 pub mod config;
