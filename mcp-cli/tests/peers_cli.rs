@@ -211,8 +211,9 @@ fn marked_processes(marker: &str) -> Vec<u32> {
 
 fn json_of(output: &Output) -> Value {
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(output));
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", String::from_utf8_lossy(&output.stdout)))
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!("stdout is not one JSON document ({e}): {}", String::from_utf8_lossy(&output.stdout))
+    })
 }
 
 fn stderr(output: &Output) -> String {
