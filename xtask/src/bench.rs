@@ -1,6 +1,7 @@
-//! `cargo xtask bench [codec|stdio|http|all] [args]`: the criterion codec bench, and the stdio and
-//! streamable HTTP client workloads that compare this stack's client with the official Rust SDK's
-//! (rmcp). The HTTP workloads live in `bench_http.rs`.
+//! `cargo xtask bench [codec|stdio|http|manager|all] [args]`: the criterion codec bench, and the
+//! stdio and streamable HTTP client workloads that compare this stack's client with the official
+//! Rust SDK's (rmcp). The HTTP workloads live in `bench_http.rs`, the many-server manager's in
+//! `bench_manager.rs`.
 //!
 //! - `codec`: `cargo bench -p mcp-protocol --bench codec`, with `args` passed on.
 //! - `stdio`: builds `bench-client` and `bench-server` (the `tests` crate) and rmcp's client
@@ -14,7 +15,9 @@
 //!   the modern era may cost at most 1.1 times the legacy era.
 //! - `http`: the streamable HTTP workloads (W1, W2), ours against rmcp and our legacy era against
 //!   our modern era; see `bench_http.rs`. `--runs N` as for `stdio`.
-//! - `all` (the default): `codec`, then `stdio`, then `http`; `args` go to the codec bench.
+//! - `manager`: one manager over 100 servers of 100 tools (start-up, host memory, routing
+//!   overhead); see `bench_manager.rs`. `--runs N` (default 3).
+//! - `all` (the default): `codec`, `stdio`, `http`, then `manager`; `args` go to the codec bench.
 //!
 //! The workloads, on a current-thread Tokio runtime in both clients, against the same server:
 //! W1 2000 sequential echo calls; W2 256 calls with 32 in flight; W3 spawn, initialize and list
@@ -93,20 +96,22 @@ const ERA_ROWS: &[Row] = &[
     Row { label: "W4 peak RSS (MiB)", workload: "w4", key: "peak_rss_kib", target: Some(ERA_BUDGET), scale: 1024.0 },
 ];
 
-/// `cargo xtask bench [codec|stdio|http|all] [args]`.
+/// `cargo xtask bench [codec|stdio|http|manager|all] [args]`.
 pub fn bench(args: &[String]) -> Result {
     let (mode, rest) = match args.first().map(String::as_str) {
-        Some(mode @ ("codec" | "stdio" | "http" | "all")) => (mode, &args[1..]),
+        Some(mode @ ("codec" | "stdio" | "http" | "manager" | "all")) => (mode, &args[1..]),
         _ => ("all", args),
     };
     match mode {
         "codec" => crate::ci::bench(rest),
         "stdio" => stdio(rest),
         "http" => crate::bench_http::http(parse_runs(rest)?),
+        "manager" => crate::bench_manager::manager(rest),
         _ => {
             crate::ci::bench(rest)?;
             stdio(&[])?;
-            crate::bench_http::http(DEFAULT_RUNS)
+            crate::bench_http::http(DEFAULT_RUNS)?;
+            crate::bench_manager::manager(&[])
         }
     }
 }
@@ -251,7 +256,7 @@ fn number(line: &str, key: &str) -> Option<f64> {
 
 /// Run one client (arguments: the workload, the server, then the rest); its stdout's last line is
 /// the JSON result.
-fn run_client(client: &Path, args: &[&OsStr]) -> Result<String> {
+pub(crate) fn run_client(client: &Path, args: &[&OsStr]) -> Result<String> {
     let workload = args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
     let output =
         Command::new(client).args(args).output().map_err(|e| format!("could not start {}: {e}", client.display()))?;
@@ -269,22 +274,22 @@ fn run_client(client: &Path, args: &[&OsStr]) -> Result<String> {
 }
 
 /// The project's target directory: `CARGO_TARGET_DIR` if set, else `target` at the root.
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) if !dir.is_empty() => root.join(dir),
         _ => root.join("target"),
     }
 }
 
-fn cargo_command() -> Command {
+pub(crate) fn cargo_command() -> Command {
     Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")))
 }
 
-fn run_status(title: &str, mut command: Command, dir: &Path) -> Result {
+pub(crate) fn run_status(title: &str, mut command: Command, dir: &Path) -> Result {
     let status = command.current_dir(dir).status().map_err(|e| format!("{title}: could not start cargo: {e}"))?;
     if status.success() { Ok(()) } else { Err(format!("{title} failed ({status})")) }
 }
 
-fn heading(text: &str) {
+pub(crate) fn heading(text: &str) {
     println!("\n==> {text}");
 }
