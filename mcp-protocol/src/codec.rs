@@ -155,9 +155,25 @@ pub fn decode_message(text: &str) -> Result<Message, DecodeError> {
 /// JSON writer escapes control characters in strings, and line breaks in the whitespace of raw
 /// payloads (a pretty-printed HTTP body, say) are written as spaces.
 pub fn encode_line(message: &Message) -> Vec<u8> {
-    let mut out = Vec::with_capacity(128);
+    let mut out = Vec::with_capacity(encoded_len_hint(message));
     encode_line_into(message, &mut out);
     out
+}
+
+/// About how long a message's line is: the raw payload, the method and room for the envelope,
+/// so that encoding seldom grows the buffer.
+fn encoded_len_hint(message: &Message) -> usize {
+    const ENVELOPE: usize = 96;
+    let raw = |p: &Option<crate::RawJson>| p.as_deref().map_or(0, |r| r.get().len());
+    ENVELOPE
+        + match message {
+            Message::Request(r) => r.method.len() + raw(&r.params),
+            Message::Notification(n) => n.method.len() + raw(&n.params),
+            Message::Response(r) => match &r.payload {
+                crate::ResponsePayload::Result(result) => result.get().len(),
+                crate::ResponsePayload::Error(_) => 160,
+            },
+        }
 }
 
 /// Append one message and its `\n` terminator to `out`.
