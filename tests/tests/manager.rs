@@ -321,3 +321,21 @@ async fn the_configured_log_level_is_set_once_in_the_legacy_era() {
     })
     .await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_dropped_without_close_leaves_no_process() {
+    within(async {
+        let manager =
+            McpManager::start(config(vec![fake("d1", &[]), fake("d2", &["--tools", "1"])]), fast_reconnect()).await;
+        let pids: Vec<u32> = manager.status().iter().filter_map(|s| s.pid).collect();
+        assert_eq!(pids.len(), 2);
+        let clone = manager.clone();
+        drop(manager);
+        assert_eq!(clone.status().len(), 2, "a clone keeps everything alive");
+        drop(clone);
+        for pid in pids {
+            wait_until_gone(pid, Duration::from_secs(10)).await.unwrap();
+        }
+    })
+    .await
+}

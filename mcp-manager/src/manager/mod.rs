@@ -134,6 +134,17 @@ pub(crate) struct ManagerShared {
     closed: std::sync::atomic::AtomicBool,
 }
 
+impl Drop for ManagerShared {
+    /// A manager dropped without [`McpManager::close`] still leaves no server running: the
+    /// supervisors stop and the connections (stdio process groups included) are dropped.
+    fn drop(&mut self) {
+        let servers = std::mem::take(&mut *write(&self.servers));
+        for server in &servers {
+            server.halt();
+        }
+    }
+}
+
 fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(|p| p.into_inner())
 }

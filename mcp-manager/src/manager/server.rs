@@ -194,6 +194,15 @@ impl ManagedServer {
         });
     }
 
+    /// Stop at once, without waiting (the manager is being dropped): the supervisor ends, and
+    /// the connection (with a stdio server's process group) goes with the last reference.
+    pub(crate) fn halt(&self) {
+        self.stop.send_replace(true);
+        if let Some(task) = lock(&self.task).take() {
+            task.abort();
+        }
+    }
+
     async fn supervise(self: Arc<Self>, shared: std::sync::Weak<ManagerShared>, policy: ReconnectPolicy) {
         let mut stop = self.stop.subscribe();
         let mut attempts = 0u32;
