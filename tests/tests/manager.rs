@@ -339,3 +339,19 @@ async fn a_manager_dropped_without_close_leaves_no_process() {
     })
     .await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_finishes_starting_fails_at_its_startup_timeout() {
+    within(async {
+        let mut slow = fake("sleepy", &["--start-delay-ms", "30000"]);
+        slow.startup_timeout = Duration::from_millis(300);
+        let manager = McpManager::start(config(vec![slow, fake("awake", &[])]), ManagerOptions::default()).await;
+        let status = manager.status();
+        assert_eq!(status[0].state, ServerState::Failed);
+        assert!(status[0].last_error.as_deref().unwrap().contains("startup timeout"), "{:?}", status[0]);
+        assert_eq!(status[0].pid, None, "no process is reported for it");
+        assert_eq!(status[1].state, ServerState::Ready, "the other server is not held up");
+        manager.close().await;
+    })
+    .await
+}
