@@ -13,6 +13,44 @@
 //! - [`config`]: [`McpConfig`](config::McpConfig) and its loaders (desktop `mcpServers` JSON,
 //!   VS Code, Codex TOML, this crate's TOML), interpolation and validation.
 //! - [`callbacks`]: what a server may ask of the host ([`HostCallbacks`]).
+//!
+//! A host reads its servers from a config file ([`McpConfig::load`](config::McpConfig::load)),
+//! or from text with an environment of its choosing, then starts an
+//! [`McpManager`](manager::McpManager) on the result:
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//!
+//! use mcp_manager::config::{McpConfig, TransportChoice};
+//!
+//! let text = r#"{
+//!     // Claude Desktop's format: comments and trailing commas are fine.
+//!     "mcpServers": {
+//!         "files": { "command": "npx", "args": ["-y", "server-filesystem", "${HOME}/notes"] },
+//!         "search": { "url": "https://search.example/mcp", "headers": { "X-Team": "${TEAM:-core}" } },
+//!         "draft": { "command": "", "disabled": true },
+//!     }
+//! }"#;
+//! let env = BTreeMap::from([("HOME".to_string(), "/home/ann".to_string())]);
+//! let config = McpConfig::parse(text, None, "claude_desktop_config.json", &env)?;
+//!
+//! let enabled: Vec<&str> = config.enabled_servers().map(|s| s.name.as_str()).collect();
+//! assert_eq!(enabled, ["files", "search"], "file order; the disabled draft is not validated");
+//! let files = config.server("files").unwrap();
+//! assert_eq!(files.transport, TransportChoice::Stdio);
+//! assert_eq!(files.args[2], "/home/ann/notes");
+//! let search = config.server("search").unwrap().remote_target().unwrap();
+//! assert_eq!(search.transport, None, "streamable HTTP, falling back to HTTP+SSE");
+//! assert_eq!(search.headers, [("X-Team".to_string(), "core".to_string())]);
+//!
+//! // Every problem is reported at once, naming the server and the field.
+//! let broken = r#"{ "mcpServers": { "remote": { "type": "http" }, "local": { "comand": "x" } } }"#;
+//! let error = McpConfig::parse(broken, None, "mcp.json", &env).unwrap_err();
+//! let problems: Vec<String> = error.problems().iter().map(ToString::to_string).collect();
+//! assert!(problems.iter().any(|p| p.starts_with(r#"server "remote": field "url""#)), "{problems:?}");
+//! assert!(problems.iter().any(|p| p.contains(r#"field "comand""#)), "{problems:?}");
+//! # Ok::<(), mcp_manager::config::ConfigError>(())
+//! ```
 
 pub mod callbacks;
 pub mod config;

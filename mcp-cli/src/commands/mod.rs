@@ -1,5 +1,5 @@
 //! The subcommands, wired to the many-server manager: each one resolves the servers to use
-//! ([`setup`]), starts an `McpManager` on them, does its work through the manager's routing, and
+//! (`setup`), starts an `McpManager` on them, does its work through the manager's routing, and
 //! ends with one of the documented exit codes.
 
 mod chat;
