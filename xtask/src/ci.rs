@@ -10,10 +10,13 @@ use xtask::project_root;
 
 type Result = std::result::Result<(), String>;
 
-/// Formatting, lints, tests and tidy, in that order.
+/// Formatting, lints, the API docs (rustdoc warnings are errors), tests and tidy, in that order.
 pub fn ci() -> Result {
     cargo("formatting", &["fmt", "--all", "--", "--check"])?;
     cargo("lints", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    let mut docs = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
+    docs.args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings");
+    run("docs (RUSTDOCFLAGS=-D warnings)", docs, &project_root())?;
     cargo("tests", &["test", "--workspace"])?;
     tidy()?;
     println!("\nci: all steps passed");
@@ -33,8 +36,14 @@ pub fn peers() -> Result {
     heading("real peers: provisioning");
     let dir = crate::peers::provision()?;
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
-    command.args(["test", "-p", "tests"]);
-    for test in crate::peers::PEER_TESTS {
+    command.arg("test");
+    let mut packages: Vec<&str> = crate::peers::PEER_TESTS.iter().map(|(package, _)| *package).collect();
+    packages.sort_unstable();
+    packages.dedup();
+    for package in packages {
+        command.args(["-p", package]);
+    }
+    for (_, test) in crate::peers::PEER_TESTS {
         command.args(["--test", test]);
     }
     command

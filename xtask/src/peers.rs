@@ -1,6 +1,7 @@
 //! The real peers: MCP servers that no one here wrote, installed into `target/peers/` and run by
 //! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs`, `peers_http.rs`,
-//! `peers_python.rs`, `peers_bridge.rs` and `peers_manager.rs`).
+//! `peers_python.rs`, `peers_bridge.rs` and `peers_manager.rs`, and the `mcp` command's
+//! `mcp-cli/tests/peers_cli.rs`).
 //!
 //! - `target/peers/npm`: the npm reference servers, at the exact versions of [`NPM_PACKAGES`];
 //! - `target/peers/venv`: a Python virtual environment with [`PYTHON_PACKAGES`]: the
@@ -37,8 +38,15 @@ pub const NPM_PACKAGES: &[(&str, &str)] = &[
 pub const PYTHON_PACKAGES: &[(&str, &str)] =
     &[("mcp-server-time", "2026.10.19"), ("mcp", "2.3.0"), ("fastmcp", "4.2.3")];
 
-/// The test files of the `tests` crate that run against the peers.
-pub const PEER_TESTS: &[&str] = &["peers_stdio", "peers_http", "peers_python", "peers_bridge", "peers_manager"];
+/// The test files that run against the peers, as (package, test target) pairs.
+pub const PEER_TESTS: &[(&str, &str)] = &[
+    ("tests", "peers_stdio"),
+    ("tests", "peers_http"),
+    ("tests", "peers_python"),
+    ("tests", "peers_bridge"),
+    ("tests", "peers_manager"),
+    ("mcp-cli", "peers_cli"),
+];
 
 /// Where the tests find the provisioned peers (an absolute path).
 pub const PEERS_DIR_ENV: &str = "MCP_PEERS_DIR";
