@@ -42,6 +42,19 @@ pub trait ElicitationHandler: Send + Sync + 'static {
 pub trait RootsProvider: Send + Sync + 'static {
     /// The host's roots, as `file://` URIs.
     fn list_roots(&self, server: &str) -> BoxFuture<'static, Result<Vec<Root>, ErrorObject>>;
+
+    /// A receiver whose value changes whenever the roots change (its value is a version number;
+    /// only the change matters), or `None` when this provider does not announce changes (the
+    /// default).
+    ///
+    /// With `Some`, every connection opened in the legacy era watches it for as long as its
+    /// session lives and sends `notifications/roots/list_changed` after each change (several
+    /// changes in quick succession may be announced once). Modern-era servers ask for the roots
+    /// with each request, so they are told nothing. With `None`, the host announces changes
+    /// itself (`McpManager::notify_roots_changed`).
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// Receives the notifications of servers (logs, progress, list changes), in order per server.

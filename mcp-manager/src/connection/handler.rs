@@ -1,18 +1,21 @@
-//! The bridge from the session engine's [`InboundHandler`] to the host's callbacks.
+//! The bridge from the session engine's [`InboundHandler`] to the host's callbacks, and the task
+//! that tells a legacy-era server when the host's roots change.
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mcp_protocol::jsonrpc::to_raw;
 use mcp_protocol::messages::{ServerNotification, ServerRequest};
+use mcp_protocol::types::common::NotificationParams;
 use mcp_protocol::types::mrtr::Outcome;
-use mcp_protocol::types::roots::ListRootsResult;
+use mcp_protocol::types::roots::{ListRootsResult, RootsListChanged};
 use mcp_protocol::{ErrorCode, ErrorObject, RawJson};
 use serde::Serialize;
+use tokio::sync::watch;
 
 use super::freshness::Freshness;
 use crate::callbacks::HostCallbacks;
-use crate::session::InboundHandler;
+use crate::session::{InboundHandler, Session};
 
 pub(crate) struct CallbackHandler {
     pub(crate) server: Arc<str>,
@@ -96,4 +99,42 @@ impl InboundHandler for CallbackHandler {
 
 fn if_none_found(method: &str) -> ErrorObject {
     not_found(method)
+}
+
+/// The host's announcements of root changes, taken before the handshake so that a change made
+/// while it runs is announced once the session is open.
+pub(crate) fn root_changes(callbacks: &HostCallbacks) -> Option<watch::Receiver<u64>> {
+    let mut changes = callbacks.roots.as_ref()?.changes()?;
+    changes.mark_unchanged();
+    Some(changes)
+}
+
+/// Send `notifications/roots/list_changed` on `session` after each change of the host's roots,
+/// until the roots provider is gone or the session ends. The caller ties the task to the
+/// session's life (it aborts the task when the session is closed).
+pub(crate) fn announce_root_changes(
+    server: Arc<str>,
+    session: Session,
+    mut changes: watch::Receiver<u64>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let closed = session.closed();
+        tokio::pin!(closed);
+        loop {
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
+                _ = &mut closed => return,
+            }
+            match session.notify::<RootsListChanged>(Some(&NotificationParams::default())).await {
+                Ok(()) => tracing::debug!(server = %server, "sent notifications/roots/list_changed"),
+                Err(error) => {
+                    tracing::warn!(server = %server, %error, "could not send notifications/roots/list_changed")
+                }
+            }
+        }
+    })
 }

@@ -223,7 +223,8 @@ struct Live {
     server: ServerInfo,
     /// The epoch of the freshness state this session belongs to.
     epoch: u64,
-    /// The session's background tasks (list refresh, subscriptions/listen), stopped with it.
+    /// The session's background tasks (list refresh, subscriptions/listen, root changes),
+    /// stopped with it.
     _tasks: Vec<AbortOnDrop>,
 }
 
@@ -289,7 +290,10 @@ impl McpConnection {
     ///
     /// Nothing is listed yet ([`McpConnection::inventory`] lists on first use). In the modern
     /// era a `subscriptions/listen` request is opened in the background for the list changes the
-    /// server offers.
+    /// server offers. In the legacy era, when the roots provider of the callbacks announces
+    /// changes ([`RootsProvider::changes`](crate::callbacks::RootsProvider::changes)), a
+    /// background task sends `notifications/roots/list_changed` after each change, until the
+    /// session ends.
     pub async fn connect(&self) -> Result<ServerInfo, ConnectionError> {
         let mut live = self.live.lock().await;
         if let Some(l) = live.as_ref() {
@@ -300,11 +304,19 @@ impl McpConnection {
             self.fresh.begin(false);
         }
         *live = None;
+        let root_changes = handler::root_changes(&self.options.callbacks);
         // The transports of the plan in turn: see `remote.rs` for when the next one is tried.
         let mut opened = self.open().await?;
         let modern = opened.server.protocol_version.era() == Some(mcp_protocol::Era::Modern);
         opened.epoch = self.fresh.begin(modern);
         opened._tasks = self.start_freshness(&opened);
+        // Legacy-era servers hear of root changes; modern-era ones ask with each request.
+        if let Some(changes) = root_changes
+            && opened.server.protocol_version.era() == Some(mcp_protocol::Era::Legacy)
+        {
+            let task = handler::announce_root_changes(Arc::from(self.name.as_str()), opened.session.clone(), changes);
+            opened._tasks.push(AbortOnDrop(task.abort_handle()));
+        }
         let server = opened.server.clone();
         *live = Some(opened);
         Ok(server)
