@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
+use mcp_manager::config::ClientConfig;
 use mcp_manager::{ConnectionOptions, HostCallbacks};
+use mcp_protocol::types::roots::Root;
 
 use crate::elicitation::{AskUser, ElicitationOptions, HostElicitation};
 use crate::llm::LlmClient;
 use crate::logging::{HostNotificationSink, LogLevels, NotificationCallback};
-use crate::roots::Roots;
+use crate::roots::{Roots, RootsError};
 use crate::sampling::{HostLlmBridge, SamplingApproval, SamplingOptions};
 
 /// The host's answers to servers: sampling, elicitation, roots, and where notifications go.
@@ -23,23 +25,45 @@ pub struct HostBridge {
 }
 
 /// Builds a [`HostBridge`]; every part is optional, and what is left out is not declared.
-#[derive(Default)]
+/// When a setter is called twice, the last call wins.
 pub struct HostBridgeBuilder {
-    llm: Option<(Arc<dyn LlmClient>, SamplingOptions)>,
+    llm: Option<Arc<dyn LlmClient>>,
+    sampling_options: SamplingOptions,
     approval: Option<Arc<dyn SamplingApproval>>,
     ask: Option<Arc<dyn AskUser>>,
     elicitation_options: ElicitationOptions,
+    /// False when the host's settings turn elicitation off, whatever handler is given.
+    elicitation_enabled: bool,
     roots: Option<Roots>,
     callback: Option<NotificationCallback>,
     log_levels: LogLevels,
 }
 
+impl Default for HostBridgeBuilder {
+    fn default() -> Self {
+        HostBridgeBuilder {
+            llm: None,
+            sampling_options: SamplingOptions::default(),
+            approval: None,
+            ask: None,
+            elicitation_options: ElicitationOptions::default(),
+            elicitation_enabled: true,
+            roots: None,
+            callback: None,
+            log_levels: LogLevels::default(),
+        }
+    }
+}
+
 impl std::fmt::Debug for HostBridgeBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostBridgeBuilder")
-            .field("llm", &self.llm.as_ref().map(|(llm, options)| (llm.default_model().to_owned(), options)))
+            .field("llm", &self.llm.as_ref().map(|llm| llm.default_model().to_owned()))
+            .field("sampling_options", &self.sampling_options)
             .field("approval", &self.approval.is_some())
             .field("elicitation", &self.ask.is_some())
+            .field("elicitation_options", &self.elicitation_options)
+            .field("elicitation_enabled", &self.elicitation_enabled)
             .field("roots", &self.roots)
             .field("callback", &self.callback.is_some())
             .field("log_levels", &self.log_levels)
@@ -51,8 +75,48 @@ impl HostBridgeBuilder {
     /// Answer sampling with `llm`. Sampling is declared only when `options.enabled`, with
     /// `sampling.tools` only when `options.tool_support`.
     pub fn llm(mut self, llm: Arc<dyn LlmClient>, options: SamplingOptions) -> Self {
-        self.llm = Some((llm, options));
+        self.llm = Some(llm);
+        self.sampling_options = options;
         self
+    }
+
+    /// Answer sampling with `llm`, under the sampling options set so far (by
+    /// [`HostBridgeBuilder::client_config`] or [`HostBridgeBuilder::sampling_options`]; the
+    /// defaults otherwise).
+    pub fn llm_client(mut self, llm: Arc<dyn LlmClient>) -> Self {
+        self.llm = Some(llm);
+        self
+    }
+
+    /// How sampling behaves; it is offered only once an LLM is given too.
+    pub fn sampling_options(mut self, options: SamplingOptions) -> Self {
+        self.sampling_options = options;
+        self
+    }
+
+    /// Apply the host's client settings (`[mcp.client]` of a config file):
+    ///
+    /// - the sampling settings become the sampling options (see
+    ///   [`SamplingOptions`]'s `From<&SamplingSettings>`); an LLM is still needed
+    ///   ([`HostBridgeBuilder::llm_client`]) for sampling to be offered;
+    /// - the elicitation settings: `url_mode` becomes [`ElicitationOptions::allow_url`], and
+    ///   `enabled = false` leaves elicitation out, even when a handler is given before or after;
+    /// - the roots, when the settings list some, replace the roots given so far (with none
+    ///   listed, the roots are left as they are, so a host can offer its own default).
+    ///
+    /// Options the settings do not have (the sampling token cap, how elicitation answers are
+    /// completed and checked) keep their values. Fails when a root is not an absolute `file://` URI
+    /// (the error names it). The client's name and version are the manager's business (the
+    /// `clientInfo` it sends), not the bridge's.
+    pub fn client_config(mut self, config: &ClientConfig) -> Result<Self, RootsError> {
+        if !config.roots.is_empty() {
+            self.roots = Some(Roots::new(config.roots.iter().map(|uri| Root::new(uri.as_str(), None)))?);
+        }
+        let max_tokens_cap = self.sampling_options.max_tokens_cap;
+        self.sampling_options = SamplingOptions { max_tokens_cap, ..SamplingOptions::from(&config.sampling) };
+        self.elicitation_options.allow_url = config.elicitation.url_mode;
+        self.elicitation_enabled = config.elicitation.enabled;
+        Ok(self)
     }
 
     /// Let the host review each sampling request and result.
@@ -95,11 +159,13 @@ impl HostBridgeBuilder {
 
     /// The bridge.
     pub fn build(self) -> HostBridge {
-        let sampling = self
-            .llm
-            .filter(|(_, options)| options.enabled)
-            .map(|(llm, options)| HostLlmBridge::with_approval(llm, options, self.approval));
-        let elicitation = self.ask.map(|ask| HostElicitation::with_options(ask, self.elicitation_options));
+        let options = self.sampling_options;
+        let sampling =
+            self.llm.filter(|_| options.enabled).map(|llm| HostLlmBridge::with_approval(llm, options, self.approval));
+        let elicitation = self
+            .ask
+            .filter(|_| self.elicitation_enabled)
+            .map(|ask| HostElicitation::with_options(ask, self.elicitation_options));
         let mut sink = HostNotificationSink::new();
         if let Some(callback) = self.callback {
             sink = sink.with_callback(callback);
@@ -168,8 +234,8 @@ impl HostBridge {
 
 #[cfg(test)]
 mod tests {
+    use mcp_manager::config::{ElicitationSettings, SamplingSettings};
     use mcp_protocol::types::logging::LoggingLevel;
-    use mcp_protocol::types::roots::Root;
 
     use super::*;
     use crate::elicitation::{ElicitationPolicy, ScriptedElicitation};
@@ -208,6 +274,108 @@ mod tests {
             HostBridge::builder().llm(llm(), SamplingOptions { enabled: false, ..Default::default() }).build();
         assert!(disabled.callbacks().capabilities().sampling.is_none(), "disabled sampling is not declared");
         assert!(disabled.sampling().is_none());
+    }
+
+    #[test]
+    fn sampling_settings_map_onto_options() {
+        let settings = SamplingSettings {
+            enabled: false,
+            tool_support: true,
+            requests_per_minute: Some(5),
+            default_max_tokens: 77,
+            models: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            SamplingOptions::from(&settings),
+            SamplingOptions {
+                enabled: false,
+                tool_support: true,
+                requests_per_minute: Some(5),
+                default_max_tokens: 77,
+                max_tokens_cap: None,
+                models: vec!["a".into(), "b".into()],
+            }
+        );
+        let defaults = SamplingOptions::from(&SamplingSettings::default());
+        assert!(defaults.enabled && !defaults.tool_support);
+        assert_eq!((defaults.requests_per_minute, defaults.default_max_tokens), (None, 1024), "no limit by default");
+        assert!(defaults.models.is_empty());
+    }
+
+    #[test]
+    fn elicitation_settings_map_onto_options() {
+        let url = ElicitationOptions::from(&ElicitationSettings { enabled: true, url_mode: true });
+        assert_eq!(url, ElicitationOptions { allow_url: true, ..Default::default() });
+        let form_only = ElicitationOptions::from(&ElicitationSettings::default());
+        assert!(!form_only.allow_url, "URL mode is off unless the settings turn it on");
+        assert_eq!((form_only.apply_defaults, form_only.max_attempts), (true, 3));
+    }
+
+    fn client(roots: &[&str]) -> ClientConfig {
+        ClientConfig { roots: roots.iter().map(|r| r.to_string()).collect(), ..Default::default() }
+    }
+
+    #[test]
+    fn client_config_applies_sampling_elicitation_and_roots() {
+        let mut config = client(&["file:///srv/a", "file:///srv/b"]);
+        config.sampling.tool_support = true;
+        config.sampling.requests_per_minute = Some(3);
+        let earlier = Roots::new([Root::new("file:///earlier", None)]).unwrap();
+        let bridge = HostBridge::builder()
+            .roots(earlier)
+            .sampling_options(SamplingOptions { max_tokens_cap: Some(100), ..Default::default() })
+            .client_config(&config)
+            .unwrap()
+            .llm_client(llm())
+            .elicitation(Arc::new(ScriptedElicitation::with_url()))
+            .build();
+        let roots: Vec<String> = bridge.roots().unwrap().list().into_iter().map(|r| r.uri).collect();
+        assert_eq!(roots, ["file:///srv/a", "file:///srv/b"], "the configured roots replace earlier ones");
+        let options = bridge.sampling().expect("sampling with the LLM").options();
+        assert_eq!((options.tool_support, options.requests_per_minute), (true, Some(3)));
+        assert_eq!(options.max_tokens_cap, Some(100), "an option the settings lack is kept");
+        let caps = bridge.callbacks().capabilities();
+        assert!(caps.sampling.and_then(|s| s.tools).is_some(), "sampling.tools declared");
+        let elicitation = caps.elicitation.expect("elicitation declared");
+        assert!(elicitation.url.is_none(), "url_mode is off in the settings, though the UI supports it");
+
+        let fallback = Roots::new([Root::new("file:///cwd", None)]).unwrap();
+        let bridge = HostBridge::builder().roots(fallback).client_config(&client(&[])).unwrap().build();
+        assert_eq!(bridge.roots().unwrap().list(), [Root::new("file:///cwd", None)], "no roots configured");
+        assert!(bridge.sampling().is_none(), "no LLM, no sampling");
+    }
+
+    #[test]
+    fn disabled_settings_leave_the_capability_out_whatever_the_order() {
+        let mut config = client(&[]);
+        config.elicitation.enabled = false;
+        config.sampling.enabled = false;
+        let before = HostBridge::builder()
+            .elicitation(Arc::new(ElicitationPolicy::DeclineAll))
+            .llm_client(llm())
+            .client_config(&config)
+            .unwrap()
+            .build();
+        let after = HostBridge::builder()
+            .client_config(&config)
+            .unwrap()
+            .elicitation(Arc::new(ElicitationPolicy::DeclineAll))
+            .llm_client(llm())
+            .build();
+        for bridge in [before, after] {
+            assert!(bridge.elicitation().is_none() && bridge.sampling().is_none(), "{bridge:?}");
+            let caps = bridge.callbacks().capabilities();
+            assert!(caps.elicitation.is_none() && caps.sampling.is_none(), "{caps:?}");
+        }
+    }
+
+    #[test]
+    fn a_root_that_is_not_a_file_uri_is_refused_by_name() {
+        let Err(err) = HostBridge::builder().client_config(&client(&["file:///ok", "https://h.example/x"])) else {
+            panic!("an https root was accepted");
+        };
+        assert_eq!(err, RootsError::NotFile { uri: "https://h.example/x".into(), scheme: "https".into() });
+        assert!(err.to_string().contains("https://h.example/x"), "{err}");
     }
 
     #[test]

@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use mcp_manager::callbacks::ElicitationHandler;
+use mcp_manager::config::ElicitationSettings;
 use mcp_protocol::types::elicitation::RequestedSchema;
 use mcp_protocol::types::elicitation::{ElicitAction, ElicitFormParams, ElicitParams, ElicitResult, ElicitUrlParams};
 use mcp_protocol::types::meta::JsonObject;
@@ -116,6 +117,18 @@ pub struct ElicitationOptions {
 impl Default for ElicitationOptions {
     fn default() -> Self {
         ElicitationOptions { apply_defaults: true, max_attempts: 3, allow_url: true }
+    }
+}
+
+/// The `[mcp.client.elicitation]` settings of a config file as options: `url_mode` becomes
+/// [`ElicitationOptions::allow_url`]; the rest keep their defaults. `enabled` is not an option
+/// of the handler but whether there is one at all: [`HostBridgeBuilder::client_config`] applies
+/// it.
+///
+/// [`HostBridgeBuilder::client_config`]: crate::HostBridgeBuilder::client_config
+impl From<&ElicitationSettings> for ElicitationOptions {
+    fn from(settings: &ElicitationSettings) -> Self {
+        ElicitationOptions { allow_url: settings.url_mode, ..ElicitationOptions::default() }
     }
 }
 

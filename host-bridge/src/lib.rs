@@ -5,7 +5,8 @@
 //!
 //! - [`HostBridge`] (built with [`HostBridge::builder`]): the whole set, turned into the
 //!   manager's `HostCallbacks` ([`HostBridge::callbacks`]) or into connection options
-//!   ([`HostBridge::connection_options`]).
+//!   ([`HostBridge::connection_options`]). [`HostBridgeBuilder::client_config`] applies the
+//!   `[mcp.client]` settings of a config file (sampling, elicitation, roots).
 //! - [`llm`]: the [`LlmClient`] trait (object-safe; [`ChatRequest`] -> [`ChatResponse`]), its
 //!   OpenAI-compatible implementation [`OpenAiClient`] ([`OpenAiConfig::from_env`] reads
 //!   `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL`), and [`ScriptedLlm`] for tests.
@@ -15,8 +16,9 @@
 //! - [`elicitation`]: [`HostElicitation`] around the host's UI ([`AskUser`]): forms pre-filled
 //!   with defaults and answers validated against the schema, URL mode, and the
 //!   [`ElicitationPolicy`] for unattended hosts ([`ScriptedElicitation`] for tests).
-//! - [`roots`]: [`Roots`], a checked list of `file://` roots, changeable at run time, with a
-//!   [`RootsNotifier`] that sends `notifications/roots/list_changed` in the legacy era.
+//! - [`roots`]: [`Roots`], a checked list of `file://` roots, changeable at run time; a
+//!   connection given them in its callbacks sends `notifications/roots/list_changed` after each
+//!   change in the legacy era ([`RootsNotifier`] does it for other connections).
 //! - [`logging`]: [`HostNotificationSink`] sends server logs and progress to `tracing` and to an
 //!   optional callback; [`LogLevels`] holds the level to request from each server.
 //!
@@ -40,8 +42,8 @@
 //! let capabilities = options.callbacks.capabilities();
 //! assert!(capabilities.sampling.is_some_and(|s| s.tools.is_some()));
 //! assert_eq!(options.log_level, Some(LoggingLevel::Info));
-//! // Later, at run time: servers connected in the legacy era hear of the change through a
-//! // `RootsNotifier` (`Roots::notify_changes`).
+//! // Later, at run time: every server connected in the legacy era with these callbacks hears of
+//! // the change (`notifications/roots/list_changed`).
 //! bridge.roots().unwrap().set([file_root("/srv/other", None)?])?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

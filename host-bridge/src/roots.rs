@@ -2,9 +2,11 @@
 //!
 //! [`Roots`] answers `roots/list` (it implements the manager's `RootsProvider`). Every URI is
 //! checked when it is set: anything but an absolute `file://` URI is refused then, never sent.
-//! A change bumps a version that [`Roots::subscribe`] watches; [`RootsNotifier`] turns each change
-//! into `notifications/roots/list_changed` on a legacy-era connection (modern-era servers ask
-//! for roots with each request, so they need no notification).
+//! A change bumps a version that [`Roots::subscribe`] watches. A connection whose callbacks
+//! carry these roots watches it too (`RootsProvider::changes`) and sends
+//! `notifications/roots/list_changed` after each change while it is open in the legacy era
+//! (modern-era servers ask for roots with each request, so they need no notification).
+//! [`RootsNotifier`] does the same for a connection whose callbacks hold other roots.
 
 use std::path::Path;
 use std::sync::{Arc, RwLock, Weak};
@@ -162,6 +164,10 @@ impl Roots {
 
     /// Send `notifications/roots/list_changed` on `connection` after every change, while both
     /// live (see [`RootsNotifier`]).
+    ///
+    /// Only for a connection whose callbacks do not carry these roots: one that does (built from
+    /// [`HostBridge::callbacks`](crate::HostBridge::callbacks), say) already announces every
+    /// change itself, and a notifier would announce it twice.
     pub fn notify_changes(&self, connection: &Arc<McpConnection>) -> RootsNotifier {
         RootsNotifier::spawn(self.subscribe(), Arc::downgrade(connection))
     }
@@ -171,6 +177,12 @@ impl RootsProvider for Roots {
     fn list_roots(&self, _server: &str) -> BoxFuture<'static, Result<Vec<Root>, ErrorObject>> {
         let roots = self.list();
         Box::pin(async move { Ok(roots) })
+    }
+
+    /// Every change of the list: a connection given these roots in its callbacks announces each
+    /// change to its server itself, in the legacy era.
+    fn changes(&self) -> Option<watch::Receiver<u64>> {
+        Some(self.subscribe())
     }
 }
 

@@ -125,7 +125,6 @@ async fn scenario() {
     assert_eq!(capabilities["sampling"], json!({}), "sampling without tools: {capabilities}");
     assert_eq!(capabilities["elicitation"], json!({"form": {}}), "{capabilities}");
     assert_eq!(capabilities["roots"], json!({"listChanged": true}), "{capabilities}");
-    let _notifier = roots.notify_changes(&connection);
 
     // Sampling: answered by the host's LLM.
     llm.push_text("a short answer");
@@ -166,7 +165,8 @@ async fn scenario() {
     let result = server.ask("elicitation/create", form).await.unwrap();
     assert_eq!(result, json!({"action": "accept", "content": {"name": "Ada", "tea": true}}));
 
-    // Roots, then a change announced with notifications/roots/list_changed.
+    // Roots, then a change announced with notifications/roots/list_changed: the connection
+    // watches the roots of its callbacks by itself.
     let listed = server.ask("roots/list", json!({})).await.unwrap();
     assert_eq!(listed["roots"][0]["name"], "tmp");
     assert!(listed["roots"][0]["uri"].as_str().unwrap().starts_with("file:///"), "{listed}");
@@ -174,6 +174,7 @@ async fn scenario() {
     assert_eq!(server.notification().await, "notifications/roots/list_changed");
     let listed = server.ask("roots/list", json!({})).await.unwrap();
     assert_eq!(listed, json!({"roots": [{"uri": "file:///srv/elsewhere"}]}));
+    assert!(server.notifications.is_empty(), "one change, one notification: {:?}", server.notifications);
 
     // A log message reaches the host's callback with the server's name.
     server.notify("notifications/message", json!({"level": "warning", "logger": "db", "data": "disk low"})).await;
@@ -185,4 +186,32 @@ async fn scenario() {
     assert_eq!(logs.lock().unwrap().clone(), [("fake".to_owned(), json!("disk low"))]);
 
     connection.close().await;
+}
+
+/// A `RootsNotifier` announces the changes of roots that the connection's callbacks do not hold.
+#[tokio::test]
+async fn a_roots_notifier_announces_other_roots() {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let roots = Roots::new([file_root("/srv/one", None).unwrap()]).unwrap();
+        let bridge = HostBridge::builder().build();
+        let (client, server) = MemoryTransport::pair();
+        let mut options = bridge.connection_options("plain");
+        options.era = EraPreference::Legacy;
+        let connection = Arc::new(McpConnection::new(single_use_factory(Arc::new(client)), options));
+        let mut server = FakeServer { transport: server, next_id: 0, notifications: Vec::new() };
+        let connecting = tokio::spawn({
+            let connection = connection.clone();
+            async move { connection.connect().await }
+        });
+        let capabilities = server.handshake().await;
+        connecting.await.unwrap().expect("connected");
+        assert!(capabilities.get("roots").is_none(), "no roots in the callbacks: {capabilities}");
+        let notifier = roots.notify_changes(&connection);
+        roots.add(file_root("/srv/two", None).unwrap()).unwrap();
+        assert_eq!(server.notification().await, "notifications/roots/list_changed");
+        drop(notifier);
+        connection.close().await;
+    })
+    .await
+    .expect("the test timed out");
 }

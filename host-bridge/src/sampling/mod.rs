@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mcp_manager::callbacks::SamplingHandler;
+use mcp_manager::config::SamplingSettings;
 use mcp_protocol::types::sampling::{CreateMessageParams, CreateMessageResult, IncludeContext};
 use mcp_protocol::{ErrorCode, ErrorObject};
 
@@ -56,6 +57,22 @@ impl Default for SamplingOptions {
             default_max_tokens: 1024,
             max_tokens_cap: None,
             models: Vec::new(),
+        }
+    }
+}
+
+/// The `[mcp.client.sampling]` settings of a config file as options: each setting maps to the
+/// option of the same name (`requests_per_minute` absent means no limit), and there is no cap
+/// on the tokens a request may ask for.
+impl From<&SamplingSettings> for SamplingOptions {
+    fn from(settings: &SamplingSettings) -> Self {
+        SamplingOptions {
+            enabled: settings.enabled,
+            tool_support: settings.tool_support,
+            requests_per_minute: settings.requests_per_minute,
+            default_max_tokens: u64::from(settings.default_max_tokens),
+            max_tokens_cap: None,
+            models: settings.models.clone(),
         }
     }
 }
