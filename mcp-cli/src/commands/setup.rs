@@ -2,8 +2,9 @@
 //!
 //! The servers come from `--stdio -- CMD ARGS...`, `--url URL`, `--config FILE`, a config file in
 //! the working directory, or the built-in demo server (said on stderr), narrowed by `--server`.
-//! The host side offers the working directory as a root, declines elicitation unless on a
-//! terminal, and answers sampling only in `chat` (with the chat LLM).
+//! The host side follows the config's `[mcp.client]` settings: it offers the configured roots
+//! (else the working directory), asks on a terminal and declines elsewhere unless elicitation is
+//! disabled, and answers sampling only in `chat` (with the chat LLM) unless it is disabled.
 
 use std::io::IsTerminal as _;
 use std::sync::Arc;
@@ -119,21 +120,20 @@ fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
     config.map_err(|e| CliError::usage(e.to_string()))
 }
 
+/// The host side, following the `[mcp.client]` settings: the configured roots (else the working
+/// directory), elicitation (unless disabled) through the terminal or declined when unattended,
+/// and sampling (unless disabled) only in `chat`, with the chat LLM.
 fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
     let mut builder = HostBridge::builder();
-    let roots = match config.client.roots.is_empty() {
-        true => std::env::current_dir()
-            .ok()
-            .and_then(|cwd| file_root(cwd, Some("working directory".into())).ok())
-            .into_iter()
-            .collect(),
-        false => Vec::new(),
-    };
-    let configured =
-        config.client.roots.iter().filter_map(|uri| serde_json::from_value(serde_json::json!({"uri": uri})).ok());
-    let roots = if config.client.roots.is_empty() { Roots::new(roots) } else { Roots::new(configured) }
-        .map_err(|e| CliError::usage(format!("roots: {e}")))?;
-    builder = builder.roots(roots);
+    if let Some(cwd) =
+        std::env::current_dir().ok().and_then(|cwd| file_root(cwd, Some("working directory".into())).ok())
+    {
+        let cwd = Roots::new([cwd]).map_err(|e| CliError::usage(format!("roots: {e}")))?;
+        builder = builder.roots(cwd);
+    }
+    // The configured roots, when there are some, replace the working directory.
+    builder =
+        builder.client_config(&config.client).map_err(|e| CliError::usage(format!("config mcp.client.roots: {e}")))?;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !cli.global.json;
     if interactive {
         builder = builder.elicitation(Arc::new(super::chat::TerminalAsk));
@@ -141,7 +141,7 @@ fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
         builder = builder.elicitation(Arc::new(ElicitationPolicy::DeclineAll));
     }
     if let Some(llm) = super::chat::sampling_llm(cli)? {
-        builder = builder.llm(llm, Default::default());
+        builder = builder.llm_client(llm);
     }
     if cli.global.server_logs {
         builder = builder.on_notification(Arc::new(|server: &str, n: &mcp_protocol::messages::ServerNotification| {
