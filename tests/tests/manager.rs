@@ -44,7 +44,7 @@ fn fast_reconnect() -> ManagerOptions {
 }
 
 fn tool_owners(manager: &McpManager) -> Vec<(String, String)> {
-    manager.routing().tools().iter().map(|t| (t.tool.name.clone(), t.server.to_string())).collect()
+    manager.routing().tools().iter().map(|t| (t.tool().name.clone(), t.server.to_string())).collect()
 }
 
 async fn wait_for(manager: &McpManager, what: &str, mut ok: impl FnMut(&McpManager) -> bool) {

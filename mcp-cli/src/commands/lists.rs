@@ -23,10 +23,10 @@ pub(crate) async fn tools(session: &Started, schema: bool, json: bool) -> Result
         .map(|route| ToolEntry {
             server: route.server.to_string(),
             llm_name: llm_names
-                .get(&(Some(route.server.to_string()), route.tool.name.clone()))
+                .get(&(Some(route.server.to_string()), route.tool().name.clone()))
                 .cloned()
                 .unwrap_or_default(),
-            tool: route.tool.clone(),
+            tool: route.tool().clone(),
         })
         .collect();
     if json {

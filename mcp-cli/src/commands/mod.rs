@@ -90,16 +90,17 @@ async fn call(cli: &Cli, session: &setup::Started, args: &CallArgs) -> Result<Ex
     let manager = &session.manager;
     let route = session.resolve_tool(&args.tool).await?;
     let arguments =
-        coerce::build_arguments(args.args.as_deref(), &args.pairs, &route.tool.input_schema, std::io::stdin())
+        coerce::build_arguments(args.args.as_deref(), &args.pairs, &route.tool().input_schema, std::io::stdin())
             .map_err(|e| CliError::from(&e))?;
     let options = RequestOptions { progress: setup::progress_reporter(), ..Default::default() };
-    let (route, result) = manager.call_tool(&route.tool.name, Some(arguments), options).await.map_err(manager_error)?;
+    let (route, result) =
+        manager.call_tool(&route.tool().name, Some(arguments), options).await.map_err(manager_error)?;
     let saved = match &cli.global.save {
-        Some(dir) => views::save_call_media(dir, &route.tool.name, &result)?,
+        Some(dir) => views::save_call_media(dir, &route.tool().name, &result)?,
         None => Vec::new(),
     };
     if cli.global.json {
-        print_json(&views::call_result_json(&route.server, &route.tool.name, &result, &saved))?;
+        print_json(&views::call_result_json(&route.server, &route.tool().name, &result, &saved))?;
     } else {
         print(&views::call_result_text(&result, &saved))?;
     }

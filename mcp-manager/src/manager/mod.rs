@@ -132,6 +132,8 @@ pub(crate) struct ManagerShared {
     changes: watch::Sender<u64>,
     pub(crate) hooks: Hooks,
     closed: std::sync::atomic::AtomicBool,
+    /// Held while the routing table is rebuilt.
+    rebuild: std::sync::Mutex<()>,
 }
 
 impl Drop for ManagerShared {
@@ -158,12 +160,14 @@ impl ManagerShared {
         read(&self.client).clone()
     }
 
-    /// Rebuild the routing table from the ready servers, in config order.
+    /// Rebuild the routing table from the ready servers, in config order. Rebuilds run one at a
+    /// time, so a table built from older inventories never replaces a newer one.
     pub(crate) fn rebuild_routing(&self) -> Arc<Routing> {
+        let _one_at_a_time = self.rebuild.lock().unwrap_or_else(|p| p.into_inner());
         let servers = read(&self.servers).clone();
         let inventories: Vec<_> = servers.iter().map(|s| (s, s.inventory())).collect();
         let inputs = inventories.iter().filter_map(|(s, inv)| {
-            inv.as_deref().map(|inventory| routing::RoutingInput {
+            inv.as_ref().map(|inventory| routing::RoutingInput {
                 server: &s.name,
                 inventory,
                 filter: &s.config.tools,
@@ -175,6 +179,10 @@ impl ManagerShared {
         *write(&self.routing) = table.clone();
         self.changes.send_modify(|g| *g = g.wrapping_add(1));
         table
+    }
+
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn server(&self, name: &str) -> Option<Arc<ManagedServer>> {
@@ -235,6 +243,7 @@ impl McpManager {
                 changes: watch::Sender::new(0),
                 hooks,
                 closed: std::sync::atomic::AtomicBool::new(false),
+                rebuild: std::sync::Mutex::new(()),
             }),
         }
     }
@@ -303,13 +312,13 @@ impl McpManager {
             && let Some(check) = route.input_check()
         {
             let empty = JsonObject::new();
-            convert::check_arguments(&check, &route.tool.name, arguments.as_ref().unwrap_or(&empty))
+            convert::check_arguments(&check, &route.tool().name, arguments.as_ref().unwrap_or(&empty))
                 .map_err(ManagerError::InvalidArguments)?;
         }
         let server =
-            self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownTool(route.tool.name.clone()))?;
+            self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownTool(route.tool().name.clone()))?;
         let _in_flight = server.in_flight.read().await;
-        let outcome = server.conn.call_tool(&route.tool.name, arguments, options).await?;
+        let outcome = server.conn.call_tool(&route.tool().name, arguments, options).await?;
         match outcome {
             Outcome::Complete(result) => Ok(result),
             Outcome::InputRequired(_) => Err(ManagerError::UnexpectedShape {
@@ -350,7 +359,7 @@ impl McpManager {
                         };
                         let cx = convert::ResultContext {
                             server: &route.server,
-                            tool: &route.tool.name,
+                            tool: &route.tool().name,
                             protocol_version: &version,
                             session_id: session_id.as_deref(),
                         };

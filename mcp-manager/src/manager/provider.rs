@@ -42,7 +42,7 @@ impl McpToolProvider {
             .tools()
             .iter()
             .map(|route| {
-                let mut spec = convert::tool_spec(&route.server, &route.tool, route.visibility);
+                let mut spec = convert::tool_spec(&route.server, route.tool(), route.visibility);
                 spec.provider_name = self.name.clone();
                 spec
             })

@@ -28,7 +28,7 @@ use crate::connection::Inventory;
 /// What one ready server contributes to the table.
 pub(crate) struct RoutingInput<'a> {
     pub(crate) server: &'a Arc<str>,
-    pub(crate) inventory: &'a Inventory,
+    pub(crate) inventory: &'a Arc<Inventory>,
     pub(crate) filter: &'a ToolFilter,
     pub(crate) visibility: ToolVisibility,
 }
@@ -38,24 +38,30 @@ pub(crate) struct RoutingInput<'a> {
 pub struct RoutedTool {
     /// The server's name.
     pub server: Arc<str>,
-    /// The tool as the server described it.
-    pub tool: Tool,
     /// Offered directly or through tool search (the server's setting).
     pub visibility: ToolVisibility,
+    /// The inventory the tool is in (shared, not copied: a rebuild of the table clones no tool).
+    inventory: Arc<Inventory>,
+    index: usize,
     input_check: OnceLock<Option<Arc<SchemaCheck>>>,
     output_check: OnceLock<Option<Arc<SchemaCheck>>>,
 }
 
 impl RoutedTool {
-    fn new(server: Arc<str>, tool: Tool, visibility: ToolVisibility) -> Self {
-        RoutedTool { server, tool, visibility, input_check: OnceLock::new(), output_check: OnceLock::new() }
+    fn new(server: Arc<str>, inventory: Arc<Inventory>, index: usize, visibility: ToolVisibility) -> Self {
+        RoutedTool { server, visibility, inventory, index, input_check: OnceLock::new(), output_check: OnceLock::new() }
+    }
+
+    /// The tool as the server described it.
+    pub fn tool(&self) -> &Tool {
+        &self.inventory.tools[self.index]
     }
 
     /// The compiled check of the tool's `inputSchema`; `None` when the schema does not compile
     /// (then arguments are not checked here: the server still checks them).
     pub(crate) fn input_check(&self) -> Option<Arc<SchemaCheck>> {
         self.input_check
-            .get_or_init(|| compile(&self.server, &self.tool.name, "inputSchema", &self.tool.input_schema))
+            .get_or_init(|| compile(&self.server, &self.tool().name, "inputSchema", &self.tool().input_schema))
             .clone()
     }
 
@@ -63,8 +69,8 @@ impl RoutedTool {
     pub(crate) fn output_check(&self) -> Option<Arc<SchemaCheck>> {
         self.output_check
             .get_or_init(|| {
-                let schema = self.tool.output_schema.as_ref()?;
-                compile(&self.server, &self.tool.name, "outputSchema", schema)
+                let schema = self.tool().output_schema.as_ref()?;
+                compile(&self.server, &self.tool().name, "outputSchema", schema)
             })
             .clone()
     }
@@ -215,7 +221,7 @@ impl Routing {
             for claims in [&mut tools, &mut prompts, &mut resources, &mut templates] {
                 claims.next_server();
             }
-            for tool in &input.inventory.tools {
+            for (index, tool) in input.inventory.tools.iter().enumerate() {
                 if !input.filter.allows(&tool.name) {
                     continue;
                 }
@@ -230,7 +236,8 @@ impl Routing {
                 }
                 if tools.claim(server, &tool.name, &mut r.conflicts) {
                     r.tool_index.insert(tool.name.clone(), r.tools.len());
-                    r.tools.push(Arc::new(RoutedTool::new(server.clone(), tool.clone(), input.visibility)));
+                    let route = RoutedTool::new(server.clone(), input.inventory.clone(), index, input.visibility);
+                    r.tools.push(Arc::new(route));
                 }
             }
             for prompt in &input.inventory.prompts {

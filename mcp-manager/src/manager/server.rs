@@ -355,7 +355,10 @@ impl ManagedServer {
 
     fn unpublish(&self, shared: &std::sync::Weak<ManagerShared>) {
         *lock(&self.inventory) = None;
-        if let Some(shared) = shared.upgrade() {
+        // A closing manager rebuilds once, after every server has stopped.
+        if let Some(shared) = shared.upgrade()
+            && !shared.is_closing()
+        {
             shared.rebuild_routing();
         }
         self.status.send_modify(|s| {

@@ -18,12 +18,10 @@ fn inventory(tools: &[&str], templates: &[&str]) -> Inventory {
 }
 
 fn build(servers: &[(&str, Inventory, ToolFilter)], reserved: &[&str]) -> Routing {
+    let inventories: Vec<Arc<Inventory>> = servers.iter().map(|(_, i, _)| Arc::new(i.clone())).collect();
     let names: Vec<Arc<str>> = servers.iter().map(|(n, _, _)| Arc::from(*n)).collect();
-    let inputs = servers.iter().zip(&names).map(|((_, inventory, filter), server)| RoutingInput {
-        server,
-        inventory,
-        filter,
-        visibility: ToolVisibility::Visible,
+    let inputs = servers.iter().zip(&names).zip(&inventories).map(|(((_, _, filter), server), inventory)| {
+        RoutingInput { server, inventory, filter, visibility: ToolVisibility::Visible }
     });
     Routing::build(inputs, &reserved.iter().map(|s| s.to_string()).collect::<Vec<_>>())
 }
@@ -38,7 +36,7 @@ fn first_in_config_order_wins_and_every_loss_is_reported() {
         ],
         &["reserved"],
     );
-    let owners: Vec<_> = r.tools().iter().map(|t| (t.tool.name.as_str(), &*t.server)).collect();
+    let owners: Vec<_> = r.tools().iter().map(|t| (t.tool().name.as_str(), &*t.server)).collect();
     assert_eq!(owners, [("x", "a"), ("y", "a"), ("z", "b")]);
     assert_eq!(&*r.tool("y").unwrap().server, "a");
     let kinds: Vec<_> = r.conflicts().iter().map(|c| (c.name.as_str(), c.server.as_str(), c.kind.clone())).collect();
