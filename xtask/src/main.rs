@@ -13,7 +13,7 @@ const USAGE: &str = "\
 usage: cargo xtask <command> [args]
 
 commands:
-  ci            cargo fmt --check, clippy -D warnings, tests, tidy; stops at the first failure
+  ci            cargo fmt --check, clippy -D warnings, docs, tests, tidy; stops at the first failure
   test          everything `ci` does, then the real-peer and conformance runs
   peers         install the real peers into target/peers (npm, Python venv) and run the peer tests
   conformance   install Node 22 and the official MCP conformance suite into target/conformance, run
