@@ -256,7 +256,7 @@ async fn everything(url: &str, transport: Option<TransportKind>, expected: Trans
     }
 
     // Prompts: every one, with plausible arguments.
-    for prompt in &inventory.prompts {
+    for prompt in inventory.prompts.iter() {
         let arguments: BTreeMap<String, String> =
             prompt.arguments.iter().flatten().map(|a| (a.name.clone(), prompt_argument(&a.name).to_owned())).collect();
         let params = GetPromptParams {

@@ -86,7 +86,7 @@ async fn everything(entry: PathBuf) {
     ] {
         assert!(tools.contains(&wanted), "server-everything has no tool {wanted:?}: {tools:?}");
     }
-    for tool in &inventory.tools {
+    for tool in inventory.tools.iter() {
         assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}: inputSchema", tool.name);
     }
     assert_eq!(conn.list_all_tools().await.expect("tools/list").len(), inventory.tools.len());

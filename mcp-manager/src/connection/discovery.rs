@@ -17,14 +17,15 @@ use crate::session::{RequestOptions, Session, SessionError};
 /// Everything a server offers, as discovered.
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
-    /// Tools.
-    pub tools: Vec<Tool>,
+    /// Tools. The lists are shared with the connection's cache: an inventory is cheap to take
+    /// and to clone.
+    pub tools: Arc<[Tool]>,
     /// Prompts.
-    pub prompts: Vec<Prompt>,
+    pub prompts: Arc<[Prompt]>,
     /// Resources.
-    pub resources: Vec<Resource>,
+    pub resources: Arc<[Resource]>,
     /// Resource templates.
-    pub resource_templates: Vec<ResourceTemplate>,
+    pub resource_templates: Arc<[ResourceTemplate]>,
     /// Problems with optional lists: each left its list empty, the connection stays usable.
     pub warnings: Vec<String>,
 }

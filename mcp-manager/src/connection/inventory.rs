@@ -26,7 +26,7 @@ use crate::session::RequestOptions;
 /// One cached list.
 struct Slot<T> {
     /// `None`: never fetched in this epoch.
-    items: Option<Vec<T>>,
+    items: Option<std::sync::Arc<[T]>>,
     fetched_at: Instant,
     ttl: Option<Duration>,
     /// A change notification arrived since it was fetched.
@@ -60,7 +60,7 @@ impl<T: Clone> Slot<T> {
 
     fn store(&mut self, listed: Listed<T>, now: Instant) {
         *self = Slot {
-            items: Some(listed.items),
+            items: Some(listed.items.into()),
             fetched_at: now,
             ttl: listed.ttl_ms.map(Duration::from_millis),
             stale: false,
@@ -71,14 +71,15 @@ impl<T: Clone> Slot<T> {
     /// A failed refresh: the previous items stay (none: empty) until the next notification,
     /// `ttlMs` or forced discovery.
     fn fail(&mut self, warning: String, now: Instant) {
-        self.items.get_or_insert_with(Vec::new);
+        self.items.get_or_insert_with(|| std::sync::Arc::from(Vec::new()));
         self.fetched_at = now;
         self.stale = false;
         self.warning = Some(warning);
     }
 
-    fn items(&self) -> Vec<T> {
-        self.items.clone().unwrap_or_default()
+    /// The items, shared: a snapshot copies no item.
+    fn items(&self) -> std::sync::Arc<[T]> {
+        self.items.clone().unwrap_or_else(|| std::sync::Arc::from(Vec::new()))
     }
 }
 
@@ -390,7 +391,7 @@ mod tests {
         slot.mark_stale();
         assert!(slot.due(now, false));
         slot.fail("boom".into(), now);
-        assert_eq!((slot.items(), slot.warning.as_deref(), slot.due(now, false)), (vec![2], Some("boom"), false));
+        assert_eq!((&*slot.items(), slot.warning.as_deref(), slot.due(now, false)), (&[2u8][..], Some("boom"), false));
         slot.store(Listed { items: vec![3], ttl_ms: Some(0) }, now);
         assert!(slot.due(now, false), "a ttl of 0 is stale at once");
         assert!(!slot.due(now, true), "unless a subscription reports the list's changes");

@@ -240,19 +240,19 @@ impl Routing {
                     r.tools.push(Arc::new(route));
                 }
             }
-            for prompt in &input.inventory.prompts {
+            for prompt in input.inventory.prompts.iter() {
                 if prompts.claim(server, &prompt.name, &mut r.conflicts) {
                     r.prompt_index.insert(prompt.name.clone(), r.prompts.len());
                     r.prompts.push(RoutedPrompt { server: server.clone(), prompt: prompt.clone() });
                 }
             }
-            for resource in &input.inventory.resources {
+            for resource in input.inventory.resources.iter() {
                 if resources.claim(server, &resource.uri, &mut r.conflicts) {
                     r.resource_index.insert(resource.uri.clone(), r.resources.len());
                     r.resources.push(RoutedResource { server: server.clone(), resource: resource.clone() });
                 }
             }
-            for template in &input.inventory.resource_templates {
+            for template in input.inventory.resource_templates.iter() {
                 if templates.claim(server, &template.uri_template, &mut r.conflicts) {
                     let parsed = match UriTemplate::parse(&template.uri_template) {
                         Ok(t) => Some(Arc::new(t)),

@@ -189,12 +189,12 @@ async fn exercise_everything(connection: &McpConnection) -> Result<(), Failure> 
             }
         }
         None => {
-            for tool in &inventory.tools {
+            for tool in inventory.tools.iter() {
                 call_tool(connection, &tool.name, arguments_for(&tool.input_schema)).await?;
             }
         }
     }
-    for prompt in &inventory.prompts {
+    for prompt in inventory.prompts.iter() {
         let arguments = prompt
             .arguments
             .iter()
@@ -206,7 +206,7 @@ async fn exercise_everything(connection: &McpConnection) -> Result<(), Failure> 
         connection.get_prompt(params).await.map_err(|e| format!("prompts/get {:?}: {e}", prompt.name))?;
         println!("got prompt {:?}", prompt.name);
     }
-    for resource in &inventory.resources {
+    for resource in inventory.resources.iter() {
         connection.read_resource(&resource.uri).await.map_err(|e| format!("resources/read {:?}: {e}", resource.uri))?;
         println!("read resource {:?}", resource.uri);
     }
