@@ -133,7 +133,6 @@ async fn everything(entry: PathBuf) {
     let conn = Arc::new(McpConnection::new(factory, options));
     let info = conn.connect().await.expect("connect to server-everything");
     assert_eq!(info.protocol_version.era(), Some(Era::Legacy), "server-everything speaks the legacy era");
-    let _notifier = roots.notify_changes(&conn);
     conn.set_logging_level(LoggingLevel::Debug).await.expect("logging/setLevel");
 
     // The tools that need our capabilities are registered because we declared them.
@@ -290,7 +289,6 @@ async fn filesystem(entry: PathBuf) {
     let (factory, spawned) = recording_factory(config);
     let conn = Arc::new(McpConnection::new(factory, bridge.connection_options("filesystem")));
     conn.connect().await.expect("connect to server-filesystem");
-    let _notifier = roots.notify_changes(&conn);
     let inside_path = inside.path().to_string_lossy().into_owned();
     let later_path = later.path().to_string_lossy().into_owned();
     wait_for_text(&conn, "list_allowed_directories", &inside_path, None).await;

@@ -504,7 +504,9 @@ impl McpManager {
     /// Tell every server connected in the legacy era that the host's roots changed
     /// (`notifications/roots/list_changed`; modern-era servers ask for roots with each request).
     /// Returns how many servers were told; a server that cannot be told is skipped with a debug
-    /// log.
+    /// log. Connections whose roots provider reports its changes (`RootsProvider::changes`, as
+    /// `host_bridge::Roots` does) announce them by themselves: this is for providers that do
+    /// not, and calling it for one that does sends the notification twice.
     pub async fn notify_roots_changed(&self) -> usize {
         let servers = read(&self.shared.servers).clone();
         let mut told = 0;
