@@ -43,8 +43,8 @@ pub struct ExposedTool {
     pub llm_name: String,
     /// The name of the provider that serves the tool.
     pub provider: String,
-    /// The tool's spec as its provider declared it.
-    pub spec: ToolSpec,
+    /// The tool's spec as its provider declared it (shared: cloning an `ExposedTool` is cheap).
+    pub spec: Arc<ToolSpec>,
 }
 
 impl ExposedTool {
@@ -291,7 +291,8 @@ impl ToolRegistry {
     /// [`llm_tools`](Self::llm_tools) as OpenAI function-tool definitions
     /// (`{"type": "function", "function": {"name", "description", "parameters"}}`).
     pub async fn llm_definitions(&self, ctx: &ToolExecutionContext) -> Vec<Value> {
-        self.listing(ctx).await.definitions.clone()
+        // Built on demand: a listing of thousands of tools keeps no second copy of every schema.
+        self.listing(ctx).await.llm_tools().iter().map(ExposedTool::to_llm_definition).collect()
     }
 
     /// Whether the current listing offers `tool_search` (at least one tool is deferred).

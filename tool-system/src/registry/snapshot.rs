@@ -4,8 +4,6 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::names::NameAllocator;
 use crate::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
 use crate::{ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
@@ -29,8 +27,6 @@ pub(super) struct Snapshot {
     aliases: HashMap<String, Option<usize>>,
     /// Whether any tool is deferred (then `tool_search` is offered).
     pub(super) has_deferred: bool,
-    /// The LLM definitions, built once.
-    pub(super) definitions: Vec<Value>,
 }
 
 impl Snapshot {
@@ -108,24 +104,12 @@ impl Snapshot {
                         }
                     }
                 }
-                tools.push(ExposedTool { llm_name, provider: provider_name.to_owned(), spec });
+                tools.push(ExposedTool { llm_name, provider: provider_name.to_owned(), spec: Arc::new(spec) });
                 routes.push(Arc::clone(provider));
             }
         }
         let has_deferred = tools.iter().any(|tool| tool.spec.is_deferred());
-        let mut snapshot = Self {
-            generation,
-            providers,
-            revisions,
-            tools,
-            routes,
-            by_llm_name,
-            aliases,
-            has_deferred,
-            definitions: Vec::new(),
-        };
-        snapshot.definitions = snapshot.llm_tools().iter().map(ExposedTool::to_llm_definition).collect();
-        snapshot
+        Self { generation, providers, revisions, tools, routes, by_llm_name, aliases, has_deferred }
     }
 
     /// Whether no provider's revision changed since the listing.
@@ -146,7 +130,7 @@ impl Snapshot {
             out.push(ExposedTool {
                 llm_name: TOOL_SEARCH_NAME.to_owned(),
                 provider: BUILTIN_PROVIDER.to_owned(),
-                spec: tool_search_spec(),
+                spec: Arc::new(tool_search_spec()),
             });
         }
         out
