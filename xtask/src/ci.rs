@@ -10,6 +10,43 @@ use xtask::project_root;
 
 type Result = std::result::Result<(), String>;
 
+/// The first command of the README's quick start (the main job: `mcp` on its built-in demo
+/// server), run exactly as written from the project root; it must succeed and list the demo
+/// server's tools under their LLM-facing names.
+pub fn quickstart() -> Result {
+    let root = project_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).map_err(|e| format!("reading README.md: {e}"))?;
+    let command = quickstart_command(&readme).ok_or("README.md has no `cargo run` line in its quick start")?;
+    heading(&format!("quick start: {command}"));
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let output = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")))
+        .args(&words[1..])
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("quick start: cannot run `{command}`: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    print!("{stdout}");
+    if !output.status.success() {
+        return Err(format!(
+            "quick start: `{command}` failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).lines().last().unwrap_or_default()
+        ));
+    }
+    for expected in ["demo__echo", "demo__add"] {
+        if !stdout.contains(expected) {
+            return Err(format!("quick start: `{command}` printed no `{expected}`"));
+        }
+    }
+    Ok(())
+}
+
+/// The first `cargo run` line inside the README's `## Quick start` section.
+fn quickstart_command(readme: &str) -> Option<&str> {
+    let section = &readme[readme.find("## Quick start")?..];
+    section.lines().map(str::trim).find(|l| l.starts_with("cargo run "))
+}
+
 /// Formatting, lints, the API docs (rustdoc warnings are errors), tests and tidy, in that order.
 pub fn ci() -> Result {
     cargo("formatting", &["fmt", "--all", "--", "--check"])?;
@@ -23,9 +60,11 @@ pub fn ci() -> Result {
     Ok(())
 }
 
-/// Everything `ci` does, then the runs against peers that no one here wrote.
+/// Everything `ci` does, the README's main-job command, then the runs against peers that no one
+/// here wrote.
 pub fn test() -> Result {
     ci()?;
+    quickstart()?;
     peers()?;
     crate::conformance::conformance()
 }
@@ -117,4 +156,18 @@ fn shown(command: &Command) -> String {
 
 fn heading(text: &str) {
     println!("\n==> {text}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quickstart_command;
+
+    #[test]
+    fn the_quick_start_command_is_the_first_cargo_run_line_of_its_section() {
+        let readme = "# x\n```sh\ncargo run -p other\n```\n## Quick start\n\n```sh\ncargo run --release -p mcp-cli -- tools\ncargo xtask test\n```\n";
+        assert_eq!(quickstart_command(readme), Some("cargo run --release -p mcp-cli -- tools"));
+        assert_eq!(quickstart_command("## Quick start\ncargo xtask test\n"), None);
+        let real = std::fs::read_to_string(xtask::project_root().join("README.md")).unwrap();
+        assert_eq!(quickstart_command(&real), Some("cargo run --release -p mcp-cli -- tools"));
+    }
 }

@@ -14,7 +14,8 @@ usage: cargo xtask <command> [args]
 
 commands:
   ci            cargo fmt --check, clippy -D warnings, docs, tests, tidy; stops at the first failure
-  test          everything `ci` does, then the real-peer and conformance runs
+  test          everything `ci` does, then the quick start, the real-peer and conformance runs
+  quickstart    run the README's main-job command (cargo run --release -p mcp-cli -- tools) as written
   peers         install the real peers into target/peers (npm, Python venv) and run the peer tests
   conformance   install Node 22 and the official MCP conformance suite into target/conformance, run
                 every client scenario against our client, print the summary table
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         Some("ci") => ci::ci(),
         Some("test") => ci::test(),
         Some("peers") => ci::peers(),
+        Some("quickstart") => ci::quickstart(),
         Some("conformance") => conformance::conformance(),
         Some("tidy") => ci::tidy(),
         Some("bench") => bench::bench(&rest),
