@@ -6,7 +6,7 @@
 //! (default `OPENAI_API_KEY`). Lines are read from stdin until it ends (or `/quit`); each may
 //! lead to several rounds of tool calls (at most [`MAX_TOOL_ROUNDS`]).
 
-use std::io::BufRead as _;
+use std::io::{BufRead, Read as _};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -69,7 +69,12 @@ pub(crate) async fn run(session: &Started, args: &ChatArgs) -> Result<ExitCode, 
     )];
     let (tx, mut lines) = tokio::sync::mpsc::channel::<String>(16);
     std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+        let mut stdin = std::io::stdin().lock();
+        while let Some(line) = read_line_bounded(&mut stdin) {
+            let line = line.unwrap_or_else(|too_long| {
+                eprintln!("mcp chat: {too_long}");
+                String::new()
+            });
             if tx.blocking_send(line).is_err() {
                 break;
             }
@@ -138,6 +143,33 @@ async fn answer(
     Ok(())
 }
 
+/// The longest line read from stdin (a chat message or a form answer).
+pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// One line of `input` without its line break: `None` at the end of input (or on a read error),
+/// `Some(Err(..))` for a line over [`MAX_LINE_BYTES`], which is skipped without being kept.
+pub(crate) fn read_line_bounded(input: &mut impl BufRead) -> Option<Result<String, String>> {
+    let mut bytes = Vec::new();
+    let n = input.by_ref().take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut bytes).ok()?;
+    if n == 0 {
+        return None;
+    }
+    if bytes.len() > MAX_LINE_BYTES && !bytes.ends_with(b"\n") {
+        // Skip the rest of the line, a bounded chunk at a time.
+        loop {
+            bytes.clear();
+            match input.by_ref().take(MAX_LINE_BYTES as u64).read_until(b'\n', &mut bytes) {
+                Ok(0) | Err(_) => break,
+                Ok(_) if bytes.ends_with(b"\n") => break,
+                Ok(_) => {}
+            }
+        }
+        return Some(Err(format!("a line longer than {MAX_LINE_BYTES} bytes was skipped")));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    Some(Ok(text.trim_end_matches(['\n', '\r']).to_owned()))
+}
+
 /// Elicitation on a terminal: the server's message, then each field asked in turn (Enter keeps
 /// the default); an empty answer to "answer?" declines.
 pub(crate) struct TerminalAsk;
@@ -151,10 +183,9 @@ impl AskUser for TerminalAsk {
 }
 
 fn ask_on_terminal(request: &FormRequest) -> FormAnswer {
-    let stdin = std::io::stdin();
-    let read = || {
-        let mut line = String::new();
-        stdin.lock().read_line(&mut line).ok().filter(|n| *n > 0).map(|_| line.trim().to_owned())
+    let read = || match read_line_bounded(&mut std::io::stdin().lock()) {
+        Some(Ok(line)) => Some(line.trim().to_owned()),
+        Some(Err(_)) | None => None,
     };
     eprintln!("\nserver {:?} asks: {}", request.server, request.message);
     eprint!("answer? [y/N] ");
@@ -179,4 +210,21 @@ fn ask_on_terminal(request: &FormRequest) -> FormAnswer {
         values.insert(name.clone(), value);
     }
     FormAnswer::Accept(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_LINE_BYTES, read_line_bounded};
+
+    #[test]
+    fn lines_are_read_bounded() {
+        let long = "x".repeat(MAX_LINE_BYTES * 2 + 10);
+        let text = format!("hello\r\n{long}\nafter\nlast");
+        let mut input = std::io::Cursor::new(text.into_bytes());
+        assert_eq!(read_line_bounded(&mut input), Some(Ok("hello".into())));
+        assert!(read_line_bounded(&mut input).unwrap().unwrap_err().contains("skipped"));
+        assert_eq!(read_line_bounded(&mut input), Some(Ok("after".into())));
+        assert_eq!(read_line_bounded(&mut input), Some(Ok("last".into())), "a last line without a line break");
+        assert_eq!(read_line_bounded(&mut input), None);
+    }
 }
