@@ -33,9 +33,12 @@ impl ToolProvider for Instant {
         "bench"
     }
 
-    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>> {
+    fn list_tools(
+        &self,
+        _ctx: &ToolExecutionContext,
+    ) -> BoxFuture<'_, Result<Vec<std::sync::Arc<ToolSpec>>, ToolError>> {
         let specs = (0..100)
-            .map(|i| ToolSpec::new(format!("tool_{i}")).with_namespace(&self.name).with_description("a tool"))
+            .map(|i| ToolSpec::new(format!("tool_{i}")).with_namespace(&self.name).with_description("a tool").into())
             .collect();
         Box::pin(std::future::ready(Ok(specs)))
     }

@@ -201,8 +201,8 @@ impl ToolProvider for NativeToolProvider {
         NATIVE_PROVIDER_TYPE
     }
 
-    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>> {
-        let specs = self.tools.iter().map(|tool| tool.spec.clone()).collect();
+    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<Arc<ToolSpec>>, ToolError>> {
+        let specs = self.tools.iter().map(|tool| Arc::new(tool.spec.clone())).collect();
         Box::pin(std::future::ready(Ok(specs)))
     }
 

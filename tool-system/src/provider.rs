@@ -66,8 +66,9 @@ pub trait ToolProvider: Send + Sync + 'static {
     fn provider_type(&self) -> &str;
 
     /// The tools the provider offers in `ctx`. Names are the provider's own; the registry
-    /// derives the names the LLM sees.
-    fn list_tools(&self, ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>>;
+    /// derives the names the LLM sees. Specs are shared: a provider that keeps its specs hands
+    /// out the same `Arc`s on every listing, and the registry copies none of them.
+    fn list_tools(&self, ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<Arc<ToolSpec>>, ToolError>>;
 
     /// Runs one tool. `invocation.tool_name` is the provider's own name of the tool. An unknown
     /// tool, bad arguments or a failure of the tool give a failed result.
@@ -99,7 +100,7 @@ impl<P: ToolProvider + ?Sized> ToolProvider for Arc<P> {
         (**self).provider_type()
     }
 
-    fn list_tools(&self, ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>> {
+    fn list_tools(&self, ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<Arc<ToolSpec>>, ToolError>> {
         (**self).list_tools(ctx)
     }
 

@@ -298,8 +298,11 @@ impl ToolProvider for Misbehaving {
         "test"
     }
 
-    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>> {
-        Box::pin(std::future::ready(Ok(vec![ToolSpec::new("silent_failure"), ToolSpec::new("panics")])))
+    fn list_tools(
+        &self,
+        _ctx: &ToolExecutionContext,
+    ) -> BoxFuture<'_, Result<Vec<std::sync::Arc<ToolSpec>>, ToolError>> {
+        Box::pin(std::future::ready(Ok(vec![ToolSpec::new("silent_failure").into(), ToolSpec::new("panics").into()])))
     }
 
     fn invoke(&self, invocation: ToolInvocation, _ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {

@@ -39,7 +39,9 @@ pub const SERVER_NAME_KEY: &str = "server_name";
 pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolSpec {
     let title =
         tool.title.clone().or_else(|| tool.annotations.as_ref().and_then(|annotations| annotations.title.clone()));
-    let mut metadata = Map::new();
+    // Sized exactly: hosts list thousands of tools, and a map's default growth would reserve
+    // several unused entries per tool.
+    let mut metadata = Map::with_capacity(1 + usize::from(tool.meta.is_some()) + usize::from(tool.execution.is_some()));
     if let Some(meta) = &tool.meta {
         metadata.insert("_meta".into(), Value::Object(meta.0.clone()));
     }
@@ -51,7 +53,8 @@ pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolS
         name: tool.name.clone(),
         title,
         description: tool.description.clone(),
-        parameters: Value::Object(tool.input_schema.clone()),
+        // Collected rather than cloned: a clone keeps the decoded map's spare capacity.
+        parameters: Value::Object(tool.input_schema.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
         output_schema: tool.output_schema.clone().map(Value::Object),
         icons: tool.icons.iter().flatten().map(tool_icon).collect(),
         annotation: tool.annotations.as_ref().map(annotation),

@@ -3,8 +3,9 @@
 use futures::future::BoxFuture;
 use tool_system::{ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec};
 
+use std::sync::Arc;
+
 use super::McpManager;
-use super::convert;
 use crate::session::RequestOptions;
 
 /// Shows every tool the manager routes to a `tool_system::ToolRegistry` (provider name and type
@@ -35,15 +36,19 @@ impl McpToolProvider {
         &self.manager
     }
 
-    /// The specs of every routed tool, in config order.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    /// The specs of every routed tool, in config order. Each route makes its spec once; every
+    /// listing shares it (a provider renamed with [`McpToolProvider::with_name`] gets copies
+    /// naming it).
+    pub fn specs(&self) -> Vec<Arc<ToolSpec>> {
         let routing = self.manager.routing();
         routing
             .tools()
             .iter()
             .map(|route| {
-                let mut spec = convert::tool_spec(&route.server, route.tool(), route.visibility);
-                spec.provider_name = self.name.clone();
+                let mut spec = route.spec();
+                if spec.provider_name != self.name {
+                    Arc::make_mut(&mut spec).provider_name = self.name.clone();
+                }
                 spec
             })
             .collect()
@@ -59,7 +64,7 @@ impl ToolProvider for McpToolProvider {
         "mcp"
     }
 
-    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>> {
+    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<Arc<ToolSpec>>, ToolError>> {
         Box::pin(async move {
             if self.manager.is_closed() {
                 return Err(ToolError::closed(&self.name));

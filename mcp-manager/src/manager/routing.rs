@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 use mcp_protocol::types::prompts::Prompt;
 use mcp_protocol::types::resources::{Resource, ResourceTemplate};
 use mcp_protocol::types::tools::Tool;
-use tool_system::ToolVisibility;
+use tool_system::{ToolSpec, ToolVisibility};
 
 use super::convert::SchemaCheck;
 use super::template::UriTemplate;
@@ -45,16 +45,33 @@ pub struct RoutedTool {
     index: usize,
     input_check: OnceLock<Option<Arc<SchemaCheck>>>,
     output_check: OnceLock<Option<Arc<SchemaCheck>>>,
+    /// The host-side spec, made on first use and shared with every registry listing.
+    spec: OnceLock<Arc<ToolSpec>>,
 }
 
 impl RoutedTool {
     fn new(server: Arc<str>, inventory: Arc<Inventory>, index: usize, visibility: ToolVisibility) -> Self {
-        RoutedTool { server, visibility, inventory, index, input_check: OnceLock::new(), output_check: OnceLock::new() }
+        RoutedTool {
+            server,
+            visibility,
+            inventory,
+            index,
+            input_check: OnceLock::new(),
+            output_check: OnceLock::new(),
+            spec: OnceLock::new(),
+        }
     }
 
     /// The tool as the server described it.
     pub fn tool(&self) -> &Tool {
         &self.inventory.tools[self.index]
+    }
+
+    /// The tool as a host-side `ToolSpec` (provider `mcp`, namespace: the server), made once.
+    pub fn spec(&self) -> Arc<ToolSpec> {
+        self.spec
+            .get_or_init(|| Arc::new(super::convert::tool_spec(&self.server, self.tool(), self.visibility)))
+            .clone()
     }
 
     /// The compiled check of the tool's `inputSchema`; `None` when the schema does not compile

@@ -38,7 +38,7 @@ impl Snapshot {
         generation: u64,
         revisions: Vec<u64>,
         providers: Vec<Arc<dyn ToolProvider>>,
-        listings: Vec<Result<Vec<ToolSpec>, ToolError>>,
+        listings: Vec<Result<Vec<Arc<ToolSpec>>, ToolError>>,
     ) -> Self {
         let mut names = NameAllocator::new(options.max_name_len);
         names.reserve(TOOL_SEARCH_NAME);
@@ -80,11 +80,12 @@ impl Snapshot {
                         slot.insert(provider_name.to_owned());
                     }
                 }
+                // Shared specs are copied only when the registry must fill them in.
                 if spec.provider_name.is_empty() {
-                    spec.provider_name = provider_name.to_owned();
+                    Arc::make_mut(&mut spec).provider_name = provider_name.to_owned();
                 }
                 if spec.provider_type.is_empty() {
-                    spec.provider_type = provider.provider_type().to_owned();
+                    Arc::make_mut(&mut spec).provider_type = provider.provider_type().to_owned();
                 }
                 let llm_name = names.allocate(&qualified);
                 let index = tools.len();
@@ -104,7 +105,7 @@ impl Snapshot {
                         }
                     }
                 }
-                tools.push(ExposedTool { llm_name, provider: provider_name.to_owned(), spec: Arc::new(spec) });
+                tools.push(ExposedTool { llm_name, provider: provider_name.to_owned(), spec });
                 routes.push(Arc::clone(provider));
             }
         }

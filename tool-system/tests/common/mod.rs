@@ -77,12 +77,15 @@ impl ToolProvider for TestProvider {
         "test"
     }
 
-    fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<ToolSpec>, ToolError>> {
+    fn list_tools(
+        &self,
+        _ctx: &ToolExecutionContext,
+    ) -> BoxFuture<'_, Result<Vec<std::sync::Arc<ToolSpec>>, ToolError>> {
         self.list_calls.fetch_add(1, Ordering::SeqCst);
         let result = if self.fail_listing.load(Ordering::SeqCst) {
             Err(ToolError::unavailable(&self.name, "server is down"))
         } else {
-            Ok(self.specs.lock().unwrap().clone())
+            Ok(self.specs.lock().unwrap().iter().cloned().map(std::sync::Arc::new).collect())
         };
         Box::pin(std::future::ready(result))
     }
