@@ -42,12 +42,16 @@ impl Snapshot {
     ) -> Self {
         let mut names = NameAllocator::new(options.max_name_len);
         names.reserve(TOOL_SEARCH_NAME);
-        let mut tools = Vec::new();
-        let mut routes = Vec::new();
-        let mut by_llm_name = HashMap::new();
-        let mut aliases: HashMap<String, Option<usize>> = HashMap::new();
-        let mut owners: HashMap<String, String> = HashMap::new();
-        for (provider, listing) in providers.iter().zip(listings) {
+        // Sized up front: with thousands of tools, growing the tables would briefly hold each
+        // twice.
+        let total: usize = listings.iter().map(|l| l.as_ref().map_or(0, Vec::len)).sum();
+        let mut tools = Vec::with_capacity(total);
+        let mut routes = Vec::with_capacity(total);
+        let mut by_llm_name = HashMap::with_capacity(total);
+        let mut aliases: HashMap<String, Option<usize>> = HashMap::with_capacity(total);
+        // The provider (its index) that first offered each qualified name.
+        let mut owners: HashMap<String, usize> = HashMap::with_capacity(total);
+        for (provider_index, (provider, listing)) in providers.iter().zip(listings).enumerate() {
             let provider_name = provider.name();
             let specs = match listing {
                 Ok(specs) => specs,
@@ -70,14 +74,14 @@ impl Snapshot {
                     Entry::Occupied(first) => {
                         tracing::warn!(
                             tool = %qualified,
-                            kept_from = %first.get(),
+                            kept_from = %providers[*first.get()].name(),
                             skipped_from = provider_name,
                             "duplicate tool name; the first one registered is kept and this one is skipped"
                         );
                         continue;
                     }
                     Entry::Vacant(slot) => {
-                        slot.insert(provider_name.to_owned());
+                        slot.insert(provider_index);
                     }
                 }
                 // Shared specs are copied only when the registry must fill them in.
