@@ -3,8 +3,9 @@
 //! The servers come from `--stdio -- CMD ARGS...`, `--url URL`, `--config FILE`, a config file in
 //! the working directory, or the built-in demo server (said on stderr), narrowed by `--server`.
 //! The host side follows the config's `[mcp.client]` settings: it offers the configured roots
-//! (else the working directory), asks on a terminal and declines elsewhere unless elicitation is
-//! disabled, and answers sampling only in `chat` (with the chat LLM) unless it is disabled.
+//! (else the working directory), asks on a terminal (except in `chat`, whose stdin is the
+//! conversation) and declines elsewhere unless elicitation is disabled, and answers sampling
+//! only in `chat` (with the chat LLM) unless it is disabled.
 
 use std::io::IsTerminal as _;
 use std::sync::Arc;
@@ -134,7 +135,11 @@ fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
     // The configured roots, when there are some, replace the working directory.
     builder =
         builder.client_config(&config.client).map_err(|e| CliError::usage(format!("config mcp.client.roots: {e}")))?;
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !cli.global.json;
+    // In `chat`, stdin carries the conversation: a form read from it would race the chat for
+    // the user's lines, so elicitation is declined there too.
+    let chatting = matches!(cli.command, crate::cli::Command::Chat(_));
+    let interactive =
+        std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !cli.global.json && !chatting;
     if interactive {
         builder = builder.elicitation(Arc::new(super::chat::TerminalAsk));
     } else {

@@ -129,12 +129,21 @@ pub(crate) fn announce_root_changes(
                 }
                 _ = &mut closed => return,
             }
-            match session.notify::<RootsListChanged>(Some(&NotificationParams::default())).await {
-                Ok(()) => tracing::debug!(server = %server, "sent notifications/roots/list_changed"),
-                Err(error) => {
-                    tracing::warn!(server = %server, %error, "could not send notifications/roots/list_changed")
-                }
-            }
+            send_roots_changed(&server, &session).await;
         }
     })
+}
+
+/// Send `notifications/roots/list_changed` to `server` on `session`; whether it was sent.
+pub(crate) async fn send_roots_changed(server: &str, session: &Session) -> bool {
+    match session.notify::<RootsListChanged>(Some(&NotificationParams::default())).await {
+        Ok(()) => {
+            tracing::debug!(server, "sent notifications/roots/list_changed");
+            true
+        }
+        Err(error) => {
+            tracing::warn!(server, %error, "could not send notifications/roots/list_changed");
+            false
+        }
+    }
 }

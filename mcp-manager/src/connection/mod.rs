@@ -454,6 +454,19 @@ impl McpConnection {
         self.call::<Unsubscribe>(&params, RequestOptions::default()).await
     }
 
+    /// Tell the server that the host's roots changed, when it is connected in the legacy era
+    /// (modern servers ask for roots with each request); whether it was told.
+    pub(crate) async fn announce_roots_changed(&self) -> bool {
+        let Some(info) = self.server_info().await else { return false };
+        if info.protocol_version.era() != Some(mcp_protocol::Era::Legacy) {
+            return false;
+        }
+        match self.session().await {
+            Ok(session) => handler::send_roots_changed(&self.name, &session).await,
+            Err(_) => false,
+        }
+    }
+
     /// Check the server answers.
     pub async fn ping(&self) -> Result<(), ConnectionError> {
         self.call::<Ping>(&RequestParams::default(), RequestOptions::default()).await.map(|_| ())

@@ -345,18 +345,20 @@ impl McpManager {
     ) -> ToolExecutionResult {
         let started = Instant::now();
         let route = self.routing().tool(name).cloned();
-        let args_for_hook = arguments.clone();
+        // The arguments are kept for the observers only when there are some.
+        let args_for_hook = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
         let (server, result) = match route {
             None => (None, ToolExecutionResult::failed(ManagerError::UnknownTool(name.into()).to_string())),
             Some(route) => {
                 let result = match self.call_route(&route, arguments, options).await {
                     Ok(result) => {
-                        let info = self.shared.server(&route.server).map(|s| s.status());
-                        let version = info.as_ref().and_then(|i| i.protocol_version.clone()).unwrap_or_default();
-                        let session_id = match self.shared.server(&route.server) {
-                            Some(s) => s.conn.session().await.ok().and_then(|s| s.transport().session_id()),
-                            None => None,
-                        };
+                        let (mut version, mut session_id) = (String::new(), None);
+                        if let Some(server) = self.shared.server(&route.server) {
+                            if let Some(info) = server.conn.server_info().await {
+                                version = info.protocol_version.to_string();
+                            }
+                            session_id = server.conn.session().await.ok().and_then(|s| s.transport().session_id());
+                        }
                         let cx = convert::ResultContext {
                             server: &route.server,
                             tool: &route.tool().name,
@@ -503,23 +505,15 @@ impl McpManager {
 
     /// Tell every server connected in the legacy era that the host's roots changed
     /// (`notifications/roots/list_changed`; modern-era servers ask for roots with each request).
-    /// Returns how many servers were told; a server that cannot be told is skipped with a debug
-    /// log. Connections whose roots provider reports its changes (`RootsProvider::changes`, as
+    /// Returns how many servers were told; a server that cannot be told is skipped. Connections whose roots provider reports its changes (`RootsProvider::changes`, as
     /// `host_bridge::Roots` does) announce them by themselves: this is for providers that do
     /// not, and calling it for one that does sends the notification twice.
     pub async fn notify_roots_changed(&self) -> usize {
         let servers = read(&self.shared.servers).clone();
         let mut told = 0;
         for server in servers {
-            let Some(info) = server.conn.server_info().await else { continue };
-            if info.protocol_version.era() != Some(mcp_protocol::Era::Legacy) {
-                continue;
-            }
-            let Ok(session) = server.conn.session().await else { continue };
-            let params = mcp_protocol::types::common::NotificationParams::default();
-            match session.notify::<mcp_protocol::types::roots::RootsListChanged>(Some(&params)).await {
-                Ok(()) => told += 1,
-                Err(error) => tracing::debug!(server = %server.name, %error, "could not send roots/list_changed"),
+            if server.conn.announce_roots_changed().await {
+                told += 1;
             }
         }
         told

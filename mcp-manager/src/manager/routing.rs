@@ -351,14 +351,14 @@ impl Routing {
     pub fn all_counts(&self) -> HashMap<&str, [usize; 4]> {
         let mut counts: HashMap<&str, [usize; 4]> = HashMap::new();
         let servers = [
-            self.tools.iter().map(|t| &*t.server).collect::<Vec<_>>(),
+            self.tools.iter().map(|t| &*t.server).collect::<Vec<&str>>(),
             self.prompts.iter().map(|p| &*p.server).collect(),
             self.resources.iter().map(|r| &*r.server).collect(),
             self.templates.iter().map(|t| &*t.server).collect(),
         ];
-        for (i, list) in servers.iter().enumerate() {
+        for (kind, list) in servers.into_iter().enumerate() {
             for server in list {
-                counts.entry(server).or_default()[i] += 1;
+                counts.entry(server).or_default()[kind] += 1;
             }
         }
         counts

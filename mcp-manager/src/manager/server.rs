@@ -328,8 +328,6 @@ impl ManagedServer {
                 mcp_protocol::Era::Modern => "modern".to_owned(),
             });
             s.server_info = Some(format!("{} {}", info.implementation.name, info.implementation.version));
-            (s.tool_count, s.prompt_count, s.resource_count, s.resource_template_count) =
-                (tools, prompts, resources, templates);
             s.warnings = warnings;
             s.pid = pid;
             s.reconnect_attempts = 0;
@@ -361,9 +359,6 @@ impl ManagedServer {
         {
             shared.rebuild_routing();
         }
-        self.status.send_modify(|s| {
-            (s.tool_count, s.prompt_count, s.resource_count, s.resource_template_count) = (0, 0, 0, 0);
-        });
     }
 
     fn disconnected(
