@@ -187,7 +187,7 @@ pub fn encode_line_into(message: &Message, out: &mut Vec<u8>) {
     // whitespace, and a string never holds one unescaped, so a space in its place keeps the JSON
     // and its meaning.
     let written = &mut out[start..];
-    if written.contains(&b'\n') || written.contains(&b'\r') {
+    if memchr::memchr2(b'\n', b'\r', written).is_some() {
         for byte in written {
             if matches!(*byte, b'\n' | b'\r') {
                 *byte = b' ';

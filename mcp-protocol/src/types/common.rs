@@ -1,6 +1,7 @@
 //! Building blocks shared by every domain: implementation info, icons, annotations, roles,
 //! the generic params and results, cache hints.
 
+use crate::types::open_enum::open_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
 
@@ -136,28 +137,23 @@ pub struct EmptyResult {
     pub extra: JsonObject,
 }
 
-/// `resultType` of a 2026-07-28 result: absent means complete.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ResultType {
-    /// The request is complete.
-    Complete,
-    /// The server needs input first (an `InputRequiredResult`).
-    InputRequired,
-    /// A value this crate does not know; a connection treats it as an error.
-    #[serde(untagged)]
-    Unknown(String),
+open_enum! {
+    /// `resultType` of a 2026-07-28 result: absent means complete; a connection treats an unknown
+    /// value as an error.
+    pub enum ResultType {
+        /// The request is complete.
+        Complete = "complete",
+        /// The server needs input first (an `InputRequiredResult`).
+        InputRequired = "input_required",
+    }
 }
 
-/// `cacheScope` of a cacheable 2026-07-28 result.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheScope {
-    /// Cacheable for this client only.
-    Private,
-    /// Cacheable by shared caches.
-    Public,
-    /// A value this crate does not know.
-    #[serde(untagged)]
-    Unknown(String),
+open_enum! {
+    /// `cacheScope` of a cacheable 2026-07-28 result.
+    pub enum CacheScope {
+        /// Cacheable for this client only.
+        Private = "private",
+        /// Cacheable by shared caches.
+        Public = "public",
+    }
 }

@@ -2,11 +2,16 @@
 //! blocks tool_use and tool_result. An unknown block type is kept as raw JSON instead of failing
 //! the message that carries it.
 
+use std::fmt;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Error, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::common::{Annotations, Icon};
 use super::meta::{JsonObject, Meta};
+use super::open_enum::open_enum;
 
 /// Text content.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -280,44 +285,153 @@ impl Serialize for ContentBlock {
     }
 }
 
+open_enum! {
+    /// The `type` of a content block.
+    enum BlockType {
+        Text = "text",
+        Image = "image",
+        Audio = "audio",
+        ResourceLink = "resource_link",
+        Resource = "resource",
+        ToolUse = "tool_use",
+        ToolResult = "tool_result",
+    }
+}
+
+const NO_TYPE: &str = "content block has no string \"type\"";
+
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        // Read the block as a value (strings are moved, not copied, into the typed block below),
-        // then dispatch on its type. An unknown type keeps the value whole.
-        let value = Value::deserialize(d)?;
-        let Value::Object(mut map) = value else {
-            return Err(D::Error::custom("content block must be an object"));
+        d.deserialize_map(BlockVisitor)
+    }
+}
+
+/// Decodes a block straight into its typed form when `type` is its first member (as every SDK
+/// writes it); otherwise it reads the block as a map first and dispatches on its `type`.
+struct BlockVisitor;
+
+impl<'de> Visitor<'de> for BlockVisitor {
+    type Value = ContentBlock;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content block object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentBlock, A::Error> {
+        let kind = match map.next_key::<FirstKey>()? {
+            None => return Err(A::Error::custom(NO_TYPE)),
+            Some(FirstKey::Type) => map.next_value::<TypeValue>()?.0,
+            Some(FirstKey::Other(key)) => {
+                let mut members = JsonObject::new();
+                members.insert(key, map.next_value()?);
+                while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                    members.insert(k, v);
+                }
+                return from_members(members);
+            }
         };
-        let kind = match map.get("type") {
-            Some(Value::String(k)) => k.clone(),
-            _ => return Err(D::Error::custom("content block has no string \"type\"")),
-        };
-        fn typed<T: serde::de::DeserializeOwned, E: Error>(
-            map: serde_json::Map<String, Value>,
-            kind: &str,
-        ) -> Result<T, E> {
-            serde_json::from_value(Value::Object(map))
-                .map_err(|e| E::custom(format!("invalid {kind} content block: {e}")))
+        if let BlockType::Unknown(kind) = kind {
+            let mut members = JsonObject::new();
+            members.insert("type".into(), Value::String(kind));
+            while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                members.insert(k, v);
+            }
+            return Ok(ContentBlock::Unknown(Value::Object(members)));
         }
-        let known = matches!(
-            kind.as_str(),
-            "text" | "image" | "audio" | "resource_link" | "resource" | "tool_use" | "tool_result"
-        );
-        if !known {
-            return Ok(ContentBlock::Unknown(Value::Object(map)));
+        let block = typed_block(kind, MapAccessDeserializer::new(map))?;
+        if block_extra(&block).is_some_and(|extra| extra.contains_key("type")) {
+            return Err(A::Error::custom("content block has the member \"type\" twice"));
         }
-        // shift_remove keeps the order of the members left in `extra`.
-        map.shift_remove("type");
-        Ok(match kind.as_str() {
-            "text" => ContentBlock::Text(typed(map, &kind)?),
-            "image" => ContentBlock::Image(typed(map, &kind)?),
-            "audio" => ContentBlock::Audio(typed(map, &kind)?),
-            "resource_link" => ContentBlock::ResourceLink(typed(map, &kind)?),
-            "resource" => ContentBlock::Resource(typed(map, &kind)?),
-            "tool_use" => ContentBlock::ToolUse(typed(map, &kind)?),
-            _ => ContentBlock::ToolResult(typed(map, &kind)?),
-        })
+        Ok(block)
+    }
+}
+
+/// The first key of a block: `type`, or any other.
+enum FirstKey {
+    Type,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for FirstKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = FirstKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<FirstKey, E> {
+                Ok(if v == "type" { FirstKey::Type } else { FirstKey::Other(v.to_owned()) })
+            }
+            fn visit_string<E: Error>(self, v: String) -> Result<FirstKey, E> {
+                Ok(if v == "type" { FirstKey::Type } else { FirstKey::Other(v) })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// The value of `type`: a string, known or not.
+struct TypeValue(BlockType);
+
+impl<'de> Deserialize<'de> for TypeValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct TypeVisitor;
+        impl Visitor<'_> for TypeVisitor {
+            type Value = TypeValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a content block type (a string)")
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<TypeValue, E> {
+                Ok(TypeValue(BlockType::from_wire(v).unwrap_or_else(|| BlockType::Unknown(v.to_owned()))))
+            }
+        }
+        d.deserialize_str(TypeVisitor)
+    }
+}
+
+/// Decode the members after `type` as the typed block `kind`.
+fn typed_block<'de, D: Deserializer<'de>>(kind: BlockType, d: D) -> Result<ContentBlock, D::Error> {
+    fn typed<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D, kind: &BlockType) -> Result<T, D::Error> {
+        T::deserialize(d).map_err(|e| D::Error::custom(format!("invalid {} content block: {e}", kind.as_str())))
+    }
+    Ok(match kind {
+        BlockType::Text => ContentBlock::Text(typed(d, &kind)?),
+        BlockType::Image => ContentBlock::Image(typed(d, &kind)?),
+        BlockType::Audio => ContentBlock::Audio(typed(d, &kind)?),
+        BlockType::ResourceLink => ContentBlock::ResourceLink(typed(d, &kind)?),
+        BlockType::Resource => ContentBlock::Resource(typed(d, &kind)?),
+        BlockType::ToolUse => ContentBlock::ToolUse(typed(d, &kind)?),
+        BlockType::ToolResult => ContentBlock::ToolResult(typed(d, &kind)?),
+        // The callers keep blocks of unknown types untyped.
+        BlockType::Unknown(other) => return Err(D::Error::custom(format!("unknown content block type {other:?}"))),
+    })
+}
+
+/// A block read as members in any order: dispatch on its `type`; an unknown type keeps the
+/// members whole.
+fn from_members<E: Error>(mut members: JsonObject) -> Result<ContentBlock, E> {
+    let kind = match members.get("type") {
+        Some(Value::String(k)) => BlockType::from_wire(k),
+        _ => return Err(E::custom(NO_TYPE)),
+    };
+    let Some(kind) = kind else { return Ok(ContentBlock::Unknown(Value::Object(members))) };
+    // shift_remove keeps the order of the members left in `extra`.
+    members.shift_remove("type");
+    typed_block(kind, Value::Object(members)).map_err(E::custom)
+}
+
+/// The members a typed block does not model.
+fn block_extra(block: &ContentBlock) -> Option<&JsonObject> {
+    match block {
+        ContentBlock::Text(c) => Some(&c.extra),
+        ContentBlock::Image(c) => Some(&c.extra),
+        ContentBlock::Audio(c) => Some(&c.extra),
+        ContentBlock::ResourceLink(c) => Some(&c.extra),
+        ContentBlock::Resource(c) => Some(&c.extra),
+        ContentBlock::ToolUse(c) => Some(&c.extra),
+        ContentBlock::ToolResult(c) => Some(&c.extra),
+        ContentBlock::Unknown(_) => None,
     }
 }
 
@@ -355,6 +469,40 @@ mod tests {
         let block: ContentBlock = serde_json::from_value(r.clone()).unwrap();
         assert!(matches!(&block, ContentBlock::Resource(e) if matches!(e.resource, ResourceContents::Blob(_))));
         assert_eq!(serde_json::to_value(&block).unwrap(), r);
+    }
+
+    #[test]
+    fn blocks_decode_the_same_whatever_the_position_of_type() {
+        for text in [
+            r#"{"type":"text","text":"hi","annotations":{"priority":0.5},"future":true}"#,
+            r#"{"text":"hi","type":"text","annotations":{"priority":0.5},"future":true}"#,
+            r#"{"annotations":{"priority":0.5},"text":"hi","future":true,"type":"text"}"#,
+        ] {
+            let block: ContentBlock = serde_json::from_str(text).unwrap();
+            let ContentBlock::Text(t) = &block else { panic!("{block:?}") };
+            assert_eq!((t.text.as_str(), t.extra.get("future")), ("hi", Some(&json!(true))), "{text}");
+            assert!(!t.extra.contains_key("type"), "{text}");
+        }
+        for text in [r#"{"type":"hologram","frames":[1]}"#, r#"{"frames":[1],"type":"hologram"}"#] {
+            let block: ContentBlock = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_value(&block).unwrap(), serde_json::from_str::<Value>(text).unwrap());
+        }
+    }
+
+    #[test]
+    fn blocks_without_a_string_type_or_with_two_are_errors() {
+        for (text, expected) in [
+            (r#"{"text":"hi"}"#, "no string \"type\""),
+            (r#"{}"#, "no string \"type\""),
+            (r#"{"text":"hi","type":7}"#, "no string \"type\""),
+            (r#"{"type":7,"text":"hi"}"#, "expected a content block type (a string)"),
+            (r#"{"type":"text","text":"hi","type":"image"}"#, "\"type\" twice"),
+            (r#""text""#, "expected a content block object"),
+            (r#"{"type":"text"}"#, "invalid text content block: missing field `text`"),
+        ] {
+            let err = serde_json::from_str::<ContentBlock>(text).unwrap_err();
+            assert!(err.to_string().contains(expected), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod meta;
 pub mod mrtr;
+mod open_enum;
 pub mod progress;
 pub mod prompts;
 pub mod resources;

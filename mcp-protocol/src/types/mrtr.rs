@@ -239,10 +239,54 @@ fn shape_of(peek: &Peek<'_>) -> Result<Shape, String> {
     }
 }
 
-impl<T: DeserializeOwned> Outcome<T> {
-    /// Decode from raw JSON: a cheap first pass reads only the members that decide the shape,
-    /// then the result is decoded once into that shape.
+/// A result that may come back as an [`Outcome`]: it says whether it declared itself complete.
+pub trait OutcomeResult: DeserializeOwned {
+    /// Whether the decoded result is complete: `resultType` absent or `complete`.
+    fn declares_complete(&self) -> bool;
+}
+
+/// Results with a `result_type` member.
+macro_rules! outcome_result_with_type {
+    ($($t:ty),*) => {$(
+        impl OutcomeResult for $t {
+            fn declares_complete(&self) -> bool {
+                matches!(self.result_type, None | Some(ResultType::Complete))
+            }
+        }
+    )*};
+}
+outcome_result_with_type!(
+    super::tools::CallToolResult,
+    super::prompts::GetPromptResult,
+    super::resources::ReadResourceResult
+);
+
+/// Results without a `result_type` member keep one in `extra`.
+macro_rules! outcome_result_in_extra {
+    ($($t:ty),*) => {$(
+        impl OutcomeResult for $t {
+            fn declares_complete(&self) -> bool {
+                self.extra.get("resultType").is_none_or(|t| t == "complete")
+            }
+        }
+    )*};
+}
+outcome_result_in_extra!(ElicitResult, CreateMessageResult);
+
+impl<T: OutcomeResult> Outcome<T> {
+    /// Decode from raw JSON in one pass when the result is a complete `T` (the common case).
+    /// Anything else (a result that does not decode as `T`, or declares another `resultType`)
+    /// is sorted by a cheap first pass over the members that decide the shape, then decoded
+    /// into that shape, so its error names what is wrong with it.
+    ///
+    /// Each `T` has a member that an input-required or task result lacks (`content`,
+    /// `messages`, `contents`, `action`, `role`), so a complete `T` is never one of those.
     pub fn decode(raw: &RawValue) -> Result<Self, serde_json::Error> {
+        if let Ok(t) = serde_json::from_str::<T>(raw.get())
+            && t.declares_complete()
+        {
+            return Ok(Outcome::Complete(t));
+        }
         let peek: Peek<'_> = serde_json::from_str(raw.get())?;
         Ok(match shape_of(&peek).map_err(serde::de::Error::custom)? {
             Shape::Complete => Outcome::Complete(serde_json::from_str(raw.get())?),

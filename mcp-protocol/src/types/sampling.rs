@@ -2,6 +2,7 @@
 //! as a server request (legacy era) or as an input request of a multi round-trip request
 //! (2026-07-28).
 
+use crate::types::open_enum::open_enum;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Number, Value};
 
@@ -169,19 +170,16 @@ pub struct ModelHint {
     pub extra: JsonObject,
 }
 
-/// Which MCP servers' context to include in the prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum IncludeContext {
-    /// No context (the default).
-    None,
-    /// Context of the requesting server (deprecated in 2026-07-28).
-    ThisServer,
-    /// Context of every connected server (deprecated in 2026-07-28).
-    AllServers,
-    /// A value this crate does not know.
-    #[serde(untagged)]
-    Unknown(String),
+open_enum! {
+    /// Which MCP servers' context to include in the prompt.
+    pub enum IncludeContext {
+        /// No context (the default).
+        None = "none",
+        /// Context of the requesting server (deprecated in 2026-07-28).
+        ThisServer = "thisServer",
+        /// Context of every connected server (deprecated in 2026-07-28).
+        AllServers = "allServers",
+    }
 }
 
 /// How the model may use the offered tools (2025-11-25+).
@@ -196,19 +194,16 @@ pub struct ToolChoice {
     pub extra: JsonObject,
 }
 
-/// `toolChoice.mode`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolChoiceMode {
-    /// The model decides.
-    Auto,
-    /// The model must call at least one tool.
-    Required,
-    /// The model must not call tools.
-    None,
-    /// A value this crate does not know.
-    #[serde(untagged)]
-    Unknown(String),
+open_enum! {
+    /// `toolChoice.mode`.
+    pub enum ToolChoiceMode {
+        /// The model decides.
+        Auto = "auto",
+        /// The model must call at least one tool.
+        Required = "required",
+        /// The model must not call tools.
+        None = "none",
+    }
 }
 
 /// Params of `sampling/createMessage`.
@@ -262,21 +257,18 @@ impl CreateMessageParams {
     }
 }
 
-/// Why sampling stopped. An open string on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum StopReason {
-    /// Natural end of the assistant's turn.
-    EndTurn,
-    /// A stop sequence was met.
-    StopSequence,
-    /// The token limit was reached.
-    MaxTokens,
-    /// The model wants to call tools (2025-11-25+).
-    ToolUse,
-    /// A provider-specific reason.
-    #[serde(untagged)]
-    Unknown(String),
+open_enum! {
+    /// Why sampling stopped. An open string on the wire: `Unknown` holds provider-specific reasons.
+    pub enum StopReason {
+        /// Natural end of the assistant's turn.
+        EndTurn = "endTurn",
+        /// A stop sequence was met.
+        StopSequence = "stopSequence",
+        /// The token limit was reached.
+        MaxTokens = "maxTokens",
+        /// The model wants to call tools (2025-11-25+).
+        ToolUse = "toolUse",
+    }
 }
 
 /// Result of `sampling/createMessage`.

@@ -50,7 +50,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     pub(crate) async fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
         loop {
             let from = self.start + self.scanned;
-            if let Some(i) = find_newline(&self.buf[from..]) {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[from..]) {
                 let (start, end) = (self.start, from + i);
                 self.start = end + 1;
                 self.scanned = 0;
@@ -110,27 +110,6 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
         self.buf.reserve(READ_CHUNK);
     }
-}
-
-/// The index of the first `\n` in `bytes`, eight bytes at a time.
-fn find_newline(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const NEWLINES: u64 = u64::from_ne_bytes([b'\n'; 8]);
-    let mut i = 0;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let v = u64::from_le_bytes(word) ^ NEWLINES;
-        // A high bit in each zero byte of `v`; only the lowest one is exact (borrows), and it is
-        // the one wanted.
-        let hits = v.wrapping_sub(ONES) & !v & HIGHS;
-        if hits != 0 {
-            return Some(i + (hits.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    bytes[i..].iter().position(|&b| b == b'\n').map(|p| i + p)
 }
 
 /// Read the top-level `id` of a JSON-RPC message from the start of its text, if the head holds
@@ -364,19 +343,6 @@ mod tests {
         assert!(matches!(r.next_line().await.unwrap(), Some(Line::Full(b"small"))));
         assert!(r.next_line().await.unwrap().is_none());
         assert!(r.buf.capacity() <= KEEP_CAPACITY, "capacity {} kept after the large line", r.buf.capacity());
-    }
-
-    #[test]
-    fn finds_the_first_newline_at_every_offset() {
-        for len in 0..40 {
-            for at in 0..=len {
-                let mut bytes = vec![b'a'; len];
-                bytes.extend_from_slice(b"\n\n");
-                bytes[at] = b'\n';
-                assert_eq!(find_newline(&bytes), Some(at), "len {len}, newline at {at}");
-            }
-            assert_eq!(find_newline(&vec![0x8a; len]), None, "bytes with the high bit set are not newlines");
-        }
     }
 
     #[test]

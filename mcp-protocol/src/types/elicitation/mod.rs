@@ -1,6 +1,7 @@
 //! Elicitation (2025-06-18+): a server asks the user for input, through a form the client renders
 //! from a restricted JSON Schema, or (2025-11-25+) through a URL the user opens out of band.
 
+use crate::types::open_enum::open_enum;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -166,20 +167,18 @@ pub struct ElicitUrlParams {
     pub extra: JsonObject,
 }
 
-/// The user's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ElicitAction {
-    /// The user submitted the form (or, in URL mode, agreed to open the URL).
-    Accept,
-    /// The user declined.
-    #[default]
-    Decline,
-    /// The user dismissed the request without choosing.
-    Cancel,
-    /// A value this crate does not know.
-    #[serde(untagged)]
-    Unknown(String),
+open_enum! {
+    /// The user's answer.
+    #[derive(Default)]
+    pub enum ElicitAction {
+        /// The user submitted the form (or, in URL mode, agreed to open the URL).
+        Accept = "accept",
+        /// The user declined.
+        #[default]
+        Decline = "decline",
+        /// The user dismissed the request without choosing.
+        Cancel = "cancel",
+    }
 }
 
 /// Result of `elicitation/create`.

@@ -1,6 +1,7 @@
 //! The form of a form-mode elicitation: a restricted JSON Schema, `type: "object"` whose members
 //! are primitive (string, number, boolean) or enum definitions.
 
+use crate::types::open_enum::open_enum;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Number, Value};
@@ -297,21 +298,18 @@ pub struct StringSchema {
     pub extra: JsonObject,
 }
 
-/// `format` of a [`StringSchema`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StringFormat {
-    /// `date`.
-    Date,
-    /// `date-time`.
-    DateTime,
-    /// `email`.
-    Email,
-    /// `uri`.
-    Uri,
-    /// A format this crate does not know.
-    #[serde(untagged)]
-    Unknown(String),
+open_enum! {
+    /// `format` of a [`StringSchema`].
+    pub enum StringFormat {
+        /// `date`.
+        Date = "date",
+        /// `date-time`.
+        DateTime = "date-time",
+        /// `email`.
+        Email = "email",
+        /// `uri`.
+        Uri = "uri",
+    }
 }
 
 /// `type` of a [`NumberSchema`].
