@@ -1,5 +1,6 @@
 //! Cross-crate integration tests and the support they share:
 //!
+//! - [`bench`]: the workloads the bench clients share (W1, W2, the stopwatch they report with).
 //! - [`fake`]: the scriptable fake MCP server run by the `fake-mcp-server` binary. Tests in this
 //!   crate find it with `env!("CARGO_BIN_EXE_fake-mcp-server")`.
 //! - [`support`]: helpers for tests: a capturing `tracing` subscriber, and process checks that
@@ -7,6 +8,7 @@
 //! - [`peers`]: helpers for the interop tests against real peers: finding the provisioned peers,
 //!   HTTP servers in their own process group on a loopback port, recording host callbacks.
 
+pub mod bench;
 pub mod fake;
 pub mod fake_llm;
 pub mod peers;

@@ -1,22 +1,26 @@
-//! `cargo xtask bench [codec|stdio|http|manager|all] [args]`: the criterion codec bench, and the
-//! stdio and streamable HTTP client workloads that compare this stack's client with the official
-//! Rust SDK's (rmcp). The HTTP workloads live in `bench_http.rs`, the many-server manager's in
-//! `bench_manager.rs`.
+//! `cargo xtask bench [codec|stdio|http|manager|instructions|all] [args]`: the criterion codec
+//! bench, and the stdio and streamable HTTP client workloads that compare this stack's client with
+//! the official Rust SDK's (rmcp). The HTTP workloads live in `bench_http.rs`, the many-server
+//! manager's in `bench_manager.rs`, the era comparison in instructions in `bench_instructions.rs`.
 //!
 //! - `codec`: `cargo bench -p mcp-protocol --bench codec`, with `args` passed on.
 //! - `stdio`: builds `bench-client` and `bench-server` (the `tests` crate) and rmcp's client
 //!   (`bench/rmcp-client`, a workspace of its own so that rmcp never enters the project's build,
 //!   built into `target/rmcp-bench`), all in release mode. Each workload runs `--runs N` times
 //!   (default 5) in a fresh process per client, alternating which client goes first; the table
-//!   shows the medians, the ratio ours/rmcp and the target ratio. Benchmarks report, they do not
+//!   shows the medians, the ratio ours/rmcp (the median of each round's ratio: a round runs both
+//!   back to back, under the same load) and the target ratio. Benchmarks report, they do not
 //!   fail on a missed target. Then the era comparison: ours in the legacy era (`bench-server` as
 //!   above, client era `legacy`) against ours in the modern era (2026-07-28: `bench-server
-//!   --modern`, client era `modern`), the same workloads and runs, alternating which goes first;
-//!   the modern era may cost at most 1.1 times the legacy era.
+//!   --modern`, client era `modern`), the same workloads and runs, alternating which goes first,
+//!   in wall clock and in the client's CPU time (`cpu_ms`); the modern era may cost at most 1.1
+//!   times the legacy era.
 //! - `http`: the streamable HTTP workloads (W1, W2), ours against rmcp and our legacy era against
 //!   our modern era; see `bench_http.rs`. `--runs N` as for `stdio`.
 //! - `manager`: one manager over 100 servers of 100 tools (start-up, host memory, routing
 //!   overhead); see `bench_manager.rs`. `--runs N` (default 3).
+//! - `instructions`: the era comparison counted in instructions under callgrind (needs Valgrind);
+//!   see `bench_instructions.rs`. Not part of `all`.
 //! - `all` (the default): `codec`, `stdio`, `http`, then `manager`; `args` go to the codec bench.
 //!
 //! The workloads, on a current-thread Tokio runtime in both clients, against the same server:
@@ -69,37 +73,28 @@ const ROWS: &[Row] = &[
 ];
 
 const ERA_ROWS: &[Row] = &[
-    Row {
-        label: "W1 2000 sequential calls (ms)",
-        workload: "w1",
-        key: "total_ms",
-        target: Some(ERA_BUDGET),
-        scale: 1.0,
-    },
+    era_row("W1 2000 sequential calls (ms)", "w1", "total_ms"),
+    era_row("W1 client CPU time (ms)", "w1", "cpu_ms"),
     Row { label: "W1 p50 latency (us)", workload: "w1", key: "p50_us", target: None, scale: 1.0 },
     Row { label: "W1 p99 latency (us)", workload: "w1", key: "p99_us", target: None, scale: 1.0 },
-    Row {
-        label: "W2 256 calls, 32 in flight (ms)",
-        workload: "w2",
-        key: "total_ms",
-        target: Some(ERA_BUDGET),
-        scale: 1.0,
-    },
-    Row {
-        label: "W3 spawn+init+list 10,002 tools (ms)",
-        workload: "w3",
-        key: "total_ms",
-        target: Some(ERA_BUDGET),
-        scale: 1.0,
-    },
-    Row { label: "W4 8 MiB result (ms)", workload: "w4", key: "total_ms", target: Some(ERA_BUDGET), scale: 1.0 },
+    era_row("W2 256 calls, 32 in flight (ms)", "w2", "total_ms"),
+    era_row("W2 client CPU time (ms)", "w2", "cpu_ms"),
+    era_row("W3 spawn+init+list 10,002 tools (ms)", "w3", "total_ms"),
+    era_row("W3 client CPU time (ms)", "w3", "cpu_ms"),
+    era_row("W4 8 MiB result (ms)", "w4", "total_ms"),
+    era_row("W4 client CPU time (ms)", "w4", "cpu_ms"),
     Row { label: "W4 peak RSS (MiB)", workload: "w4", key: "peak_rss_kib", target: Some(ERA_BUDGET), scale: 1024.0 },
 ];
 
-/// `cargo xtask bench [codec|stdio|http|manager|all] [args]`.
+/// A row of the era table held to the era budget.
+const fn era_row(label: &'static str, workload: &'static str, key: &'static str) -> Row {
+    Row { label, workload, key, target: Some(ERA_BUDGET), scale: 1.0 }
+}
+
+/// `cargo xtask bench [codec|stdio|http|manager|instructions|all] [args]`.
 pub fn bench(args: &[String]) -> Result {
     let (mode, rest) = match args.first().map(String::as_str) {
-        Some(mode @ ("codec" | "stdio" | "http" | "manager" | "all")) => (mode, &args[1..]),
+        Some(mode @ ("codec" | "stdio" | "http" | "manager" | "instructions" | "all")) => (mode, &args[1..]),
         _ => ("all", args),
     };
     match mode {
@@ -107,6 +102,7 @@ pub fn bench(args: &[String]) -> Result {
         "stdio" => stdio(rest),
         "http" => crate::bench_http::http(parse_runs(rest)?),
         "manager" => crate::bench_manager::manager(rest),
+        "instructions" => crate::bench_instructions::instructions(rest),
         _ => {
             crate::ci::bench(rest)?;
             stdio(&[])?;
@@ -134,7 +130,9 @@ fn stdio(args: &[String]) -> Result {
     let server = ours_dir.join("bench-server");
     let ours = ours_dir.join("bench-client");
     let clients = [("ours", ours.clone()), ("rmcp", root.join(RMCP_TARGET).join("release").join("rmcp-bench-client"))];
-    heading(&format!("stdio bench: {runs} runs per workload, alternating clients; medians below"));
+    heading(&format!(
+        "stdio bench: {runs} runs per workload, alternating clients; medians below, ratios are the median of each round's ratio"
+    ));
     // One unmeasured run each, so that neither client pays for a cold page cache.
     for (_, client) in &clients {
         run_client(client, &["w1".as_ref(), server.as_os_str()])?;
@@ -167,7 +165,9 @@ fn eras(runs: usize, client: &Path, server: &Path) -> Result {
         args.extend(VARIANTS[v].1.iter().map(OsStr::new));
         run_client(client, &args)
     };
-    heading(&format!("stdio bench, eras: {runs} runs per workload, alternating eras; medians below"));
+    heading(&format!(
+        "stdio bench, eras: {runs} runs per workload, alternating eras; medians below, ratios are the median of each round's ratio"
+    ));
     for v in 0..VARIANTS.len() {
         run_variant(v, "w1")?;
     }
@@ -213,7 +213,7 @@ fn print_table(
         let w = WORKLOADS.iter().position(|w| *w == row.workload).expect("a known workload");
         let a = median(&results[0][w], row.key)? / row.scale;
         let b = median(&results[1][w], row.key)? / row.scale;
-        let ratio = a / b;
+        let ratio = paired_ratio(&results[0][w], &results[1][w], row.key)?;
         let (target, verdict) = match row.target {
             Some(t) => {
                 targets += 1;
@@ -234,16 +234,34 @@ pub(crate) fn fmt(value: f64) -> String {
 
 /// The median of `key` over the JSON lines of a workload's runs.
 pub(crate) fn median(lines: &[String], key: &str) -> Result<f64> {
-    let mut values = lines
-        .iter()
-        .map(|line| number(line, key).ok_or_else(|| format!("no number {key:?} in {line}")))
-        .collect::<Result<Vec<f64>>>()?;
+    let values = lines.iter().map(|line| value(line, key)).collect::<Result<Vec<f64>>>()?;
+    middle(values).ok_or_else(|| format!("no runs for {key:?}"))
+}
+
+/// The median of the ratios a/b of `key` run by run. The two variants run back to back in each
+/// round, so a round's ratio compares them under the same load on a shared machine; the median of
+/// those ratios is steadier than the ratio of the two medians.
+pub(crate) fn paired_ratio(a: &[String], b: &[String], key: &str) -> Result<f64> {
+    if a.len() != b.len() {
+        return Err(format!("{} runs against {} for {key:?}", a.len(), b.len()));
+    }
+    let ratios = a.iter().zip(b).map(|(a, b)| Ok(value(a, key)? / value(b, key)?)).collect::<Result<Vec<f64>>>()?;
+    middle(ratios).ok_or_else(|| format!("no runs for {key:?}"))
+}
+
+fn value(line: &str, key: &str) -> Result<f64> {
+    number(line, key).ok_or_else(|| format!("no number {key:?} in {line}"))
+}
+
+/// The median of `values`, if there are any.
+fn middle(mut values: Vec<f64>) -> Option<f64> {
     values.sort_by(f64::total_cmp);
     let n = values.len();
-    if n == 0 {
-        return Err(format!("no runs for {key:?}"));
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
     }
-    Ok(if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 })
 }
 
 /// The number under `"key":` in a flat JSON object (the clients print nothing nested).

@@ -7,25 +7,24 @@
 //! project's build, built into `target/rmcp-bench`), all in release mode. One server process on
 //! 127.0.0.1 serves every run. Each workload runs `runs` times in a fresh client process per
 //! variant (ours legacy, ours modern, rmcp), rotating which variant goes first; the tables show
-//! the medians.
+//! the medians, and ratios that are the median of each round's ratio.
 //!
 //! - Table 1, ours (legacy era, which is what rmcp speaks) against rmcp: the ratio ours/rmcp and
 //!   its target.
-//! - Table 2, ours in the modern era against ours in the legacy era: the modern era may cost at
-//!   most 1.1 times the legacy era.
+//! - Table 2, ours in the modern era against ours in the legacy era, in wall clock and in the
+//!   client's CPU time: the modern era may cost at most 1.1 times the legacy era.
 //!
 //! The workloads, on a current-thread Tokio runtime in every client, against the same server:
 //! W1 2000 sequential echo calls; W2 256 calls with 32 in flight. Benchmarks report, they do not
 //! fail on a missed target.
 
-use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use xtask::project_root;
 
-use crate::bench::{fmt, median};
+use crate::bench::{cargo_command, fmt, heading, median, paired_ratio, run_client, run_status, target_dir};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -61,13 +60,15 @@ const ROWS: &[Row] = &[
 
 const ERA_ROWS: &[Row] = &[
     Row { label: "W1 2000 sequential calls (ms)", workload: "w1", key: "total_ms", target: Some(ERA_BUDGET) },
+    Row { label: "W1 client CPU time (ms)", workload: "w1", key: "cpu_ms", target: Some(ERA_BUDGET) },
     Row { label: "W1 p50 latency (us)", workload: "w1", key: "p50_us", target: None },
     Row { label: "W1 p99 latency (us)", workload: "w1", key: "p99_us", target: None },
     Row { label: "W2 256 calls, 32 in flight (ms)", workload: "w2", key: "total_ms", target: Some(ERA_BUDGET) },
+    Row { label: "W2 client CPU time (ms)", workload: "w2", key: "cpu_ms", target: Some(ERA_BUDGET) },
 ];
 
 /// The server process, killed when dropped.
-struct Server(Child);
+pub(crate) struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -95,9 +96,9 @@ pub(crate) fn http(runs: usize) -> Result {
     let rmcp = root.join(RMCP_TARGET).join("release").join("rmcp-bench-http-client");
     let run_variant = |variant: usize, workload: &str| -> Result<String> {
         match variant {
-            OURS_LEGACY => run_client(&ours, &[workload, &url, "legacy"]),
-            OURS_MODERN => run_client(&ours, &[workload, &url, "modern"]),
-            _ => run_client(&rmcp, &[workload, &url]),
+            OURS_LEGACY => run_client(&ours, &[workload.as_ref(), url.as_ref(), "legacy".as_ref()]),
+            OURS_MODERN => run_client(&ours, &[workload.as_ref(), url.as_ref(), "modern".as_ref()]),
+            _ => run_client(&rmcp, &[workload.as_ref(), url.as_ref()]),
         }
     };
 
@@ -130,7 +131,7 @@ pub(crate) fn http(runs: usize) -> Result {
 }
 
 /// Start the server on a free port; its first line of stdout is the port.
-fn start_server(binary: &Path) -> Result<(Server, String)> {
+pub(crate) fn start_server(binary: &Path) -> Result<(Server, String)> {
     let mut child = Command::new(binary)
         .arg("0")
         .stdin(Stdio::null())
@@ -160,7 +161,7 @@ fn print_table(
         let w = WORKLOADS.iter().position(|w| *w == row.workload).expect("a known workload");
         let va = median(&results[a][w], row.key)?;
         let vb = median(&results[b][w], row.key)?;
-        let ratio = va / vb;
+        let ratio = paired_ratio(&results[a][w], &results[b][w], row.key)?;
         let (target, verdict) = match row.target {
             Some(t) => {
                 targets += 1;
@@ -173,45 +174,4 @@ fn print_table(
         println!("{:<38} {:>11} {:>11} {:>10.3} {:>8}  {verdict}", row.label, fmt(va), fmt(vb), ratio, target);
     }
     Ok((met, targets))
-}
-
-/// Run one client; its stdout's last JSON line is the result.
-fn run_client(client: &Path, args: &[&str]) -> Result<String> {
-    let output = Command::new(client)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("could not start {}: {e}", client.display()))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(format!("{} {args:?} failed ({}): {}", client.display(), output.status, stderr.trim()));
-    }
-    stdout
-        .lines()
-        .rev()
-        .find(|l| l.trim_start().starts_with('{'))
-        .map(|l| l.trim().to_owned())
-        .ok_or_else(|| format!("{} {args:?} printed no JSON line", client.display()))
-}
-
-/// The project's target directory: `CARGO_TARGET_DIR` if set, else `target` at the root.
-fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => root.join(dir),
-        _ => root.join("target"),
-    }
-}
-
-fn cargo_command() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")))
-}
-
-fn run_status(title: &str, mut command: Command, dir: &Path) -> Result {
-    let status = command.current_dir(dir).status().map_err(|e| format!("{title}: could not start cargo: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("{title} failed ({status})")) }
-}
-
-fn heading(text: &str) {
-    println!("\n==> {text}");
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_http;
+mod bench_instructions;
 mod bench_manager;
 mod ci;
 mod conformance;
@@ -20,12 +21,14 @@ commands:
   conformance   install Node 22 and the official MCP conformance suite into target/conformance, run
                 every client scenario against our client, print the summary table
   tidy          check the architecture invariants (dependency rules, file length, crate docs)
-  bench [codec|stdio|http|manager|all] [args]
+  bench [codec|stdio|http|manager|instructions|all] [args]
                 run the benchmarks (default all): the criterion codec bench (args go to
                 `cargo bench`, e.g. -- --save-baseline main), the stdio client workloads,
-                ours against rmcp (`bench stdio --runs N`, default 5), the streamable HTTP
-                workloads, ours against rmcp and legacy era against modern (`bench http --runs N`),
-                and one manager over 100 servers x 100 tools (`bench manager --runs N`, default 3)
+                ours against rmcp and legacy era against modern (`bench stdio --runs N`,
+                default 5), the streamable HTTP workloads, the same (`bench http --runs N`),
+                and one manager over 100 servers x 100 tools (`bench manager --runs N`, default
+                3); `bench instructions` counts the era comparison's instructions under
+                callgrind (needs Valgrind; not part of `all`)
   fuzz  [args]  fuzz the line decoder with cargo-fuzz on nightly; not part of ci
 ";
 

@@ -35,6 +35,8 @@ impl InFlight {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         lock(&self.map).insert(id.clone(), (key, handle));
         let entry = Entry { set: self.clone(), id, key };
+        // Boxed: the async block would otherwise hold the exchange twice (captured and awaited).
+        let exchange = Box::pin(exchange);
         async move {
             let _entry = entry;
             // Aborted: the exchange is dropped here, with whatever connection it holds.

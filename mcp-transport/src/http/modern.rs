@@ -4,8 +4,11 @@
 //! (the tool or prompt name, or the resource URI), as the official SDKs do, and the
 //! `Mcp-Param-*` headers of annotated tool parameters.
 
+use std::borrow::Cow;
+
 use mcp_protocol::Message;
 use reqwest::header::{HeaderName, HeaderValue};
+use serde_json::value::RawValue;
 
 use super::params::ToolHeaders;
 
@@ -27,21 +30,23 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
     // Only the members needed are parsed, and nothing is copied that is not used: `_meta` gives
     // only its version, and the tool arguments stay raw unless the tool annotates parameters.
     #[derive(serde::Deserialize)]
-    struct MetaVersion {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-        version: Option<serde_json::Value>,
+    struct MetaVersion<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+        version: Option<Cow<'a, str>>,
     }
     #[derive(serde::Deserialize)]
     struct Params<'a> {
-        #[serde(rename = "_meta")]
-        meta: Option<MetaVersion>,
-        name: Option<serde_json::Value>,
-        uri: Option<serde_json::Value>,
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<MetaVersion<'a>>,
         #[serde(borrow)]
-        arguments: Option<&'a serde_json::value::RawValue>,
+        name: Option<&'a RawValue>,
+        #[serde(borrow)]
+        uri: Option<&'a RawValue>,
+        #[serde(borrow)]
+        arguments: Option<&'a RawValue>,
     }
     let params: Params<'_> = serde_json::from_str(params.get()).ok()?;
-    let version = params.meta?.version?.as_str()?.to_owned();
+    let version = params.meta?.version?.into_owned();
     let mut extra = Vec::new();
     if let Ok(v) = HeaderValue::from_str(method) {
         extra.push((METHOD, v));
@@ -51,17 +56,28 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
         "resources/read" | "resources/subscribe" | "resources/unsubscribe" => params.uri,
         _ => None,
     };
-    if let Some(v) = name.as_ref().and_then(|n| n.as_str()).and_then(|n| HeaderValue::from_str(n).ok()) {
+    // A member of another type (a number for `name`) names nothing: no header, and the server
+    // judges the request.
+    let name = name.and_then(string);
+    if let Some(v) = name.as_deref().and_then(|n| HeaderValue::from_str(n).ok()) {
         extra.push((NAME, v));
     }
     if method == "tools/call"
-        && let Some(tool) = name.as_ref().and_then(|n| n.as_str())
+        && let Some(tool) = name.as_deref()
         && tools.annotates(tool)
     {
         let arguments = params.arguments.and_then(|a| serde_json::from_str(a.get()).ok());
         extra.extend(tools.for_call(tool, arguments.as_ref()));
     }
     Some((version, extra))
+}
+
+/// The string `raw` holds, borrowed unless it has escapes; `None` for any other JSON value.
+fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(raw.get()) {
+        Ok(s) => Some(Cow::Borrowed(s)),
+        Err(_) => serde_json::from_str::<String>(raw.get()).ok().map(Cow::Owned),
+    }
 }
 
 #[cfg(test)]
@@ -87,5 +103,24 @@ mod tests {
         assert_eq!(headers(&read, &ToolHeaders::default()).unwrap().1[1].1, "demo://hello");
         let legacy = Message::request(RequestId::Number(3), "tools/call", Some(&json!({"name": "add"}))).unwrap();
         assert!(headers(&legacy, &ToolHeaders::default()).is_none());
+    }
+
+    #[test]
+    fn names_with_escapes_are_decoded_and_other_types_name_nothing() {
+        let meta = json!({META_VERSION: "2026-07-28"});
+        let escaped = RawValue::from_string(
+            r#"{"name":"a\u0064d","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#.into(),
+        )
+        .unwrap();
+        let call = Message::Request(mcp_protocol::Request {
+            id: RequestId::Number(1),
+            method: "tools/call".into(),
+            params: Some(escaped),
+        });
+        assert_eq!(headers(&call, &ToolHeaders::default()).unwrap().1[1], (NAME, HeaderValue::from_static("add")));
+        let numbered =
+            Message::request(RequestId::Number(2), "tools/call", Some(&json!({"name": 7, "_meta": meta}))).unwrap();
+        let (version, extra) = headers(&numbered, &ToolHeaders::default()).unwrap();
+        assert_eq!((version.as_str(), extra.len()), ("2026-07-28", 1), "only Mcp-Method: {extra:?}");
     }
 }

@@ -114,6 +114,9 @@ impl TaskSet {
         let mut tasks = lock(&self.tasks);
         let Some(map) = tasks.as_mut() else { return };
         let set = std::sync::Arc::downgrade(self);
+        // Boxed once here: an exchange's future runs to kilobytes, and the wrapper below and
+        // tokio's task cell would otherwise each move (and the wrapper double) all of it.
+        let task = Box::pin(task);
         let handle = tokio::spawn(async move {
             task.await;
             if let Some(set) = set.upgrade()
