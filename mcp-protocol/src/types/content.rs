@@ -287,7 +287,7 @@ impl Serialize for ContentBlock {
 
 open_enum! {
     /// The `type` of a content block.
-    enum BlockType {
+    enum BlockType as "a content block type (a string)" {
         Text = "text",
         Image = "image",
         Audio = "audio",
@@ -320,23 +320,14 @@ impl<'de> Visitor<'de> for BlockVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentBlock, A::Error> {
         let kind = match map.next_key::<FirstKey>()? {
             None => return Err(A::Error::custom(NO_TYPE)),
-            Some(FirstKey::Type) => map.next_value::<TypeValue>()?.0,
+            Some(FirstKey::Type) => map.next_value::<BlockType>()?,
             Some(FirstKey::Other(key)) => {
-                let mut members = JsonObject::new();
-                members.insert(key, map.next_value()?);
-                while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                    members.insert(k, v);
-                }
-                return from_members(members);
+                let value = map.next_value()?;
+                return from_members(members((key, value), map)?);
             }
         };
         if let BlockType::Unknown(kind) = kind {
-            let mut members = JsonObject::new();
-            members.insert("type".into(), Value::String(kind));
-            while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                members.insert(k, v);
-            }
-            return Ok(ContentBlock::Unknown(Value::Object(members)));
+            return Ok(ContentBlock::Unknown(Value::Object(members(("type".into(), Value::String(kind)), map)?)));
         }
         let block = typed_block(kind, MapAccessDeserializer::new(map))?;
         if block_extra(&block).is_some_and(|extra| extra.contains_key("type")) {
@@ -344,6 +335,16 @@ impl<'de> Visitor<'de> for BlockVisitor {
         }
         Ok(block)
     }
+}
+
+/// `first`, then the members left in `map`, in their order.
+fn members<'de, A: MapAccess<'de>>((key, value): (String, Value), mut map: A) -> Result<JsonObject, A::Error> {
+    let mut members = JsonObject::new();
+    members.insert(key, value);
+    while let Some((k, v)) = map.next_entry::<String, Value>()? {
+        members.insert(k, v);
+    }
+    Ok(members)
 }
 
 /// The first key of a block: `type`, or any other.
@@ -368,25 +369,6 @@ impl<'de> Deserialize<'de> for FirstKey {
             }
         }
         d.deserialize_str(KeyVisitor)
-    }
-}
-
-/// The value of `type`: a string, known or not.
-struct TypeValue(BlockType);
-
-impl<'de> Deserialize<'de> for TypeValue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct TypeVisitor;
-        impl Visitor<'_> for TypeVisitor {
-            type Value = TypeValue;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a content block type (a string)")
-            }
-            fn visit_str<E: Error>(self, v: &str) -> Result<TypeValue, E> {
-                Ok(TypeValue(BlockType::from_wire(v).unwrap_or_else(|| BlockType::Unknown(v.to_owned()))))
-            }
-        }
-        d.deserialize_str(TypeVisitor)
     }
 }
 

@@ -7,30 +7,28 @@ use serde_json::Value;
 
 use super::common::EmptyResult;
 use super::meta::{JsonObject, Meta};
+use super::open_enum::open_enum;
 
-/// A log severity, as in syslog (RFC 5424).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LoggingLevel {
-    /// Debugging detail.
-    Debug,
-    /// Informational.
-    Info,
-    /// Normal but significant.
-    Notice,
-    /// Warning.
-    Warning,
-    /// Error.
-    Error,
-    /// Critical condition.
-    Critical,
-    /// Action must be taken immediately.
-    Alert,
-    /// The system is unusable.
-    Emergency,
-    /// A value this crate does not know.
-    #[serde(untagged)]
-    Unknown(String),
+open_enum! {
+    /// A log severity, as in syslog (RFC 5424).
+    pub enum LoggingLevel {
+        /// Debugging detail.
+        Debug = "debug",
+        /// Informational.
+        Info = "info",
+        /// Normal but significant.
+        Notice = "notice",
+        /// Warning.
+        Warning = "warning",
+        /// Error.
+        Error = "error",
+        /// Critical condition.
+        Critical = "critical",
+        /// Action must be taken immediately.
+        Alert = "alert",
+        /// The system is unusable.
+        Emergency = "emergency",
+    }
 }
 
 impl LoggingLevel {
@@ -47,21 +45,6 @@ impl LoggingLevel {
             LoggingLevel::Emergency => 7,
             LoggingLevel::Unknown(_) => return None,
         })
-    }
-
-    /// The wire name of the level.
-    pub fn as_str(&self) -> &str {
-        match self {
-            LoggingLevel::Debug => "debug",
-            LoggingLevel::Info => "info",
-            LoggingLevel::Notice => "notice",
-            LoggingLevel::Warning => "warning",
-            LoggingLevel::Error => "error",
-            LoggingLevel::Critical => "critical",
-            LoggingLevel::Alert => "alert",
-            LoggingLevel::Emergency => "emergency",
-            LoggingLevel::Unknown(s) => s,
-        }
     }
 }
 

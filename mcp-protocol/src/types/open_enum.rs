@@ -9,11 +9,12 @@
 /// `Unknown(String)` for every other string.
 ///
 /// Generates the enum (deriving `Debug, Clone, PartialEq, Eq, Hash` plus any derive given),
-/// `as_str()`, and `Serialize`/`Deserialize` as a plain JSON string.
+/// `as_str()`, and `Serialize`/`Deserialize` as a plain JSON string. `enum Name as "a thing"`
+/// names what a decoding error expected (by default, "a string (Name)").
 macro_rules! open_enum {
     (
         $(#[$meta:meta])*
-        $vis:vis enum $name:ident {
+        $vis:vis enum $name:ident $(as $what:literal)? {
             $( $(#[$vmeta:meta])* $variant:ident = $wire:literal, )+
         }
     ) => {
@@ -54,7 +55,7 @@ macro_rules! open_enum {
                 impl serde::de::Visitor<'_> for Visitor {
                     type Value = $name;
                     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str(concat!("a string (", stringify!($name), ")"))
+                        f.write_str(open_enum!(@what $name $($what)?))
                     }
                     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<$name, E> {
                         Ok($name::from_wire(v).unwrap_or_else(|| $name::Unknown(v.to_owned())))
@@ -67,6 +68,9 @@ macro_rules! open_enum {
             }
         }
     };
+    // What a decoding error says was expected: the given description, or the type's name.
+    (@what $name:ident) => { concat!("a string (", stringify!($name), ")") };
+    (@what $name:ident $what:literal) => { $what };
 }
 
 pub(crate) use open_enum;
