@@ -1,6 +1,6 @@
 //! Cross-crate integration tests and the support they share:
 //!
-//! - [`bench`]: the workloads the bench clients share (W1, W2, the stopwatch they report with).
+//! - [`bench`](mod@bench): the workloads the bench clients share (W1, W2, the stopwatch they report with).
 //! - [`fake`]: the scriptable fake MCP server run by the `fake-mcp-server` binary. Tests in this
 //!   crate find it with `env!("CARGO_BIN_EXE_fake-mcp-server")`.
 //! - [`support`]: helpers for tests: a capturing `tracing` subscriber, and process checks that
