@@ -57,7 +57,13 @@ pub(crate) struct Lister {
 }
 
 impl Lister {
-    async fn list_all<M>(&self, what: &'static str) -> Result<Listed<<M::Result as Page>::Item>, ConnectionError>
+    /// Every page of a list; `sift` sees each page's items as it arrives (while they are still
+    /// in the cache) and may drop some.
+    async fn list_all<M>(
+        &self,
+        what: &'static str,
+        mut sift: impl FnMut(&mut Vec<<M::Result as Page>::Item>),
+    ) -> Result<Listed<<M::Result as Page>::Item>, ConnectionError>
     where
         M: RequestMethod<Params = PaginatedParams>,
         M::Result: Page,
@@ -72,7 +78,9 @@ impl Lister {
             if let Some(ttl) = page.ttl_ms() {
                 listed.ttl_ms = Some(listed.ttl_ms.map_or(ttl, |t| t.min(ttl)));
             }
-            listed.items.extend(page.into_items());
+            let mut items = page.into_items();
+            sift(&mut items);
+            listed.items.extend(items);
             match next {
                 Some(c) => cursor = Some(c),
                 None => return Ok(listed),
@@ -83,29 +91,30 @@ impl Lister {
     /// Every tool; in the modern era without the tools whose `x-mcp-header` annotations are
     /// invalid.
     pub(crate) async fn tools(&self) -> Result<Listed<Tool>, ConnectionError> {
-        let mut listed = self.list_all::<ListTools>("tools").await?;
-        if self.modern {
-            listed.items.retain(|tool| match tool_param_headers(&tool.input_schema) {
-                Ok(_) => true,
-                Err(why) => {
-                    tracing::warn!(server = %self.name, tool = %tool.name, "left out a tool: {why}");
-                    false
-                }
-            });
-        }
-        Ok(listed)
+        self.list_all::<ListTools>("tools", |tools| {
+            if self.modern {
+                tools.retain(|tool| match tool_param_headers(&tool.input_schema) {
+                    Ok(_) => true,
+                    Err(why) => {
+                        tracing::warn!(server = %self.name, tool = %tool.name, "left out a tool: {why}");
+                        false
+                    }
+                });
+            }
+        })
+        .await
     }
 
     pub(crate) async fn prompts(&self) -> Result<Listed<Prompt>, ConnectionError> {
-        self.list_all::<ListPrompts>("prompts").await
+        self.list_all::<ListPrompts>("prompts", |_| {}).await
     }
 
     pub(crate) async fn resources(&self) -> Result<Listed<Resource>, ConnectionError> {
-        self.list_all::<ListResources>("resources").await
+        self.list_all::<ListResources>("resources", |_| {}).await
     }
 
     pub(crate) async fn templates(&self) -> Result<Listed<ResourceTemplate>, ConnectionError> {
-        self.list_all::<ListResourceTemplates>("resource templates").await
+        self.list_all::<ListResourceTemplates>("resource templates", |_| {}).await
     }
 
     /// The warning for an optional list that failed.

@@ -40,12 +40,12 @@ pub struct ParamHeader {
 /// a property that is not a string, integer or boolean, or two with the same name
 /// (case-insensitively).
 pub fn tool_param_headers(input_schema: &Map<String, Value>) -> Result<Vec<ParamHeader>, String> {
-    let Some(properties) = input_schema.get("properties").and_then(Value::as_object) else {
+    let Some(properties) = member(input_schema, "properties").and_then(Value::as_object) else {
         return Ok(Vec::new());
     };
     let mut found: Vec<ParamHeader> = Vec::new();
     for (property, schema) in properties {
-        let Some(annotation) = schema.as_object().and_then(|s| s.get(ANNOTATION)) else { continue };
+        let Some(annotation) = schema.as_object().and_then(|s| member(s, ANNOTATION)) else { continue };
         let Some(header) = annotation.as_str() else {
             return Err(format!("{ANNOTATION} of property {property:?} is not a string: {annotation}"));
         };
@@ -68,6 +68,17 @@ pub fn tool_param_headers(input_schema: &Map<String, Value>) -> Result<Vec<Param
         found.push(ParamHeader { property: property.clone(), header: header.to_owned() });
     }
     Ok(found)
+}
+
+/// The member `key` of a schema object. Schema objects hold a handful of members: comparing
+/// names (their lengths first) is cheaper than hashing the key, and every listed tool of the
+/// modern era goes through here.
+fn member<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    const SCAN: usize = 16;
+    if object.len() > SCAN {
+        return object.get(key);
+    }
+    object.iter().find(|(name, _)| name.as_str() == key).map(|(_, value)| value)
 }
 
 /// RFC 9110 `tchar`.
