@@ -395,6 +395,36 @@ async fn tools_with_invalid_param_header_annotations_are_left_out_in_the_modern_
     .await
 }
 
+/// The annotation check runs on every page of a paginated listing, and keeps the order.
+#[tokio::test]
+async fn invalid_param_header_annotations_are_left_out_on_every_page() {
+    within(async {
+        let tool = |name: &str, header: &str| {
+            json!({"name": name, "inputSchema": {"type": "object", "properties": {"v": {"type": "string", "x-mcp-header": header}}}})
+        };
+        let first = json!({"resultType": "complete", "nextCursor": "p2",
+            "tools": [tool("a_valid", "A"), tool("b_invalid", "B C"), tool("c_valid", "C")]});
+        let second = json!({"resultType": "complete", "tools": [tool("d_invalid", ""), tool("e_valid", "E")]});
+        let (client, server) = MemoryTransport::pair();
+        serve(
+            server,
+            Box::new(move |req, _| match req.method.as_str() {
+                "server/discover" => Some(Ok(discover_result(&["2026-07-28"]))),
+                "tools/list" if req.params.as_ref().is_some_and(|p| p.get().contains("\"cursor\":\"p2\"")) => {
+                    Some(Ok(second.clone()))
+                }
+                "tools/list" => Some(Ok(first.clone())),
+                _ => None,
+            }),
+        );
+        let conn = connection(client, ConnectionOptions::new("paged"));
+        conn.connect().await.unwrap();
+        let names: Vec<String> = conn.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        assert_eq!(names, ["a_valid", "c_valid", "e_valid"]);
+    })
+    .await
+}
+
 struct Llm;
 
 impl mcp_manager::callbacks::SamplingHandler for Llm {
