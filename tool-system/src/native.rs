@@ -37,7 +37,8 @@ pub struct NoArgs {}
 /// error is displayed as the failure message.
 #[derive(Clone)]
 pub struct NativeTool {
-    spec: ToolSpec,
+    /// Shared with every listing; changed in place while the tool is being built.
+    spec: Arc<ToolSpec>,
     handler: Arc<Handler>,
 }
 
@@ -65,7 +66,7 @@ impl NativeTool {
             }
             Err(message) => Box::pin(std::future::ready(ToolExecutionResult::failed(message))),
         });
-        Self { spec, handler }
+        Self { spec: Arc::new(spec), handler }
     }
 
     /// The tool's spec.
@@ -75,30 +76,30 @@ impl NativeTool {
 
     /// The tool's spec, to change it (title, icons, output schema, ...).
     pub fn spec_mut(&mut self) -> &mut ToolSpec {
-        &mut self.spec
+        Arc::make_mut(&mut self.spec)
     }
 
     /// Sets the title.
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.spec.title = Some(title.into());
+        self.spec_mut().title = Some(title.into());
         self
     }
 
     /// Sets the annotation.
     pub fn with_annotation(mut self, annotation: ToolAnnotation) -> Self {
-        self.spec.annotation = Some(annotation);
+        self.spec_mut().annotation = Some(annotation);
         self
     }
 
     /// Sets the output schema from a type.
     pub fn with_output<O: JsonSchema>(mut self) -> Self {
-        self.spec.output_schema = Some(schema_for::<O>());
+        self.spec_mut().output_schema = Some(schema_for::<O>());
         self
     }
 
     /// Sets the visibility.
     pub fn with_visibility(mut self, visibility: ToolVisibility) -> Self {
-        self.spec.visibility = visibility;
+        self.spec_mut().visibility = visibility;
         self
     }
 
@@ -163,8 +164,9 @@ impl NativeToolProvider {
 
     /// Adds `tool`, replacing a tool of the same name (returned).
     pub fn add(&mut self, mut tool: NativeTool) -> Option<NativeTool> {
-        tool.spec.provider_name.clone_from(&self.name);
-        tool.spec.provider_type = NATIVE_PROVIDER_TYPE.to_owned();
+        let spec = tool.spec_mut();
+        spec.provider_name.clone_from(&self.name);
+        spec.provider_type = NATIVE_PROVIDER_TYPE.to_owned();
         match self.index.get(&tool.spec.name) {
             Some(&at) => Some(std::mem::replace(&mut self.tools[at], tool)),
             None => {
@@ -202,7 +204,7 @@ impl ToolProvider for NativeToolProvider {
     }
 
     fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<Arc<ToolSpec>>, ToolError>> {
-        let specs = self.tools.iter().map(|tool| Arc::new(tool.spec.clone())).collect();
+        let specs = self.tools.iter().map(|tool| tool.spec.clone()).collect();
         Box::pin(std::future::ready(Ok(specs)))
     }
 

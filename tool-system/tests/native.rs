@@ -104,6 +104,9 @@ fn the_provider_lists_its_tools_in_order_with_its_name() {
     assert_eq!(names, ["add", "noop"]);
     assert!(specs.iter().all(|s| s.provider_name == "math" && s.provider_type == "native"));
     assert_eq!(specs[1].parameters["type"], "object");
+    // Every listing shares the provider's specs.
+    let again = futures::executor::block_on(provider.list_tools(&ToolExecutionContext::default())).unwrap();
+    assert!(specs.iter().zip(&again).all(|(a, b)| std::sync::Arc::ptr_eq(a, b)));
 }
 
 #[tokio::test]

@@ -45,15 +45,15 @@ pub(crate) fn instructions(args: &[String]) -> Result {
     let (client, server) = (bin.join("bench-client"), bin.join("bench-server"));
     let mut rows = Vec::new();
     for workload in ["w1", "w2", "w3", "w4"] {
-        let modern = count(&client, &[workload, path(&server), "modern", "--modern"])?;
-        let legacy = count(&client, &[workload, path(&server), "legacy"])?;
+        let modern = count(&client, &[workload.as_ref(), server.as_os_str(), "modern".as_ref(), "--modern".as_ref()])?;
+        let legacy = count(&client, &[workload.as_ref(), server.as_os_str(), "legacy".as_ref()])?;
         rows.push((format!("stdio {workload}"), modern, legacy));
     }
     let (http_server, url) = crate::bench_http::start_server(&bin.join("bench-http-server"))?;
     let http_client = bin.join("bench-http-client");
     for workload in ["w1", "w2"] {
-        let modern = count(&http_client, &[workload, &url, "modern"])?;
-        let legacy = count(&http_client, &[workload, &url, "legacy"])?;
+        let modern = count(&http_client, &[workload.as_ref(), url.as_ref(), "modern".as_ref()])?;
+        let legacy = count(&http_client, &[workload.as_ref(), url.as_ref(), "legacy".as_ref()])?;
         rows.push((format!("http {workload}"), modern, legacy));
     }
     drop(http_server);
@@ -75,27 +75,25 @@ pub(crate) fn instructions(args: &[String]) -> Result {
     Ok(())
 }
 
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap_or_default()
-}
-
 /// Run `client args` under callgrind; the instructions it ran. The client must succeed.
-fn count(client: &Path, args: &[&str]) -> Result<u64> {
+fn count(client: &Path, args: &[&OsStr]) -> Result<u64> {
     let output = Command::new("valgrind")
         .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
         .arg(client)
-        .args(args.iter().map(OsStr::new))
+        .args(args)
         .output()
         .map_err(|e| format!("could not start valgrind: {e}"))?;
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let what = format!("{} {}", client.display(), args.join(" "));
+    let text: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let what = format!("{} {}", client.display(), text.join(" "));
     if !output.status.success() {
         return Err(format!("{what} failed under callgrind ({}): {}", output.status, stderr.trim()));
     }
     let collected = collected(&stderr).ok_or_else(|| format!("{what}: callgrind reported no count"))?;
     println!(
         "  {:<40} {collected:>14} instructions",
-        args.iter().take(1).chain(args.iter().skip(2)).copied().collect::<Vec<_>>().join(" ")
+        // The workload and the era, without the server's path or URL.
+        text.iter().take(1).chain(text.iter().skip(2)).cloned().collect::<Vec<_>>().join(" ")
     );
     Ok(collected)
 }

@@ -71,7 +71,7 @@ impl<T: Clone> Slot<T> {
     /// A failed refresh: the previous items stay (none: empty) until the next notification,
     /// `ttlMs` or forced discovery.
     fn fail(&mut self, warning: String, now: Instant) {
-        self.items.get_or_insert_with(|| std::sync::Arc::from(Vec::new()));
+        self.items.get_or_insert_with(Default::default);
         self.fetched_at = now;
         self.stale = false;
         self.warning = Some(warning);
@@ -79,7 +79,7 @@ impl<T: Clone> Slot<T> {
 
     /// The items, shared: a snapshot copies no item.
     fn items(&self) -> std::sync::Arc<[T]> {
-        self.items.clone().unwrap_or_else(|| std::sync::Arc::from(Vec::new()))
+        self.items.clone().unwrap_or_default()
     }
 }
 

@@ -505,7 +505,8 @@ impl McpManager {
 
     /// Tell every server connected in the legacy era that the host's roots changed
     /// (`notifications/roots/list_changed`; modern-era servers ask for roots with each request).
-    /// Returns how many servers were told; a server that cannot be told is skipped. Connections whose roots provider reports its changes (`RootsProvider::changes`, as
+    /// Returns how many servers were told; a server that cannot be told is skipped. Connections
+    /// whose roots provider reports its changes (`RootsProvider::changes`, as
     /// `host_bridge::Roots` does) announce them by themselves: this is for providers that do
     /// not, and calling it for one that does sends the notification twice.
     pub async fn notify_roots_changed(&self) -> usize {
