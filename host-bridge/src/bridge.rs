@@ -345,6 +345,15 @@ mod tests {
         let options = bridge.sampling().expect("sampling with the LLM").options();
         assert_eq!((options.tool_support, options.requests_per_minute), (true, Some(3)));
         assert_eq!(options.max_tokens_cap, Some(100), "the host's lower cap is kept");
+        config.sampling.max_tokens_cap = 50;
+        let lowered = HostBridge::builder()
+            .sampling_options(SamplingOptions { max_tokens_cap: Some(100), ..Default::default() })
+            .client_config(&config)
+            .unwrap()
+            .llm_client(llm())
+            .build();
+        let options = lowered.sampling().expect("sampling with the LLM").options();
+        assert_eq!(options.max_tokens_cap, Some(50), "the config's lower cap wins");
         let caps = bridge.callbacks().capabilities();
         assert!(caps.sampling.and_then(|s| s.tools).is_some(), "sampling.tools declared");
         let elicitation = caps.elicitation.expect("elicitation declared");

@@ -142,6 +142,11 @@ const MAX_PENDING_URLS: usize = 64;
 /// Most validation problems shown to the user at once.
 const MAX_PROBLEMS: usize = 10;
 
+/// The backtracking budget of one `pattern` match (the schema is the server's).
+const REGEX_BACKTRACK_LIMIT: usize = 100_000;
+/// The compiled-size budget of one `pattern`, in bytes.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
 /// The manager's `ElicitationHandler` around the host's [`AskUser`]. Cheap to clone.
 #[derive(Clone)]
 pub struct HostElicitation {
@@ -208,8 +213,13 @@ impl HostElicitation {
             tracing::warn!(server, "{message}");
             return Err(invalid(message));
         }
+        // `pattern`s run with the same budget as the manager's tool schema checks.
+        let patterns = jsonschema::PatternOptions::fancy_regex()
+            .backtrack_limit(REGEX_BACKTRACK_LIMIT)
+            .size_limit(REGEX_SIZE_LIMIT);
         let validator = jsonschema::options()
             .should_validate_formats(true)
+            .with_pattern_options(patterns)
             .build(&schema_json)
             .map_err(|e| invalid(format!("requestedSchema is not a valid JSON Schema: {e}")))?;
         let defaults = schema.defaults();

@@ -252,3 +252,57 @@ fn a_catastrophic_pattern_ends() {
     assert!(outcome.is_err(), "the value does not match, whatever the engine");
     assert!(check.is_valid(&json!({"s": "aaaa"})));
 }
+
+/// Recursion that multiplies per level of the instance: the root applies itself twice to `a`,
+/// so a value forty levels deep would be checked 2^40 times (no cycle, no single unfolding
+/// over the limit). Legitimate recursive schemas (trees, a JSON-value schema, two different
+/// definitions that share a member name) stay accepted.
+#[test]
+fn recursion_that_multiplies_per_level_is_refused() {
+    for schema in [
+        json!({"allOf": [{"properties": {"a": {"$ref": "#"}}}, {"properties": {"a": {"$ref": "#"}}}]}),
+        json!({"properties": {"a": {"allOf": [{"$ref": "#"}, {"$ref": "#"}]}}}),
+        json!({"items": {"anyOf": [{"$ref": "#"}, {"$ref": "#"}, {"type": "string"}]}}),
+        json!({"patternProperties": {"^x": {"$ref": "#"}, "y$": {"$ref": "#"}}}),
+    ] {
+        let reason = on_small_stack({
+            let schema = object(schema.clone());
+            move || screen_schema(&schema)
+        })
+        .expect_err(&schema.to_string());
+        assert!(reason.contains("recursion multiplies"), "{schema}: {reason}");
+    }
+    for schema in [
+        json!({"properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}}}),
+        json!({"properties": {"left": {"$ref": "#"}, "right": {"$ref": "#"}}}),
+        json!({"$defs": {"json": {"anyOf": [{"type": ["null", "boolean", "number", "string"]},
+            {"type": "array", "items": {"$ref": "#/$defs/json"}},
+            {"type": "object", "additionalProperties": {"$ref": "#/$defs/json"}}]}}, "$ref": "#/$defs/json"}),
+        json!({"$defs": {"A": {"properties": {"x": {"$ref": "#"}}}, "B": {"properties": {"x": {"$ref": "#"}}}},
+            "properties": {"a": {"$ref": "#/$defs/A"}, "b": {"$ref": "#/$defs/B"}}}),
+        json!({"additionalProperties": {"$ref": "#"}, "patternProperties": {"^x": {"$ref": "#"}}}),
+    ] {
+        assert_eq!(screen_schema(&object(schema.clone())), Ok(()), "{schema}");
+    }
+}
+
+/// A large, ordinary schema (a thousand members, each an object of a few nested members, with
+/// shared definitions) passes the screening.
+#[test]
+fn a_large_ordinary_schema_passes() {
+    let mut properties = serde_json::Map::new();
+    for i in 0..1_000 {
+        properties.insert(
+            format!("field_{i}"),
+            json!({"type": "object", "properties": {
+                "id": {"$ref": "#/$defs/id"},
+                "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}},
+                "inner": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"$ref": "#/$defs/id"}}}
+            }}),
+        );
+    }
+    let schema = object(json!({"type": "object", "properties": properties,
+        "$defs": {"id": {"type": "string", "pattern": "^[a-z0-9-]+$"}}}));
+    assert_eq!(screen_schema(&schema), Ok(()));
+    assert!(SchemaCheck::compile(&schema).is_ok());
+}

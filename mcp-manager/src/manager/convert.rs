@@ -7,6 +7,7 @@
 
 mod content;
 mod guard;
+mod recursion;
 mod schema;
 #[cfg(test)]
 mod tests;

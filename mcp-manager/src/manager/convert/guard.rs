@@ -57,7 +57,8 @@ const REFERENCES: &[&str] = &["$ref", "$dynamicRef", "$recursiveRef"];
 pub fn screen_schema(schema: &JsonObject) -> Result<(), String> {
     let index = Index::build(schema)?;
     let edges = index.in_place_edges();
-    check_cycles_and_expansion(&index, &edges)
+    let finished = check_cycles_and_expansion(&index, &edges)?;
+    super::recursion::check_compounding(&index, &edges, &finished)
 }
 
 /// A step from a value to one of its children: a member name or an array position.
@@ -69,13 +70,13 @@ enum Step<'a> {
 
 /// A value of the schema: the root object, or any value under it.
 #[derive(Clone, Copy)]
-enum Item<'a> {
+pub(super) enum Item<'a> {
     Root(&'a JsonObject),
     Value(&'a Value),
 }
 
 impl<'a> Item<'a> {
-    fn object(self) -> Option<&'a JsonObject> {
+    pub(super) fn object(self) -> Option<&'a JsonObject> {
         match self {
             Item::Root(members) | Item::Value(Value::Object(members)) => Some(members),
             Item::Value(_) => None,
@@ -84,7 +85,7 @@ impl<'a> Item<'a> {
 
     /// Identifies the value: the address of its members for an object (the root has no
     /// `Value` of its own), of the value otherwise.
-    fn address(self) -> usize {
+    pub(super) fn address(self) -> usize {
         match self.object() {
             Some(members) => std::ptr::from_ref(members) as usize,
             None => match self {
@@ -109,9 +110,12 @@ impl<'a> Item<'a> {
     }
 }
 
+/// A value still to index: the value, its parent and the step from it, its depth.
+type Pending<'a> = (Item<'a>, Option<(usize, Step<'a>)>, usize);
+
 /// One JSON value of the schema.
-struct Node<'a> {
-    value: Item<'a>,
+pub(super) struct Node<'a> {
+    pub(super) value: Item<'a>,
     /// The parent and the step from it (`None` for the root).
     parent: Option<(usize, Step<'a>)>,
     /// The index of the base URI in [`Index::bases`].
@@ -119,10 +123,10 @@ struct Node<'a> {
 }
 
 /// Every value of the schema, with what resolving references needs.
-struct Index<'a> {
-    nodes: Vec<Node<'a>>,
+pub(super) struct Index<'a> {
+    pub(super) nodes: Vec<Node<'a>>,
     /// Node index by the address of its value.
-    by_address: HashMap<usize, usize>,
+    pub(super) by_address: HashMap<usize, usize>,
     bases: Vec<Url>,
     /// Resource roots by their URI (without fragment).
     resources: HashMap<String, usize>,
@@ -148,8 +152,7 @@ impl<'a> Index<'a> {
             anchors: HashMap::new(),
         };
         let mut text = 0usize;
-        // (value, parent, depth)
-        let mut stack: Vec<(Item<'a>, Option<(usize, Step<'a>)>, usize)> = vec![(Item::Root(schema), None, 1)];
+        let mut stack: Vec<Pending<'a>> = vec![(Item::Root(schema), None, 1)];
         while let Some((value, parent, depth)) = stack.pop() {
             if depth > MAX_SCHEMA_DEPTH {
                 let at = parent.map_or_else(|| "#".to_owned(), |(p, step)| index.child_pointer(p, step));
@@ -219,7 +222,7 @@ impl<'a> Index<'a> {
     }
 
     /// The JSON pointer of node `id`, as a URI fragment: `#/$defs/a`.
-    fn pointer(&self, id: usize) -> String {
+    pub(super) fn pointer(&self, id: usize) -> String {
         let mut steps = Vec::new();
         let mut at = id;
         while let Some((parent, step)) = self.nodes[at].parent {
@@ -326,7 +329,8 @@ fn percent_decode(text: &str) -> String {
 /// Depth-first over the in-place graph, without recursion: a back edge is a cycle that consumes
 /// nothing; on the way back, each node's expansion (how many subschemas it applies to one value)
 /// is summed from its children's.
-fn check_cycles_and_expansion(index: &Index<'_>, edges: &[Vec<usize>]) -> Result<(), String> {
+/// Returns the nodes in an order where every node comes after the nodes it applies in place.
+fn check_cycles_and_expansion(index: &Index<'_>, edges: &[Vec<usize>]) -> Result<Vec<usize>, String> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -335,11 +339,13 @@ fn check_cycles_and_expansion(index: &Index<'_>, edges: &[Vec<usize>]) -> Result
     }
     let mut mark = vec![Mark::New; edges.len()];
     let mut expansion = vec![0u64; edges.len()];
+    let mut finished = Vec::with_capacity(edges.len());
     for start in 0..edges.len() {
         if mark[start] != Mark::New || edges[start].is_empty() {
             if mark[start] == Mark::New {
                 mark[start] = Mark::Done;
                 expansion[start] = 1;
+                finished.push(start);
             }
             continue;
         }
@@ -380,9 +386,10 @@ fn check_cycles_and_expansion(index: &Index<'_>, edges: &[Vec<usize>]) -> Result
                 }
                 expansion[node] = total;
                 mark[node] = Mark::Done;
+                finished.push(node);
                 stack.pop();
             }
         }
     }
-    Ok(())
+    Ok(finished)
 }
