@@ -12,14 +12,18 @@
 //!   `dependencies`), a validator would apply the schema to the same value for ever;
 //! - one schema, unfolded through references and in-place applicators, applies more than
 //!   [`MAX_SCHEMA_EXPANSION`] subschemas to one value (a "billion laughs" of `allOf`s that each
-//!   name the next definition twice).
+//!   name the next definition twice);
+//! - its recursion multiplies per level of the instance (a value `n` levels deep would meet the
+//!   root `2^n` times): see the `recursion` module.
 //!
 //! Recursion that consumes the instance (`properties`, `items` and the other applicators that
 //! move to a member or an item) is legitimate (a tree schema) and is kept: it ends with the
 //! instance, whose depth the JSON decoder bounds.
 //!
-//! The screening itself never recurses (an explicit stack), so a hostile schema cannot overflow
-//! the stack of the thread that screens it; it takes time and memory linear in the schema.
+//! The screening itself never recurses (explicit stacks and queues), so a hostile schema cannot
+//! overflow the stack of the thread that screens it; indexing and the cycle check take time and
+//! memory linear in the schema, and following recursion into the instance has a fixed work
+//! budget (a schema that exceeds it is refused).
 //! References it cannot resolve on its own (to other documents) are left to the compiler, which
 //! refuses them.
 
