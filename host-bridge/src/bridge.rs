@@ -104,16 +104,21 @@ impl HostBridgeBuilder {
     /// - the roots, when the settings list some, replace the roots given so far (with none
     ///   listed, the roots are left as they are, so a host can offer its own default).
     ///
-    /// Options the settings do not have (the sampling token cap, how elicitation answers are
-    /// completed and checked) keep their values. Fails when a root is not an absolute `file://` URI
+    /// The sampling token cap is the smaller of the one set so far and the settings' one (a
+    /// config can lower a host's cap, never raise it). Options the settings do not have (how
+    /// elicitation answers are completed and checked) keep their values. Fails when a root is not an absolute `file://` URI
     /// (the error names it). The client's name and version are the manager's business (the
     /// `clientInfo` it sends), not the bridge's.
     pub fn client_config(mut self, config: &ClientConfig) -> Result<Self, RootsError> {
         if !config.roots.is_empty() {
             self.roots = Some(Roots::new(config.roots.iter().map(|uri| Root::new(uri.as_str(), None)))?);
         }
-        let max_tokens_cap = self.sampling_options.max_tokens_cap;
-        self.sampling_options = SamplingOptions { max_tokens_cap, ..SamplingOptions::from(&config.sampling) };
+        let from_config = SamplingOptions::from(&config.sampling);
+        let max_tokens_cap = match (self.sampling_options.max_tokens_cap, from_config.max_tokens_cap) {
+            (Some(host), Some(config)) => Some(host.min(config)),
+            (host, config) => host.or(config),
+        };
+        self.sampling_options = SamplingOptions { max_tokens_cap, ..from_config };
         self.elicitation_options.allow_url = config.elicitation.url_mode;
         self.elicitation_enabled = config.elicitation.enabled;
         Ok(self)
@@ -283,6 +288,7 @@ mod tests {
             tool_support: true,
             requests_per_minute: Some(5),
             default_max_tokens: 77,
+            max_tokens_cap: 500,
             models: vec!["a".into(), "b".into()],
         };
         assert_eq!(
@@ -292,13 +298,18 @@ mod tests {
                 tool_support: true,
                 requests_per_minute: Some(5),
                 default_max_tokens: 77,
-                max_tokens_cap: None,
+                max_tokens_cap: Some(500),
                 models: vec!["a".into(), "b".into()],
             }
         );
         let defaults = SamplingOptions::from(&SamplingSettings::default());
         assert!(defaults.enabled && !defaults.tool_support);
-        assert_eq!((defaults.requests_per_minute, defaults.default_max_tokens), (None, 1024), "no limit by default");
+        assert_eq!(
+            (defaults.requests_per_minute, defaults.default_max_tokens, defaults.max_tokens_cap),
+            (Some(30), 1024, Some(4096)),
+            "a config that says nothing gets a rate limit and a token cap"
+        );
+        assert_eq!(defaults, SamplingOptions::default(), "the same safe defaults as the options'");
         assert!(defaults.models.is_empty());
     }
 
@@ -333,7 +344,16 @@ mod tests {
         assert_eq!(roots, ["file:///srv/a", "file:///srv/b"], "the configured roots replace earlier ones");
         let options = bridge.sampling().expect("sampling with the LLM").options();
         assert_eq!((options.tool_support, options.requests_per_minute), (true, Some(3)));
-        assert_eq!(options.max_tokens_cap, Some(100), "an option the settings lack is kept");
+        assert_eq!(options.max_tokens_cap, Some(100), "the host's lower cap is kept");
+        config.sampling.max_tokens_cap = 50;
+        let lowered = HostBridge::builder()
+            .sampling_options(SamplingOptions { max_tokens_cap: Some(100), ..Default::default() })
+            .client_config(&config)
+            .unwrap()
+            .llm_client(llm())
+            .build();
+        let options = lowered.sampling().expect("sampling with the LLM").options();
+        assert_eq!(options.max_tokens_cap, Some(50), "the config's lower cap wins");
         let caps = bridge.callbacks().capabilities();
         assert!(caps.sampling.and_then(|s| s.tools).is_some(), "sampling.tools declared");
         let elicitation = caps.elicitation.expect("elicitation declared");

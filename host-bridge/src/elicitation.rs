@@ -7,7 +7,9 @@
 //!   leaves out get their default too, as a pre-filled form would have sent them; the answer is
 //!   validated against the requested schema (formats included) before it is sent, and an invalid
 //!   answer is shown again with its problems (at most [`ElicitationOptions::max_attempts`] times,
-//!   then the request is cancelled);
+//!   then the request is cancelled). The requested schema is screened first
+//!   ([`screen_schema`]): one with a `$ref` cycle, or too deep or too large, fails the request
+//!   with an invalid-params error naming the server and the problem, and the user is not asked;
 //! - URL mode: the user sees the full URL and its domain and decides; nothing here ever opens
 //!   it. Only `http` and `https` URLs are shown. In the legacy era the server later sends
 //!   `notifications/elicitation/complete`, which [`HostElicitation::on_complete`] matches to an
@@ -22,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use mcp_manager::callbacks::ElicitationHandler;
 use mcp_manager::config::ElicitationSettings;
+use mcp_manager::manager::convert::screen_schema;
 use mcp_protocol::types::elicitation::RequestedSchema;
 use mcp_protocol::types::elicitation::{ElicitAction, ElicitFormParams, ElicitParams, ElicitResult, ElicitUrlParams};
 use mcp_protocol::types::meta::JsonObject;
@@ -139,6 +142,11 @@ const MAX_PENDING_URLS: usize = 64;
 /// Most validation problems shown to the user at once.
 const MAX_PROBLEMS: usize = 10;
 
+/// The backtracking budget of one `pattern` match (the schema is the server's).
+const REGEX_BACKTRACK_LIMIT: usize = 100_000;
+/// The compiled-size budget of one `pattern`, in bytes.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
 /// The manager's `ElicitationHandler` around the host's [`AskUser`]. Cheap to clone.
 #[derive(Clone)]
 pub struct HostElicitation {
@@ -196,8 +204,22 @@ impl HostElicitation {
         }
         let schema_json = serde_json::to_value(&schema)
             .map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, format!("cannot encode the schema: {e}")))?;
+        // The schema is peer input: screened before it is compiled (a `$ref` cycle, hostile
+        // depth or size), and a refused one fails the request without asking the user.
+        if let Some(members) = schema_json.as_object()
+            && let Err(reason) = screen_schema(members)
+        {
+            let message = format!("server `{server}`: the requestedSchema of its elicitation is refused: {reason}");
+            tracing::warn!(server, "{message}");
+            return Err(invalid(message));
+        }
+        // `pattern`s run with the same budget as the manager's tool schema checks.
+        let patterns = jsonschema::PatternOptions::fancy_regex()
+            .backtrack_limit(REGEX_BACKTRACK_LIMIT)
+            .size_limit(REGEX_SIZE_LIMIT);
         let validator = jsonschema::options()
             .should_validate_formats(true)
+            .with_pattern_options(patterns)
             .build(&schema_json)
             .map_err(|e| invalid(format!("requestedSchema is not a valid JSON Schema: {e}")))?;
         let defaults = schema.defaults();
@@ -225,7 +247,7 @@ impl HostElicitation {
                 .iter_errors(&instance)
                 .take(MAX_PROBLEMS)
                 .map(|e| {
-                    let path = e.instance_path.to_string();
+                    let path = e.instance_path().to_string();
                     if path.is_empty() { e.to_string() } else { format!("{path}: {e}") }
                 })
                 .collect();

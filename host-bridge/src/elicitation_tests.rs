@@ -221,3 +221,30 @@ async fn policies_for_unattended_hosts() {
         UrlAnswer::Decline
     );
 }
+
+/// A requestedSchema with a `$ref` cycle (before the fix, validating the answer recursed for
+/// ever: memory exhaustion, or a stack overflow on a small stack) fails the request with a
+/// message naming the server and the problem, and the user is never asked. Run on a thread
+/// with a 256 KiB stack, to show that nothing recurses with the schema's shape.
+#[test]
+fn a_requested_schema_with_a_ref_cycle_is_refused_without_asking() {
+    let run = || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        runtime.block_on(async {
+            let script = ScriptedElicitation::new();
+            script.answer_form(FormAnswer::Accept(object(json!({"name": "Ada"}))));
+            let h = HostElicitation::new(Arc::new(script.clone()));
+            let cycle = form(json!({"type": "object", "properties": {"name": {"type": "string"}},
+                "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}));
+            let err = answer(&h, cycle).await.unwrap_err();
+            assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+            for part in ["server `srv`", "requestedSchema", "refused", "cycle", "#/$defs/a"] {
+                assert!(err.message.contains(part), "{part:?} is missing from {err:?}");
+            }
+            assert!(forms(&script).is_empty(), "the user was not asked");
+            // The same host still answers a sound form.
+            assert_eq!(answer(&h, person()).await.unwrap().action, ElicitAction::Accept);
+        });
+    };
+    std::thread::Builder::new().stack_size(256 * 1024).spawn(run).unwrap().join().expect("no panic, no overflow");
+}

@@ -184,6 +184,7 @@ fn reference_toml() {
                 tool_support: true,
                 requests_per_minute: Some(30),
                 default_max_tokens: 2048,
+                max_tokens_cap: 4096,
                 models: strings(&["gpt-4o-mini", "claude-sonnet"]),
             },
             elicitation: ElicitationSettings { enabled: false, url_mode: true },
@@ -208,7 +209,12 @@ fn defaults() {
     assert_eq!(client.name, "mcp-manager");
     assert_eq!(client.version, env!("CARGO_PKG_VERSION"));
     assert_eq!(client.sampling.default_max_tokens, 1024);
-    assert!(client.sampling.enabled && !client.sampling.tool_support && client.sampling.requests_per_minute.is_none());
+    assert!(client.sampling.enabled && !client.sampling.tool_support);
+    assert_eq!(
+        (client.sampling.requests_per_minute, client.sampling.max_tokens_cap),
+        (Some(30), 4096),
+        "safe defaults"
+    );
     assert!(client.elicitation.enabled && !client.elicitation.url_mode);
 }
 

@@ -178,8 +178,8 @@ fn each_problem_has_its_message() {
             codex("command = \"x\"\nstartup_timeout_sec = 0\ntool_timeout_sec = -1.5"),
             vec![],
             vec![
-                r#"server "a": field "startup_timeout_sec": must be a positive number of seconds"#,
-                r#"server "a": field "tool_timeout_sec": must be a positive number of seconds"#,
+                r#"server "a": field "startup_timeout_sec": must be a positive number of seconds (found 0)"#,
+                r#"server "a": field "tool_timeout_sec": must be a positive number of seconds (found -1.5)"#,
             ],
         ),
         (
@@ -191,8 +191,8 @@ fn each_problem_has_its_message() {
             vec![],
             vec![
                 r#"server "a": field "read_timeout_sec": expected a number, found a string"#,
-                r#"server "a": field "startup_timeout_sec": must be a positive number of seconds"#,
-                r#"server "a": field "request_timeout_sec": too large"#,
+                r#"server "a": field "startup_timeout_sec": must be a finite number of seconds (found NaN)"#,
+                r#"server "a": field "request_timeout_sec": too large: at most 31536000 seconds (365 days), found 1e30"#,
             ],
         ),
         (
@@ -501,4 +501,88 @@ fn host_keys_outside_our_tables_are_ignored() {
     assert_eq!(McpConfig::parse(codex, None, "config.toml", &env).unwrap().servers.len(), 1);
     let reference = "[ui]\ntheme = \"dark\"\n[mcp]\n";
     assert!(McpConfig::parse(reference, None, "host.toml", &env).unwrap().servers.is_empty());
+}
+
+/// Timeouts that a `Duration` can hold but a deadline cannot (`now + 1e19 s` overflows the clock
+/// and panicked, exit 5) are refused at validation in every format that has timeouts, with the
+/// server and the field named; so are infinities, NaN, negatives and the value just over the cap.
+/// The JSON formats have no timeout keys: the same numbers there are unknown keys, never a panic.
+#[test]
+fn absurd_timeouts_are_refused_in_every_format() {
+    let cap = "too large: at most 31536000 seconds (365 days)";
+    let cases: Vec<Case> = vec![
+        (
+            "1e19 (codex)",
+            Codex,
+            codex("command = \"x\"\ntool_timeout_sec = 1e19\nstartup_timeout_sec = 31536000.5"),
+            vec![],
+            vec![
+                r#"server "a": field "startup_timeout_sec": too large: at most 31536000 seconds (365 days), found 31536000.5"#,
+                r#"server "a": field "tool_timeout_sec": too large: at most 31536000 seconds (365 days), found 1e19"#,
+            ],
+        ),
+        (
+            "1e19, -1 and inf (reference)",
+            Reference,
+            reference("command = \"x\"\nrequest_timeout_sec = 1e19\nstartup_timeout_sec = -1\nread_timeout_sec = -inf"),
+            vec![],
+            vec![
+                r#"server "a": field "startup_timeout_sec": must be a positive number of seconds (found -1)"#,
+                r#"server "a": field "request_timeout_sec": too large: at most 31536000 seconds (365 days), found 1e19"#,
+                r#"server "a": field "read_timeout_sec": must be a finite number of seconds (found -inf)"#,
+            ],
+        ),
+        (
+            "inf, nan and a whole number just over the cap (codex)",
+            Codex,
+            codex("command = \"x\"\ntool_timeout_sec = inf\nstartup_timeout_sec = 31536001"),
+            vec![],
+            vec![
+                r#"server "a": field "startup_timeout_sec": too large: at most 31536000 seconds (365 days), found 31536001"#,
+                r#"server "a": field "tool_timeout_sec": must be a finite number of seconds (found inf)"#,
+            ],
+        ),
+        (
+            "below a nanosecond (reference)",
+            Reference,
+            reference("command = \"x\"\nrequest_timeout_sec = 1e-12"),
+            vec![],
+            vec![r#"server "a": field "request_timeout_sec": must be at least one nanosecond (found 1e-12)"#],
+        ),
+        (
+            "NaN-ish strings (reference)",
+            Reference,
+            reference("command = \"x\"\nrequest_timeout_sec = \"NaN\"\nstartup_timeout_sec = \"1e19\""),
+            vec![],
+            vec![
+                r#"server "a": field "startup_timeout_sec": expected a number, found a string"#,
+                r#"server "a": field "request_timeout_sec": expected a number, found a string"#,
+            ],
+        ),
+    ];
+    for (name, format, text, env, expected) in cases {
+        let mut got = problems(format, &text, &env);
+        let mut expected: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
+        got.sort();
+        expected.sort();
+        assert_eq!(got, expected, "case {name:?}");
+        assert!(got.iter().all(|p| !p.contains(cap) || p.contains("found")), "case {name:?}");
+    }
+
+    // The cap itself is allowed, and gives that duration.
+    let config =
+        McpConfig::parse(&codex("command = \"x\"\ntool_timeout_sec = 31536000"), Some(Codex), "test", &vars(&[]))
+            .expect("the cap itself is allowed");
+    assert_eq!(config.servers[0].request_timeout, mcp_manager::config::MAX_TIMEOUT);
+
+    // JSON numbers out of range, in the JSON formats (no timeout keys there) and in TOML (an
+    // integer past i64 is a syntax error): a problem or an error, never a panic.
+    for (format, text) in [
+        (Desktop, desktop(r#"{"command": "x", "timeout": 1e19, "tool_timeout_sec": 1e400}"#)),
+        (ConfigFormat::VsCodeJson, r#"{"servers": {"a": {"command": "x", "timeout": -1e400}}}"#.to_owned()),
+        (Codex, codex("command = \"x\"\ntool_timeout_sec = 100000000000000000000")),
+    ] {
+        let outcome = McpConfig::parse(&text, Some(format), "test", &vars(&[]));
+        assert!(outcome.is_err(), "{format:?}: {text}");
+    }
 }

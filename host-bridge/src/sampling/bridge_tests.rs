@@ -114,6 +114,36 @@ async fn the_rate_limit_refuses_with_a_clear_error() {
     b.create_message("other", hello(5)).await.unwrap();
 }
 
+/// A config that says nothing about sampling still bounds it: the bridge built from the default
+/// settings lowers a huge `maxTokens` to 4096 and refuses the 31st request of a server within a
+/// minute (before the fix, `From<&SamplingSettings>` gave no cap and no limit).
+#[tokio::test(start_paused = true)]
+async fn a_config_that_says_nothing_gets_a_token_cap_and_a_rate_limit() {
+    let llm = ScriptedLlm::new("m");
+    for _ in 0..31 {
+        llm.push_text("ok");
+    }
+    let b = bridge(&llm, SamplingOptions::from(&SamplingSettings::default()));
+    sample(&b, hello(u64::from(u32::MAX))).await.unwrap();
+    assert_eq!(llm.requests()[0].max_tokens, Some(4096), "a server's huge maxTokens is lowered to the cap");
+    for _ in 1..30 {
+        sample(&b, hello(5)).await.unwrap();
+    }
+    let err = sample(&b, hello(5)).await.unwrap_err();
+    assert_eq!(err.code, RATE_LIMITED, "{err:?}");
+    assert!(err.message.contains("at most 30 request(s) per minute"), "{err:?}");
+    assert_eq!(llm.requests().len(), 30, "the refused request never reached the LLM");
+
+    // Both are settings: a config can raise the limit and lower (or raise) the cap.
+    let llm = ScriptedLlm::new("m");
+    llm.push_text("a").push_text("b");
+    let settings = SamplingSettings { requests_per_minute: Some(1), max_tokens_cap: 64, ..Default::default() };
+    let b = bridge(&llm, SamplingOptions::from(&settings));
+    sample(&b, hello(1000)).await.unwrap();
+    assert_eq!(llm.requests()[0].max_tokens, Some(64));
+    assert_eq!(sample(&b, hello(5)).await.unwrap_err().code, RATE_LIMITED);
+}
+
 #[tokio::test]
 async fn disabled_sampling_refuses() {
     let llm = ScriptedLlm::new("m");

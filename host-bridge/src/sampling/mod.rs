@@ -21,7 +21,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mcp_manager::callbacks::SamplingHandler;
-use mcp_manager::config::SamplingSettings;
+use mcp_manager::config::{
+    DEFAULT_MAX_TOKENS, DEFAULT_SAMPLING_MAX_TOKENS_CAP, DEFAULT_SAMPLING_REQUESTS_PER_MINUTE, SamplingSettings,
+};
 use mcp_protocol::types::sampling::{CreateMessageParams, CreateMessageResult, IncludeContext};
 use mcp_protocol::{ErrorCode, ErrorObject};
 
@@ -39,9 +41,11 @@ pub struct SamplingOptions {
     pub tool_support: bool,
     /// Most requests per server in any 60-second window (`None`: no limit; default 30).
     pub requests_per_minute: Option<u32>,
-    /// The token limit used when a request asks for 0 tokens (default 1024).
+    /// The token limit used when a request asks for 0 tokens (default 1024; the cap applies to
+    /// it too).
     pub default_max_tokens: u64,
-    /// The most tokens any request may ask for (`None`: no cap; default none).
+    /// The most tokens any request may ask for: a larger `maxTokens` is lowered to it (`None`: no
+    /// cap; default 4096, as a config file's default).
     pub max_tokens_cap: Option<u64>,
     /// Models that `modelPreferences.hints` may pick from; a request whose hints match none
     /// uses the LLM client's default model.
@@ -53,17 +57,17 @@ impl Default for SamplingOptions {
         SamplingOptions {
             enabled: true,
             tool_support: false,
-            requests_per_minute: Some(30),
-            default_max_tokens: 1024,
-            max_tokens_cap: None,
+            requests_per_minute: Some(DEFAULT_SAMPLING_REQUESTS_PER_MINUTE),
+            default_max_tokens: u64::from(DEFAULT_MAX_TOKENS),
+            max_tokens_cap: Some(u64::from(DEFAULT_SAMPLING_MAX_TOKENS_CAP)),
             models: Vec::new(),
         }
     }
 }
 
 /// The `[mcp.client.sampling]` settings of a config file as options: each setting maps to the
-/// option of the same name (`requests_per_minute` absent means no limit), and there is no cap
-/// on the tokens a request may ask for.
+/// option of the same name. A config that says nothing gets the settings' safe defaults: at most
+/// 30 requests per minute and server, and at most 4096 tokens per request.
 impl From<&SamplingSettings> for SamplingOptions {
     fn from(settings: &SamplingSettings) -> Self {
         SamplingOptions {
@@ -71,7 +75,7 @@ impl From<&SamplingSettings> for SamplingOptions {
             tool_support: settings.tool_support,
             requests_per_minute: settings.requests_per_minute,
             default_max_tokens: u64::from(settings.default_max_tokens),
-            max_tokens_cap: None,
+            max_tokens_cap: Some(u64::from(settings.max_tokens_cap)),
             models: settings.models.clone(),
         }
     }

@@ -40,7 +40,7 @@
 //!   `allowed_tools`, `denied_tools`, `visibility` (`visible`, `deferred`), `log_level`; and
 //!   `[mcp.client]` with `name`, `version`, `roots`, `reserved_tool_names`,
 //!   `[mcp.client.sampling]` (`enabled`, `tool_support`, `requests_per_minute`,
-//!   `default_max_tokens`, `models`) and `[mcp.client.elicitation]` (`enabled`, `url_mode`).
+//!   `default_max_tokens`, `max_tokens_cap`, `models`) and `[mcp.client.elicitation]` (`enabled`, `url_mode`).
 //!
 //! Any other key in a server entry or in `[mcp]` is a problem naming the server and the key
 //! (with the nearest known key, so `comand` is caught). Top-level keys that belong to the host
@@ -52,8 +52,9 @@
 //! responses after 300 s, probes the era (auto), and its tools are visible and all allowed.
 //! Without a `type`, a server with a `url` is remote (streamable HTTP with the SSE fallback)
 //! and any other is stdio. The client is named after this crate, with its version; sampling and
-//! elicitation are enabled (when the host supplies them), with 1024 default max tokens, no rate
-//! limit, no tool support and no URL mode.
+//! elicitation are enabled (when the host supplies them), with 1024 default max tokens, a cap of
+//! 4096 tokens on any request (a larger `maxTokens` is lowered), a rate limit of 30 sampling
+//! requests per minute and server, no tool support and no URL mode.
 //!
 //! # Interpolation
 //!
@@ -66,8 +67,9 @@
 //!
 //! Every problem is reported at once, as a [`ConfigProblem`]: blank or duplicate names among
 //! enabled servers, a stdio server without a command, a remote one without an http(s) url, a
-//! bearer token whose variable is unset, timeouts that are not positive, unknown keys, unknown
-//! era, transport or log level strings, roots that are not `file://` URIs, fields that the
+//! bearer token whose variable is unset, timeouts that are not positive and finite or exceed
+//! [`MAX_TIMEOUT`] (365 days: a larger one would overflow deadline arithmetic), unknown keys,
+//! unknown era, transport or log level strings, roots that are not `file://` URIs, fields that the
 //! server's transport does not use. A disabled server is a draft: it is listed, but none of its
 //! problems is reported. No message, and no `Debug` output, shows a secret.
 
@@ -89,8 +91,9 @@ use std::str::FromStr;
 pub use self::error::{ConfigError, ConfigProblem};
 pub use self::interpolate::{EnvLookup, ProcessEnv};
 pub use self::model::{
-    ClientConfig, DEFAULT_MAX_TOKENS, DEFAULT_READ_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
-    ElicitationSettings, McpConfig, SamplingSettings, ServerConfig, ToolFilter, TransportChoice, looks_secret,
+    ClientConfig, DEFAULT_MAX_TOKENS, DEFAULT_READ_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SAMPLING_MAX_TOKENS_CAP,
+    DEFAULT_SAMPLING_REQUESTS_PER_MINUTE, DEFAULT_STARTUP_TIMEOUT, ElicitationSettings, MAX_TIMEOUT, McpConfig,
+    SamplingSettings, ServerConfig, ToolFilter, TransportChoice, looks_secret,
 };
 
 use self::interpolate::Interpolator;

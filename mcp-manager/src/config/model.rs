@@ -18,6 +18,13 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default time an HTTP response may stay silent: 300 s.
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default sampling rate limit: at most 30 requests per minute and server.
+pub const DEFAULT_SAMPLING_REQUESTS_PER_MINUTE: u32 = 30;
+/// Default cap of a sampling request's `maxTokens`: 4096 (a larger request is lowered to it).
+pub const DEFAULT_SAMPLING_MAX_TOKENS_CAP: u32 = 4096;
+/// The longest timeout a configuration may give (365 days): a larger one is a problem naming the
+/// server and the field (it would overflow deadline arithmetic, and means "never" anyway).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// Default `max_tokens` of a sampling request that names none: 1024.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 
@@ -297,10 +304,15 @@ pub struct SamplingSettings {
     pub enabled: bool,
     /// Whether sampling requests may carry tools (default `false`).
     pub tool_support: bool,
-    /// At most this many sampling requests per minute and server (default: no limit).
+    /// At most this many sampling requests per minute and server (default
+    /// [`DEFAULT_SAMPLING_REQUESTS_PER_MINUTE`]; `None`, no limit, can only be set by code: a
+    /// config file gives a positive number, as large as it likes).
     pub requests_per_minute: Option<u32>,
-    /// `max_tokens` for a request that names none (default 1024).
+    /// `max_tokens` for a request that names none (default 1024; the cap applies to it too).
     pub default_max_tokens: u32,
+    /// The most tokens a request may ask for: a larger `maxTokens` is lowered to it (default
+    /// [`DEFAULT_SAMPLING_MAX_TOKENS_CAP`]).
+    pub max_tokens_cap: u32,
     /// Models the host may choose from, in order of preference (default: the host's own).
     pub models: Vec<String>,
 }
@@ -310,8 +322,9 @@ impl Default for SamplingSettings {
         SamplingSettings {
             enabled: true,
             tool_support: false,
-            requests_per_minute: None,
+            requests_per_minute: Some(DEFAULT_SAMPLING_REQUESTS_PER_MINUTE),
             default_max_tokens: DEFAULT_MAX_TOKENS,
+            max_tokens_cap: DEFAULT_SAMPLING_MAX_TOKENS_CAP,
             models: Vec::new(),
         }
     }

@@ -159,12 +159,20 @@ fn read_client(members: &[(String, Node)], problems: &mut Vec<(String, String)>)
     }
     if let Some(sampling) = r.object("sampling") {
         let mut s = ObjectReader::new(sampling, "mcp.client.sampling.");
-        s.check_keys(&["enabled", "tool_support", "requests_per_minute", "default_max_tokens", "models"]);
+        s.check_keys(&[
+            "enabled",
+            "tool_support",
+            "requests_per_minute",
+            "default_max_tokens",
+            "max_tokens_cap",
+            "models",
+        ]);
         let settings = &mut client.sampling;
         settings.enabled = s.bool("enabled").unwrap_or(settings.enabled);
         settings.tool_support = s.bool("tool_support").unwrap_or(settings.tool_support);
-        settings.requests_per_minute = s.positive_u32("requests_per_minute");
+        settings.requests_per_minute = s.positive_u32("requests_per_minute").or(settings.requests_per_minute);
         settings.default_max_tokens = s.positive_u32("default_max_tokens").unwrap_or(settings.default_max_tokens);
+        settings.max_tokens_cap = s.positive_u32("max_tokens_cap").unwrap_or(settings.max_tokens_cap);
         settings.models = s.strings("models").unwrap_or_default().into_iter().map(|t| t.value).collect();
         r.problems.append(&mut s.problems);
     }

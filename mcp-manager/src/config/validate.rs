@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::error::ConfigProblem;
 use super::interpolate::{Interpolator, is_variable_name};
-use super::model::{ServerConfig, ToolFilter, TransportChoice};
+use super::model::{MAX_TIMEOUT, ServerConfig, ToolFilter, TransportChoice};
 use super::node::Text;
 use super::raw::{Bearer, RawServer, Seconds};
 use super::{EnvLookup, FileReader};
@@ -252,12 +252,32 @@ fn check_header(name: &str, value: &str, field: &str, out: &mut Problems) {
     }
 }
 
-/// A positive, finite number of seconds that a `Duration` can hold.
+/// A positive, finite number of seconds, at most [`MAX_TIMEOUT`]: larger ones would overflow
+/// the clock arithmetic of deadlines (`now + timeout`), so they are refused here rather than
+/// panicking later. A positive value below a nanosecond is refused too (it would be zero).
 fn duration(seconds: &Seconds) -> Result<Duration, String> {
-    if seconds.value.is_nan() || seconds.value <= 0.0 {
-        return Err("must be a positive number of seconds".to_owned());
+    let value = seconds.value;
+    let found = shown(value);
+    if !value.is_finite() {
+        return Err(format!("must be a finite number of seconds (found {found})"));
     }
-    Duration::try_from_secs_f64(seconds.value).map_err(|_| "too large".to_owned())
+    if value <= 0.0 {
+        return Err(format!("must be a positive number of seconds (found {found})"));
+    }
+    let cap = MAX_TIMEOUT.as_secs();
+    if value > cap as f64 {
+        return Err(format!("too large: at most {cap} seconds (365 days), found {found}"));
+    }
+    match Duration::try_from_secs_f64(value) {
+        Ok(duration) if !duration.is_zero() => Ok(duration),
+        _ => Err(format!("must be at least one nanosecond (found {found})")),
+    }
+}
+
+/// A number as written in a problem: plain, or in exponent form when it is very large or small.
+fn shown(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude != 0.0 && !(1e-6..1e15).contains(&magnitude) { format!("{value:e}") } else { format!("{value}") }
 }
 
 /// The variables of an env file (`NAME=value` lines), or nothing after reporting why not.

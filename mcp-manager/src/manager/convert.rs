@@ -6,6 +6,8 @@
 //! model has no field for travels in `metadata` (under `_meta` for the protocol's `_meta`).
 
 mod content;
+mod guard;
+mod recursion;
 mod schema;
 #[cfg(test)]
 mod tests;
@@ -16,6 +18,7 @@ use mcp_protocol::types::tools::{CallToolResult, Tool, ToolAnnotations};
 use serde_json::{Map, Value};
 use tool_system::{ToolAnnotation, ToolExecutionResult, ToolIcon, ToolSpec, ToolVisibility};
 
+pub use guard::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANSION, MAX_SCHEMA_TEXT, MAX_SCHEMA_VALUES, screen_schema};
 pub use schema::{SchemaCheck, check_arguments};
 
 /// The provider name and type of every spec [`tool_spec`] makes.
@@ -137,7 +140,8 @@ pub struct ResultContext<'a> {
 /// - with `output_check` (pass it when the tool declares an `outputSchema` that compiled), a
 ///   successful result must carry structured content that matches it; otherwise the result is
 ///   failed with a message that names the tool, the JSON path and the problem. Content and
-///   structured content stay in a failed result;
+///   structured content stay in a failed result. With a refused `outputSchema`
+///   ([`SchemaCheck::untrusted`]) every successful result is failed with the refusal;
 /// - `metadata` holds `server_name`, `tool_name`, `protocol_version`, `session_id` (when
 ///   known), the result's `_meta` under `_meta` and its unmodelled members under `extra`.
 pub fn tool_result(
@@ -157,6 +161,9 @@ pub fn tool_result(
         })
     } else {
         output_check.and_then(|check| match &structured_content {
+            _ if check.refusal().is_some() => {
+                check.refusal().map(|reason| format!("{reason}; the result is not accepted"))
+            }
             Some(value) => check.check(value).err().map(|problem| {
                 format!("structured content of tool `{}` does not match its outputSchema {problem}", cx.tool)
             }),

@@ -75,7 +75,8 @@ impl RoutedTool {
     }
 
     /// The compiled check of the tool's `inputSchema`; `None` when the schema does not compile
-    /// (then arguments are not checked here: the server still checks them).
+    /// (then arguments are not checked here: the server still checks them). A schema refused as
+    /// hostile (see [`SchemaCheck::untrusted`]) gives a check that fails every call.
     pub(crate) fn input_check(&self) -> Option<Arc<SchemaCheck>> {
         self.input_check
             .get_or_init(|| compile(&self.server, &self.tool().name, "inputSchema", &self.tool().input_schema))
@@ -99,13 +100,8 @@ fn compile(
     which: &str,
     schema: &mcp_protocol::types::meta::JsonObject,
 ) -> Option<Arc<SchemaCheck>> {
-    match SchemaCheck::compile(schema) {
-        Ok(check) => Some(Arc::new(check)),
-        Err(error) => {
-            tracing::warn!(server, tool, %error, "the {which} of this tool does not compile; it is not checked");
-            None
-        }
-    }
+    // A schema the screening refuses gives a check that fails every value with the reason.
+    SchemaCheck::untrusted(server, &format!("the {which} of tool `{tool}`"), schema).map(Arc::new)
 }
 
 /// A prompt and its server.

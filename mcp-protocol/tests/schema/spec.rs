@@ -320,8 +320,8 @@ fn escape(name: &str) -> String {
 /// An error as `at <instance path> (schema <schema path>): <message>`, with the errors of each
 /// branch of a failed `anyOf`/`oneOf` beneath it.
 fn describe(e: &ValidationError<'_>, indent: &str) -> String {
-    let mut message = format!("at '{}' (schema {}): {}", e.instance_path, e.schema_path, e.masked());
-    let context = match &e.kind {
+    let mut message = format!("at '{}' (schema {}): {}", e.instance_path(), e.schema_path(), e.masked());
+    let context = match e.kind() {
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => Some(context),
         _ => None,
     };

@@ -30,10 +30,23 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// an error naming the reference, and no network or file access happens. A caller that gets
 /// such an error treats the schema as one it cannot check (the server still validates).
 ///
+/// **Schemas are screened first.** A schema is peer input: [`compile`] refuses one that
+/// [`screen_schema`] refuses (too deep, too large, a `$ref` cycle that consumes no input, an
+/// unfolding that applies too many subschemas) before the validator sees it. A host gets a
+/// check that fails every value with the reason from [`SchemaCheck::untrusted`], which is what
+/// the manager uses for tool schemas.
+///
 /// [`compile`]: SchemaCheck::compile
+/// [`screen_schema`]: super::screen_schema
 #[derive(Clone)]
 pub struct SchemaCheck {
-    validator: Arc<Validator>,
+    inner: Arc<Check>,
+}
+
+enum Check {
+    Compiled(Validator),
+    /// A schema refused by the screening: every value fails with this reason.
+    Refused(String),
 }
 
 impl fmt::Debug for SchemaCheck {
@@ -58,13 +71,56 @@ impl Retrieve for NoRetrieval {
 impl SchemaCheck {
     /// Compiles `schema`. An invalid schema (one its meta-schema rejects, a `$ref` that does not
     /// resolve inside the schema, a `pattern` that does not compile) gives an error naming the
-    /// problem and where it is in the schema.
+    /// problem and where it is in the schema; so does one the screening refuses (`refused: ...`).
     pub fn compile(schema: &JsonObject) -> Result<SchemaCheck, String> {
+        match SchemaCheck::screen_and_compile(schema) {
+            Ok(check) => Ok(check),
+            Err(Rejection::Refused(reason)) => Err(format!("refused: {reason}")),
+            Err(Rejection::Invalid(problem)) => Err(problem),
+        }
+    }
+
+    /// The check of a schema that `server` sent for `subject` (`the inputSchema of tool
+    /// `add``): compiled when it can be; a check that fails every value when the screening
+    /// refuses it (the reason names the server, the subject and the problem, and is logged once
+    /// as a warning); `None`, after a warning, when it is not a valid schema (then values are
+    /// not checked here: the server still checks them).
+    pub fn untrusted(server: &str, subject: &str, schema: &JsonObject) -> Option<SchemaCheck> {
+        match SchemaCheck::screen_and_compile(schema) {
+            Ok(check) => Some(check),
+            Err(Rejection::Refused(reason)) => {
+                let reason = format!("server `{server}`: {subject} is refused: {reason}");
+                tracing::warn!(server, "{reason}");
+                Some(SchemaCheck::refused(reason))
+            }
+            Err(Rejection::Invalid(error)) => {
+                tracing::warn!(server, %error, "{subject} does not compile; it is not checked");
+                None
+            }
+        }
+    }
+
+    /// A check that fails every value with `reason`.
+    pub fn refused(reason: impl Into<String>) -> SchemaCheck {
+        SchemaCheck { inner: Arc::new(Check::Refused(reason.into())) }
+    }
+
+    /// Why the schema was refused, for a check made by [`SchemaCheck::refused`].
+    pub fn refusal(&self) -> Option<&str> {
+        match &*self.inner {
+            Check::Refused(reason) => Some(reason),
+            Check::Compiled(_) => None,
+        }
+    }
+
+    fn screen_and_compile(schema: &JsonObject) -> Result<SchemaCheck, Rejection> {
+        // Screened before anything else touches it: even cloning a hostile schema recurses.
+        super::screen_schema(schema).map_err(Rejection::Refused)?;
         let mut schema = Value::Object(schema.clone());
         let mut options = jsonschema::options().with_retriever(NoRetrieval).with_pattern_options(
             PatternOptions::fancy_regex().backtrack_limit(REGEX_BACKTRACK_LIMIT).size_limit(REGEX_SIZE_LIMIT),
         );
-        if Draft::default().detect(&schema).is_err() {
+        if Draft::default().detect(&schema) == Draft::Unknown {
             // `$schema` names a dialect we do not know: never fetch it (its meta-schema would be
             // retrieved too), drop it and use the MCP default.
             if let Value::Object(map) = &mut schema {
@@ -73,16 +129,21 @@ impl SchemaCheck {
             options = options.with_draft(Draft::Draft202012);
         }
         match options.build(&schema) {
-            Ok(validator) => Ok(SchemaCheck { validator: Arc::new(validator) }),
-            Err(err) => Err(format!("invalid JSON Schema {}", describe(&err))),
+            Ok(validator) => Ok(SchemaCheck { inner: Arc::new(Check::Compiled(validator)) }),
+            Err(err) => Err(Rejection::Invalid(format!("invalid JSON Schema {}", describe(&err)))),
         }
     }
 
     /// Checks `value`. On a mismatch the error lists the first few problems, each as `at <JSON
     /// path>: <problem>` (the path is a JSON pointer into `value`, `the root` for the value
     /// itself), joined with `; `, and says how many more there are.
+    /// A refused schema fails every value with its reason.
     pub fn check(&self, value: &Value) -> Result<(), String> {
-        let mut errors = self.validator.iter_errors(value);
+        let validator = match &*self.inner {
+            Check::Compiled(validator) => validator,
+            Check::Refused(reason) => return Err(reason.clone()),
+        };
+        let mut errors = validator.iter_errors(value);
         let Some(first) = errors.next() else {
             return Ok(());
         };
@@ -105,14 +166,26 @@ impl SchemaCheck {
     }
 
     /// Whether `value` matches, without describing problems.
+    /// (`false` for a refused schema).
     pub fn is_valid(&self, value: &Value) -> bool {
-        self.validator.is_valid(value)
+        match &*self.inner {
+            Check::Compiled(validator) => validator.is_valid(value),
+            Check::Refused(_) => false,
+        }
     }
+}
+
+/// Why a schema gives no compiled check.
+enum Rejection {
+    /// The screening refused it (hostile or too large).
+    Refused(String),
+    /// Not a schema the validator accepts.
+    Invalid(String),
 }
 
 /// `at <path>: <problem>`, with the problem cut to [`MAX_PROBLEM_LEN`].
 fn describe(err: &ValidationError<'_>) -> String {
-    let path = err.instance_path.as_str();
+    let path = err.instance_path().as_str();
     let path = if path.is_empty() { "the root" } else { path };
     let mut problem = err.to_string();
     if problem.len() > MAX_PROBLEM_LEN {
@@ -129,7 +202,13 @@ fn describe(err: &ValidationError<'_>) -> String {
 /// Checks the `arguments` of a call to the tool named `tool` against its compiled
 /// `inputSchema`: `arguments of tool `add` do not match its inputSchema at /b: "x" is not of
 /// type "number"`.
+///
+/// With a refused schema, the error is the refusal (which names the server and the tool) and
+/// says that the call is not sent.
 pub fn check_arguments(check: &SchemaCheck, tool: &str, arguments: &JsonObject) -> Result<(), String> {
+    if let Some(reason) = check.refusal() {
+        return Err(format!("{reason}; the call is not sent"));
+    }
     // The validator takes a `Value`: one copy of the arguments, which are small next to a call.
     let value = Value::Object(arguments.clone());
     check.check(&value).map_err(|problem| format!("arguments of tool `{tool}` do not match its inputSchema {problem}"))
