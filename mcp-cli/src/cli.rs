@@ -100,7 +100,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR")]
     pub save: Option<PathBuf>,
 
-    /// Show what the servers write on stderr
+    /// Show the servers' log messages, and the last stderr lines of servers that exited or failed
     #[arg(long, global = true)]
     pub server_logs: bool,
 
