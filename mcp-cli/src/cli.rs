@@ -19,6 +19,16 @@ Servers:
   Ad-hoc servers:  mcp --stdio tools -- npx -y @modelcontextprotocol/server-everything
                    mcp --url http://127.0.0.1:8000/mcp --bearer-env MY_TOKEN tools
 
+What servers get from mcp:
+  Roots    none, unless you give some: --root DIR (repeatable), or `roots` under [mcp.client] in a
+           TOML config (--root replaces those). The working directory is never offered unasked.
+  Forms    a server's elicitation questions are shown on stderr and answered by you when stdin and
+           stderr are a terminal (an empty answer declines); otherwise, with --json and in chat,
+           they are declined.
+  Sampling only in `mcp chat`: servers may ask the chat LLM (with your API key) for completions.
+  [mcp.client] `sampling.enabled = false` / `elicitation.enabled = false` turn either off.
+  Text from servers is shown with control characters escaped; --json shows it exactly.
+
 Examples:
   mcp tools                                   list every tool of every server
   mcp call add a=2 b=3                        key=value pairs take the types of the tool's schema
@@ -90,9 +100,14 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR")]
     pub save: Option<PathBuf>,
 
-    /// Show what the servers write on stderr
+    /// Show the servers' log messages, and the last stderr lines of servers that exited or failed
     #[arg(long, global = true)]
     pub server_logs: bool,
+
+    /// Offer this directory to the servers as a root (repeatable; replaces the config's roots).
+    /// Without --root and config roots, no roots are offered
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
 
     /// Explain errors in detail
     #[arg(long, short = 'v', global = true)]
@@ -165,6 +180,27 @@ pub struct CallArgs {
     /// Arguments as KEY=VALUE pairs (added to --args, and winning over it)
     #[arg(value_name = "KEY=VALUE")]
     pub pairs: Vec<String>,
+
+    /// Give up on the call after SECS seconds (a decimal number, at most a week; default: the
+    /// server's request timeout)
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// The longest `--timeout`: a week. A longer one is refused rather than risking an overflow
+/// when it is added to the current time.
+pub const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 60 * 60);
+
+/// A `--timeout` in seconds: a positive, finite number of at most [`MAX_TIMEOUT`].
+pub fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = text.trim().parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("{text:?} must be a positive number of seconds"));
+    }
+    if secs > MAX_TIMEOUT.as_secs_f64() {
+        return Err(format!("{text:?} seconds is longer than the most allowed, {} (a week)", MAX_TIMEOUT.as_secs()));
+    }
+    std::time::Duration::try_from_secs_f64(secs).map_err(|e| format!("{text:?}: {e}"))
 }
 
 /// `mcp prompt`.
@@ -333,6 +369,28 @@ mod tests {
         assert_eq!(kind("mcp --stdio tools"), ErrorKind::MissingRequiredArgument);
         assert_eq!(kind("mcp --stdio --url http://x tools -- a"), ErrorKind::ArgumentConflict);
         assert_eq!(kind("mcp --config a.json --stdio tools -- a"), ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
+    fn timeouts_are_bounded_numbers_of_seconds() {
+        let Command::Call(call) = ok("mcp call slow --timeout 2.5").command else { panic!() };
+        assert_eq!(call.timeout, Some(std::time::Duration::from_millis(2500)));
+        assert_eq!(parse_timeout("604800"), Ok(MAX_TIMEOUT));
+        for bad in ["1e19", "604800.5", "1e400", "inf", "NaN", "0", "-1", "ten"] {
+            let error = parse_timeout(bad).unwrap_err();
+            assert!(error.contains(&format!("{bad:?}")), "{bad}: {error}");
+            assert_eq!(kind(&format!("mcp call slow --timeout={bad}")), ErrorKind::ValueValidation, "{bad}");
+        }
+        assert!(parse_timeout(" ").is_err());
+        assert!(parse_timeout("1e19").unwrap_err().contains("longer than the most allowed, 604800"));
+    }
+
+    #[test]
+    fn roots_are_repeatable_and_global() {
+        for line in ["mcp --root a --root /b tools", "mcp tools --root a --root /b"] {
+            assert_eq!(ok(line).global.roots, [PathBuf::from("a"), PathBuf::from("/b")], "{line}");
+        }
+        assert!(ok("mcp tools").global.roots.is_empty());
     }
 
     #[test]

@@ -136,9 +136,10 @@ impl CliError {
         out
     }
 
-    /// Print the error on stderr and return its exit status.
+    /// Print the error on stderr (sanitized: the message may quote a server) and return its
+    /// exit status.
     pub fn report(&self, verbose: bool) -> i32 {
-        eprintln!("{}", self.render(verbose));
+        crate::output::terminal::errln(&self.render(verbose));
         self.code.code()
     }
 }
@@ -244,11 +245,11 @@ pub fn report_clap_error(error: &clap::Error, verbose: bool) -> i32 {
     use clap::error::ErrorKind;
     match error.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            print!("{error}");
+            crate::output::terminal::out(&error.to_string());
             0
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprint!("{error}");
+            crate::output::terminal::err(&error.to_string());
             ExitCode::Usage.code()
         }
         _ => {
@@ -272,7 +273,10 @@ pub fn install_panic_hook() {
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
         let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        eprintln!("mcp: internal error: {}{place} (this is a bug in mcp; please report it)", one_line(&message));
+        crate::output::terminal::errln(&format!(
+            "mcp: internal error: {}{place} (this is a bug in mcp; please report it)",
+            one_line(&message)
+        ));
         std::process::exit(ExitCode::Protocol.code());
     }));
 }

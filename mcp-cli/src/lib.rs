@@ -4,7 +4,8 @@
 //! - [`coerce`]: tool arguments from `key=value` pairs typed by the tool's inputSchema, and from
 //!   `--args` JSON (inline, `@file` or `-` for stdin).
 //! - [`output`]: tables for people, stable `--json` documents, summaries of images and blobs and
-//!   saving them with `--save`.
+//!   saving them with `--save`; [`output::terminal`] is the only writer to stdout and stderr,
+//!   and escapes the control characters of whatever text it writes (servers choose much of it).
 //! - [`exit`]: the documented exit codes ([`exit::ExitCode`]), one-line errors
 //!   ([`exit::CliError`]) and the panic hook.
 //! - [`discover`]: which config to use ([`discover::ConfigSource`]): `--config`, a file in the
@@ -21,6 +22,9 @@
 //! let args = coerce_pairs(&["a=2".into(), "tags=x,y".into()], schema.as_object().unwrap()).unwrap();
 //! assert_eq!(serde_json::Value::Object(args), json!({"a": 2, "tags": ["x", "y"]}));
 //! ```
+
+// Everything printed goes through `output::terminal`, which sanitizes it.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod cli;
 pub mod coerce;

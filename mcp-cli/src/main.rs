@@ -1,5 +1,8 @@
 //! The `mcp` command: see `mcp --help`, and the `mcp_cli` library for its parts.
 
+// Everything printed goes through `mcp_cli::output::terminal`, which sanitizes it.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use mcp_cli::cli::{self, Command};
 use mcp_cli::exit;
 

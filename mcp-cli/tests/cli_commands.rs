@@ -190,3 +190,21 @@ async fn chat_lets_the_llm_call_a_demo_tool_and_prints_its_answer() {
     .await
     .expect("test timed out");
 }
+
+#[test]
+fn a_huge_timeout_is_refused_without_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    for huge in ["1e19", "18446744073709551616", "inf"] {
+        let output = run(dir.path(), &["call", "echo", "text=x", "--timeout", huge]);
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{huge}: {said}");
+        assert!(said.contains("--timeout") && said.contains(huge), "{huge}: {said}");
+        assert!(!said.contains("panicked") && !said.contains("internal error"), "{huge}: {said}");
+    }
+    // A timeout in range bounds the call: the slow demo tool is given up on.
+    let output = run(dir.path(), &["call", "slow", "duration_ms=20000", "--timeout", "0.5"]);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert!(stderr(&output).contains("time"), "{}", stderr(&output));
+    let output = run(dir.path(), &["call", "echo", "text=x", "--timeout", "30"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

@@ -19,6 +19,7 @@ use tool_system::{ToolExecutionContext, ToolInvocation};
 use super::setup::Started;
 use crate::cli::{ChatArgs, Cli, Command};
 use crate::exit::{CliError, ExitCode};
+use crate::output::terminal;
 
 /// Most LLM rounds answering one user line.
 pub(crate) const MAX_TOOL_ROUNDS: usize = 8;
@@ -59,11 +60,11 @@ pub(crate) async fn run(session: &Started, args: &ChatArgs) -> Result<ExitCode, 
             parameters: t.spec.parameters.clone(),
         })
         .collect();
-    eprintln!(
+    terminal::errln(&format!(
         "mcp chat: {} tools from {} server(s); type a message, /quit to end",
         tools.len(),
         session.manager.status().len()
-    );
+    ));
     let mut messages = vec![ChatMessage::system(
         "You are a helpful assistant. Use the available tools when they help answer the user.",
     )];
@@ -72,7 +73,7 @@ pub(crate) async fn run(session: &Started, args: &ChatArgs) -> Result<ExitCode, 
         let mut stdin = std::io::stdin().lock();
         while let Some(line) = read_line_bounded(&mut stdin) {
             let line = line.unwrap_or_else(|too_long| {
-                eprintln!("mcp chat: {too_long}");
+                terminal::errln(&format!("mcp chat: {too_long}"));
                 String::new()
             });
             if tx.blocking_send(line).is_err() {
@@ -112,7 +113,7 @@ async fn answer(
         let response = llm.chat(request).await.map_err(|e| CliError::unreachable(format!("chat LLM: {e}")))?;
         if response.tool_calls.is_empty() {
             let text = response.text.unwrap_or_default();
-            println!("{text}");
+            terminal::outln(&text);
             messages.push(ChatMessage::assistant(text));
             return Ok(());
         }
@@ -120,26 +121,26 @@ async fn answer(
         for call in response.tool_calls {
             let output = match &call.arguments {
                 Ok(arguments) => {
-                    println!("→ {} {}", call.name, arguments);
+                    terminal::outln(&format!("→ {} {}", call.name, arguments));
                     let invocation = ToolInvocation::from_value(&call.name, arguments.clone()).with_call_id(&call.id);
                     let result = session.registry.invoke(&call.name, invocation, ctx.clone()).await;
                     let text = result.history_text();
-                    println!(
+                    terminal::outln(&format!(
                         "← {}{}",
                         if result.success { "" } else { "error: " },
                         crate::output::truncate(&text, 400)
-                    );
+                    ));
                     text
                 }
                 Err(bad) => {
-                    println!("→ {} (arguments are not valid JSON: {})", call.name, bad.error);
+                    terminal::outln(&format!("→ {} (arguments are not valid JSON: {})", call.name, bad.error));
                     format!("error: the arguments were not valid JSON ({})", bad.error)
                 }
             };
             messages.push(ChatMessage::tool_result(call.id, output));
         }
     }
-    println!("(stopped after {MAX_TOOL_ROUNDS} rounds of tool calls)");
+    terminal::outln(&format!("(stopped after {MAX_TOOL_ROUNDS} rounds of tool calls)"));
     Ok(())
 }
 
@@ -170,8 +171,9 @@ pub(crate) fn read_line_bounded(input: &mut impl BufRead) -> Option<Result<Strin
     Some(Ok(text.trim_end_matches(['\n', '\r']).to_owned()))
 }
 
-/// Elicitation on a terminal: the server's message, then each field asked in turn (Enter keeps
-/// the default); an empty answer to "answer?" declines.
+/// Elicitation on a terminal: the server's message, then each field (its name and title) asked in
+/// turn (Enter keeps the default); an empty answer to "answer?" declines. What the server wrote
+/// is shown sanitized, like all output.
 pub(crate) struct TerminalAsk;
 
 impl AskUser for TerminalAsk {
@@ -187,21 +189,23 @@ fn ask_on_terminal(request: &FormRequest) -> FormAnswer {
         Some(Ok(line)) => Some(line.trim().to_owned()),
         Some(Err(_)) | None => None,
     };
-    eprintln!("\nserver {:?} asks: {}", request.server, request.message);
-    eprint!("answer? [y/N] ");
+    terminal::errln(&format!("\nserver {:?} asks: {}", request.server, request.message));
+    terminal::err("answer? [y/N] ");
     if !matches!(read().as_deref(), Some("y" | "Y" | "yes")) {
         return FormAnswer::Decline;
     }
     let mut values = request.prefilled.clone();
     for (name, property) in request.schema.properties.iter() {
         let default = values.get(name).map(|v| v.to_string()).unwrap_or_default();
-        let kind = serde_json::to_value(property).ok().and_then(|p| p["type"].as_str().map(str::to_owned));
-        eprint!("  {name} [{default}]: ");
+        let property = serde_json::to_value(property).unwrap_or_default();
+        let kind = property["type"].as_str();
+        let title = property["title"].as_str().map(|t| format!(" ({t})")).unwrap_or_default();
+        terminal::err(&format!("  {name}{title} [{default}]: "));
         let Some(answer) = read() else { return FormAnswer::Cancel };
         if answer.is_empty() {
             continue;
         }
-        let value = match kind.as_deref() {
+        let value = match kind {
             Some("number" | "integer" | "boolean") => {
                 serde_json::from_str(&answer).unwrap_or(serde_json::Value::String(answer))
             }

@@ -6,8 +6,6 @@ mod chat;
 mod lists;
 mod setup;
 
-use std::io::Write as _;
-
 use mcp_manager::RequestOptions;
 use mcp_manager::manager::{ManagerError, McpManager};
 use serde_json::Value;
@@ -72,18 +70,12 @@ pub(crate) fn manager_error(error: ManagerError) -> CliError {
 }
 
 fn print(text: &str) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`mcp tools | head`) is not an error worth a message.
-    let _ = out.write_all(text.as_bytes());
-    if !text.ends_with('\n') {
-        let _ = out.write_all(b"\n");
-    }
-    let _ = out.flush();
+    crate::output::terminal::outln(text);
     Ok(())
 }
 
 fn print_json(value: &Value) -> Result<(), CliError> {
-    print(&serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()))
+    print(&crate::output::terminal::json_text(value))
 }
 
 async fn call(cli: &Cli, session: &setup::Started, args: &CallArgs) -> Result<ExitCode, CliError> {
@@ -92,7 +84,7 @@ async fn call(cli: &Cli, session: &setup::Started, args: &CallArgs) -> Result<Ex
     let arguments =
         coerce::build_arguments(args.args.as_deref(), &args.pairs, &route.tool().input_schema, std::io::stdin())
             .map_err(|e| CliError::from(&e))?;
-    let options = RequestOptions { progress: setup::progress_reporter(), ..Default::default() };
+    let options = RequestOptions { progress: setup::progress_reporter(), timeout: args.timeout };
     let (route, result) =
         manager.call_tool(&route.tool().name, Some(arguments), options).await.map_err(manager_error)?;
     let saved = match &cli.global.save {

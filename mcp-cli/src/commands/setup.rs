@@ -2,10 +2,13 @@
 //!
 //! The servers come from `--stdio -- CMD ARGS...`, `--url URL`, `--config FILE`, a config file in
 //! the working directory, or the built-in demo server (said on stderr), narrowed by `--server`.
-//! The host side follows the config's `[mcp.client]` settings: it offers the configured roots
-//! (else the working directory), asks on a terminal (except in `chat`, whose stdin is the
-//! conversation) and declines elsewhere unless elicitation is disabled, and answers sampling
-//! only in `chat` (with the chat LLM) unless it is disabled.
+//! The host side follows the config's `[mcp.client]` settings: it offers roots only when the
+//! user gave some (`--root DIR`, else the configured roots; with neither it does not declare
+//! the roots capability, so a server such as server-filesystem keeps to its own directories),
+//! asks on a terminal (except in `chat`, whose stdin is the conversation) and declines
+//! elsewhere unless elicitation is disabled, and answers sampling only in `chat` (with the chat
+//! LLM) unless it is disabled. Server text reaches the terminal only through
+//! [`crate::output::terminal`].
 
 use std::io::IsTerminal as _;
 use std::sync::Arc;
@@ -22,6 +25,7 @@ use super::manager_error;
 use crate::cli::Cli;
 use crate::discover;
 use crate::exit::CliError;
+use crate::output::terminal;
 
 /// A started manager and what the command needs around it.
 pub(crate) struct Started {
@@ -70,9 +74,13 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, CliError> {
     }
     // Some servers work: the others are reported, and the command goes on.
     for s in &failed {
-        eprintln!("mcp: server {:?} failed: {}", s.name, s.last_error.as_deref().unwrap_or("unknown error"));
+        terminal::errln(&format!(
+            "mcp: server {:?} failed: {}",
+            s.name,
+            s.last_error.as_deref().unwrap_or("unknown error")
+        ));
         for line in &s.stderr_tail {
-            eprintln!("  stderr: {line}");
+            terminal::errln(&format!("  stderr: {line}"));
         }
     }
     let registry = ToolRegistry::new();
@@ -111,7 +119,7 @@ fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
     }
     let source = discover::discover_here(global.config.as_deref())?;
     if let Some(note) = source.announcement() {
-        eprintln!("{note}");
+        terminal::errln(&note);
     }
     let config = match (source.path(), source.builtin_config()) {
         (Some(path), _) => McpConfig::load(path),
@@ -121,25 +129,23 @@ fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
     config.map_err(|e| CliError::usage(e.to_string()))
 }
 
-/// The host side, following the `[mcp.client]` settings: the configured roots (else the working
-/// directory), elicitation (unless disabled) through the terminal or declined when unattended,
-/// and sampling (unless disabled) only in `chat`, with the chat LLM.
+/// The host side, following the `[mcp.client]` settings: roots only when the user gave some
+/// (`--root`, else the config's roots; never the working directory unasked), elicitation (unless
+/// disabled) through the terminal or declined when unattended, and sampling (unless disabled)
+/// only in `chat`, with the chat LLM.
 fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
-    let mut builder = HostBridge::builder();
-    if let Some(cwd) =
-        std::env::current_dir().ok().and_then(|cwd| file_root(cwd, Some("working directory".into())).ok())
-    {
-        let cwd = Roots::new([cwd]).map_err(|e| CliError::usage(format!("roots: {e}")))?;
-        builder = builder.roots(cwd);
+    // The configured roots, when there are some; without any, roots are not declared at all.
+    let mut builder = HostBridge::builder()
+        .client_config(&config.client)
+        .map_err(|e| CliError::usage(format!("config mcp.client.roots: {e}")))?;
+    if !cli.global.roots.is_empty() {
+        // The command line wins over the config.
+        builder = builder.roots(flag_roots(&cli.global.roots)?);
     }
-    // The configured roots, when there are some, replace the working directory.
-    builder =
-        builder.client_config(&config.client).map_err(|e| CliError::usage(format!("config mcp.client.roots: {e}")))?;
     // In `chat`, stdin carries the conversation: a form read from it would race the chat for
     // the user's lines, so elicitation is declined there too.
     let chatting = matches!(cli.command, crate::cli::Command::Chat(_));
-    let interactive =
-        std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && !cli.global.json && !chatting;
+    let interactive = std::io::stdin().is_terminal() && terminal::stderr_is_terminal() && !cli.global.json && !chatting;
     if interactive {
         builder = builder.elicitation(Arc::new(super::chat::TerminalAsk));
     } else {
@@ -151,11 +157,28 @@ fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
     if cli.global.server_logs {
         builder = builder.on_notification(Arc::new(|server: &str, n: &mcp_protocol::messages::ServerNotification| {
             if let mcp_protocol::messages::ServerNotification::LoggingMessage(Some(p)) = n {
-                eprintln!("[{server}] {:?}: {}", p.level, p.data);
+                // A string is shown as text, anything else as JSON; sanitized either way.
+                let data = p.data.as_str().map_or_else(|| p.data.to_string(), str::to_owned);
+                terminal::errln(&format!("[{server}] {:?}: {data}", p.level));
             }
         }));
     }
     Ok(builder.build())
+}
+
+/// The `--root` directories as roots: each must exist and be a directory, and is shared as its
+/// canonical path (symbolic links resolved), so what is shared is what the user named.
+fn flag_roots(dirs: &[std::path::PathBuf]) -> Result<Roots, CliError> {
+    let mut roots = Vec::new();
+    for dir in dirs {
+        let canonical =
+            std::fs::canonicalize(dir).map_err(|e| CliError::usage(format!("--root {}: {e}", dir.display())))?;
+        if !canonical.is_dir() {
+            return Err(CliError::usage(format!("--root {} is not a directory", dir.display())));
+        }
+        roots.push(file_root(&canonical, None).map_err(|e| CliError::usage(format!("--root {}: {e}", dir.display())))?);
+    }
+    Roots::new(roots).map_err(|e| CliError::usage(format!("--root: {e}")))
 }
 
 impl Started {
@@ -178,7 +201,7 @@ impl Started {
     pub(crate) fn print_server_logs(&self) {
         for s in self.manager.status() {
             for line in &s.stderr_tail {
-                eprintln!("[{}] {line}", s.name);
+                terminal::errln(&format!("[{}] {line}", s.name));
             }
         }
     }
@@ -186,14 +209,18 @@ impl Started {
 
 /// A progress reporter for long calls, on a terminal only.
 pub(crate) fn progress_reporter() -> Option<ProgressCallback> {
-    if !std::io::stderr().is_terminal() {
+    if !terminal::stderr_is_terminal() {
         return None;
     }
-    Some(Arc::new(|p: mcp_protocol::types::progress::ProgressParams| {
-        let total = p.total.as_ref().map(|t| format!("/{t}")).unwrap_or_default();
-        let message = p.message.as_deref().unwrap_or("");
-        eprint!("\r\x1b[2Kprogress {}{total} {message}", p.progress);
-    }))
+    Some(Arc::new(|p: mcp_protocol::types::progress::ProgressParams| terminal::status_line(&progress_text(&p))))
+}
+
+/// The progress line for `p`: `progress 2/3 message` (the message as the server sent it; the
+/// terminal module sanitizes it).
+pub(crate) fn progress_text(p: &mcp_protocol::types::progress::ProgressParams) -> String {
+    let total = p.total.as_ref().map(|t| format!("/{t}")).unwrap_or_default();
+    let message = p.message.as_deref().unwrap_or("");
+    format!("progress {}{total} {message}", p.progress)
 }
 
 /// "connecting..." on stderr while servers start, on a terminal only; cleared when dropped.
@@ -201,13 +228,13 @@ struct Spinner(Option<tokio::task::JoinHandle<()>>);
 
 impl Spinner {
     fn start(what: &'static str) -> Spinner {
-        if !std::io::stderr().is_terminal() {
+        if !terminal::stderr_is_terminal() {
             return Spinner(None);
         }
         Spinner(Some(tokio::spawn(async move {
             let frames = ['|', '/', '-', '\\'];
             for i in 0usize.. {
-                eprint!("\r{} {what}...", frames[i % frames.len()]);
+                terminal::status_line(&format!("{} {what}...", frames[i % frames.len()]));
                 tokio::time::sleep(std::time::Duration::from_millis(120)).await;
             }
         })))
@@ -218,7 +245,7 @@ impl Drop for Spinner {
     fn drop(&mut self) {
         if let Some(task) = self.0.take() {
             task.abort();
-            eprint!("\r\x1b[2K");
+            terminal::clear_status_line();
         }
     }
 }

@@ -230,13 +230,13 @@ async fn route(state: &Arc<State>, ctx: &Ctx, request: ClientRequest) -> Result<
 fn initialize(state: &State, params: InitializeParams) -> InitializeResult {
     let offered = ProtocolVersion::parse(&params.protocol_version);
     let version = if offered.era() == Some(Era::Legacy) { offered } else { ProtocolVersion::LATEST_LEGACY };
-    eprintln!(
+    crate::output::terminal::errln(&format!(
         "mcp serve-demo: initialize from {} {} (offered {}, answered {})",
         params.client_info.name,
         params.client_info.version,
         params.protocol_version,
         version.as_str()
-    );
+    ));
     {
         let mut legacy = state.legacy.lock().unwrap_or_else(|p| p.into_inner());
         legacy.version = Some(version.clone());

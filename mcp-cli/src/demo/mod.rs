@@ -51,15 +51,15 @@ pub fn run_stdio() -> i32 {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("mcp serve-demo: could not start the async runtime: {e}");
+            crate::output::terminal::errln(&format!("mcp serve-demo: could not start the async runtime: {e}"));
             return 1;
         }
     };
-    eprintln!("mcp serve-demo: ready on stdio (protocol revisions 2024-11-05 to 2026-07-28)");
+    crate::output::terminal::errln("mcp serve-demo: ready on stdio (protocol revisions 2024-11-05 to 2026-07-28)");
     match runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout())) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("mcp serve-demo: {e}");
+            crate::output::terminal::errln(&format!("mcp serve-demo: {e}"));
             1
         }
     }
@@ -92,7 +92,7 @@ where
     // the tasks share) is gone, after writing what was queued.
     state.fail_asks();
     if !state.idle(GRACE).await {
-        eprintln!("mcp serve-demo: the input ended; stopping the requests still running");
+        crate::output::terminal::errln("mcp serve-demo: the input ended; stopping the requests still running");
     }
     state.cancel_all();
     drop(state);
@@ -127,7 +127,9 @@ async fn read_all<R: AsyncBufRead + Unpin>(mut input: R, state: Arc<State>) -> s
         match read_line(&mut input, &mut line, MAX_LINE_BYTES).await? {
             Line::End => return Ok(()),
             Line::TooLong(len) => {
-                eprintln!("mcp serve-demo: skipped a line of {len} bytes (the limit is {MAX_LINE_BYTES})");
+                crate::output::terminal::errln(&format!(
+                    "mcp serve-demo: skipped a line of {len} bytes (the limit is {MAX_LINE_BYTES})"
+                ));
                 let error = ErrorObject::new(
                     ErrorCode::PARSE_ERROR,
                     format!("message of {len} bytes exceeds the limit of {MAX_LINE_BYTES} bytes"),
@@ -148,7 +150,7 @@ async fn read_all<R: AsyncBufRead + Unpin>(mut input: R, state: Arc<State>) -> s
                     }
                 }
                 Err(e) => {
-                    eprintln!("mcp serve-demo: bad input line: {e}");
+                    crate::output::terminal::errln(&format!("mcp serve-demo: bad input line: {e}"));
                     let code = if e.is_noise() { ErrorCode::PARSE_ERROR } else { ErrorCode::INVALID_REQUEST };
                     state.send(Message::error_response(None, ErrorObject::new(code, e.to_string()))).await;
                 }
@@ -232,16 +234,23 @@ fn notification(state: &State, notification: Notification) {
             if let Some(id) = params.request_id {
                 let stopped = state.cancel(&id);
                 let reason = params.reason.unwrap_or_default();
-                eprintln!(
+                crate::output::terminal::errln(&format!(
                     "mcp serve-demo: cancel request {id} ({reason}): {}",
                     if stopped { "stopped" } else { "not running" }
-                );
+                ));
             }
         }
-        Ok(ClientNotification::Initialized(_)) => eprintln!("mcp serve-demo: the client is initialized"),
-        Ok(ClientNotification::RootsListChanged(_)) => eprintln!("mcp serve-demo: the client's roots changed"),
+        Ok(ClientNotification::Initialized(_)) => {
+            crate::output::terminal::errln("mcp serve-demo: the client is initialized")
+        }
+        Ok(ClientNotification::RootsListChanged(_)) => {
+            crate::output::terminal::errln("mcp serve-demo: the client's roots changed")
+        }
         Ok(_) => {}
-        Err(e) => eprintln!("mcp serve-demo: ignored notification {} with bad params: {e}", notification.method),
+        Err(e) => crate::output::terminal::errln(&format!(
+            "mcp serve-demo: ignored notification {} with bad params: {e}",
+            notification.method
+        )),
     }
 }
 

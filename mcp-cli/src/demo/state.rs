@@ -78,7 +78,7 @@ impl State {
     pub(crate) async fn notify<P: Serialize>(&self, method: &str, params: &P) {
         match Message::notification(method, Some(params)) {
             Ok(message) => self.send(message).await,
-            Err(e) => eprintln!("mcp serve-demo: could not encode {method}: {e}"),
+            Err(e) => crate::output::terminal::errln(&format!("mcp serve-demo: could not encode {method}: {e}")),
         }
     }
 
@@ -163,7 +163,10 @@ impl State {
     pub(crate) fn answered(&self, response: Response) {
         let waiting = response.id.as_ref().and_then(|id| lock(&self.asks).remove(id));
         let Some(tx) = waiting else {
-            eprintln!("mcp serve-demo: ignored a response to no request of mine (id {:?})", response.id);
+            crate::output::terminal::errln(&format!(
+                "mcp serve-demo: ignored a response to no request of mine (id {:?})",
+                response.id
+            ));
             return;
         };
         let answer = match response.payload {

@@ -5,16 +5,17 @@
 //! - [`Table`]: columns aligned on character counts; the last column is the one that gives way.
 //! - [`media`]: `[image: image/png, 3 KB]` summaries and safe saving under a directory.
 //! - [`views`]: the tables and JSON documents of each subcommand.
+//! - [`terminal`]: the only writer to stdout and stderr, and the sanitizer of what it writes
+//!   (server text never reaches the terminal with control sequences in it).
 
 pub mod media;
+pub mod terminal;
 pub mod views;
-
-use std::io::IsTerminal;
 
 /// The width of the terminal stdout writes to, or `None` when stdout is not a terminal (then
 /// nothing is cut).
 pub fn stdout_width() -> Option<usize> {
-    if !std::io::stdout().is_terminal() {
+    if !terminal::stdout_is_terminal() {
         return None;
     }
     terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)).filter(|w| *w > 0)
@@ -38,7 +39,8 @@ pub fn truncate(text: &str, max: usize) -> String {
     out
 }
 
-/// A table with a header row. Cells are put on one line; columns are separated by two spaces.
+/// A table with a header row. Cells are put on one line, with control characters escaped
+/// ([`terminal::sanitize`], before the widths are measured); columns are separated by two spaces.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     headers: Vec<String>,
@@ -56,7 +58,8 @@ impl Table {
 
     /// Add a row (missing cells are empty, extra cells dropped).
     pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) -> &mut Self {
-        let mut row: Vec<String> = cells.into_iter().map(|c| one_line(&c.into())).collect();
+        let mut row: Vec<String> =
+            cells.into_iter().map(|c| terminal::sanitize(&one_line(&c.into())).into_owned()).collect();
         row.resize(self.headers.len(), String::new());
         self.rows.push(row);
         self
@@ -138,6 +141,19 @@ mod tests {
         // Too narrow to fit: the last column keeps a minimum rather than vanishing.
         let narrow = sample().render(Some(10));
         assert!(narrow.lines().nth(1).unwrap().ends_with("Return the give…"), "{narrow}");
+    }
+
+    #[test]
+    fn cells_are_sanitized_before_they_are_measured() {
+        let mut t = Table::new(["NAME", "DESCRIPTION"]);
+        t.row(["a\x1b[2J", "x\u{9b}31m\ry\u{202e}z"]);
+        t.row(["long-name", "-"]);
+        let text = t.render(None);
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            ["NAME        DESCRIPTION", "a\\u{1b}[2J  x\\u{9b}31m y\\u{202e}z", "long-name   -"],
+            "{text}"
+        );
     }
 
     #[test]

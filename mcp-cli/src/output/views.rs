@@ -116,7 +116,7 @@ pub fn tools_schemas(entries: &[ToolEntry]) -> String {
 }
 
 fn indented(label: &str, value: &Value) -> String {
-    let pretty = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    let pretty = super::terminal::json_text(value);
     let mut out = format!("  {label}:\n");
     for line in pretty.lines() {
         out.push_str("    ");
@@ -279,7 +279,7 @@ pub fn call_result_text(result: &CallToolResult, saved: &[Saved]) -> String {
     let mut parts: Vec<String> = result.content.iter().enumerate().map(|(i, b)| block_text(b, saved, i)).collect();
     let has_text = result.content.iter().any(|b| matches!(b, ContentBlock::Text(_)));
     if let (Some(structured), false) = (&result.structured_content, has_text) {
-        parts.push(serde_json::to_string_pretty(structured).unwrap_or_else(|_| structured.to_string()));
+        parts.push(super::terminal::json_text(structured));
     }
     let mut out = parts.join("\n");
     if !out.ends_with('\n') {
