@@ -49,16 +49,19 @@ const RECOVERY_LIMIT: Duration = Duration::from_secs(25);
 /// The servers: name and flags. The last one is the freezer: once in the soak it stops reading
 /// stdin for good, after a ping flood whose replies fill its pipe.
 const SERVERS: &[(&str, &[&str])] = &[
-    ("s0", &["--chaos", "--grandchild", "--log"]),
-    ("s1", &["--chaos", "--grandchild", "--list-changed"]),
-    ("s2", &["--chaos", "--banner"]),
-    ("s3", &["--chaos", "--log", "--list-changed"]),
-    ("s4", &["--chaos", "--tools", "50"]),
-    ("s5", &["--chaos", "--page-size", "2", "--list-changed"]),
-    ("s6", &["--chaos"]),
-    ("s7", &["--chaos"]),
+    ("s0", &["--chaos", "chaos-0", "--grandchild", "--log"]),
+    ("s1", &["--chaos", "chaos-1", "--grandchild", "--list-changed"]),
+    ("s2", &["--chaos", "chaos-2", "--banner"]),
+    ("s3", &["--chaos", "chaos-3", "--log", "--list-changed"]),
+    ("s4", &["--chaos", "chaos-4", "--tools", "50"]),
+    ("s5", &["--chaos", "chaos-5", "--page-size", "2", "--list-changed"]),
+    ("s6", &["--chaos", "chaos-6"]),
+    ("s7", &["--chaos", "chaos-7"]),
 ];
 const FREEZER: usize = 7;
+/// The steady server never crashes or leaves an orphan (those acts become `hang`), so that what
+/// it is asked to do can last as long as it likes (a progress flood outlasting every timeout).
+const STEADY: usize = 6;
 
 /// What a call asks its server to do (the `act` argument of the fake server's `chaos` tool).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -137,7 +140,10 @@ fn plan(rng: &mut Rng, n: u64, freeze_now: bool) -> Call {
             }
             pick -= weight;
         }
-        chosen
+        match chosen {
+            Act::Crash | Act::Orphan if server == STEADY => Act::Hang,
+            other => other,
+        }
     };
     let token = format!("call-{n}");
     let mut args = serde_json::Map::new();
@@ -275,7 +281,7 @@ impl Tally {
 async fn run_call(registry: Arc<ToolRegistry>, call: Call, tally: Arc<Tally>) {
     let now = tally.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     tally.peak_in_flight.fetch_max(now, Ordering::SeqCst);
-    let name = format!("{}__chaos", SERVERS[call.server].0);
+    let name = tool_name(call.server);
     let invocation = ToolInvocation::new(name.clone(), call.args.clone());
     let invoke = registry.invoke(&name, invocation, ToolExecutionContext::default());
     let outcome = match call.abandon_after {
@@ -290,6 +296,11 @@ async fn run_call(registry: Arc<ToolRegistry>, call: Call, tally: Arc<Tally>) {
     };
     tally.record(&call, outcome);
     tally.in_flight.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// The LLM name of server `server`'s chaos tool.
+fn tool_name(server: usize) -> String {
+    format!("{}__chaos-{server}", SERVERS[server].0)
 }
 
 fn server_config(name: &str, flags: &[&str]) -> ServerConfig {
@@ -329,15 +340,21 @@ async fn recovered(manager: &McpManager, registry: &Arc<ToolRegistry>, server: u
             break;
         }
         if tokio::time::Instant::now() >= deadline {
-            let pid_state = status.pid.map(|p| (p, process_state(p)));
+            let pid = match status.pid {
+                None => "no pid".to_owned(),
+                Some(p) => match process_state(p) {
+                    None => format!("pid {p}, which is gone"),
+                    Some(state) => format!("pid {p} in state {state}"),
+                },
+            };
             return Err(format!(
-                "{name} not ready with a live process after {RECOVERY_LIMIT:?}: state {:?}, pid (and its state) {pid_state:?}, last error {:?}",
+                "{name} not ready with a live process after {RECOVERY_LIMIT:?}: state {:?}, {pid}, last error {:?}",
                 status.state, status.last_error
             ));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let tool = format!("{name}__chaos");
+    let tool = tool_name(server);
     let token = format!("recovery-{name}");
     let invocation = ToolInvocation::from_value(tool.clone(), json!({"token": token, "act": "ok"}));
     let limit = REQUEST_TIMEOUT + STUCK_MARGIN;
@@ -400,6 +417,18 @@ async fn soak(settings: Settings) {
     tokio::time::timeout(Duration::from_secs(10), registry.register(McpToolProvider::new(manager.clone())))
         .await
         .expect("registering the provider did not finish");
+
+    let listed = tokio::time::timeout(Duration::from_secs(10), registry.tools(&ToolExecutionContext::default()))
+        .await
+        .expect("listing the tools did not finish");
+    for server in 0..SERVERS.len() {
+        let name = tool_name(server);
+        assert!(
+            listed.iter().any(|t| t.llm_name == name),
+            "{name} is not offered: {:?}",
+            manager.routing().conflicts()
+        );
+    }
 
     // The pids the manager reports, sampled: each must be one the factories recorded.
     let reported: Arc<Mutex<BTreeSet<u32>>> = Arc::default();

@@ -1,4 +1,4 @@
-//! `--chaos`: the `chaos` tool, whose arguments script how this one call misbehaves. The chaos
+//! `--chaos NAME`: the tool NAME, whose arguments script how this one call misbehaves. The chaos
 //! soak test (`tests/tests/chaos.rs`) draws those arguments from a seeded generator, so the
 //! server itself holds no randomness and a seed replays the same plan.
 //!
@@ -41,9 +41,6 @@ use serde_json::{Value, json};
 
 use super::out::Out;
 
-/// The name of the tool `--chaos` adds to the listing.
-pub(crate) const TOOL: &str = "chaos";
-
 /// Lines that are not valid JSON-RPC, or answers to requests the client never sent.
 const JUNK: &[&str] = &[
     "this is not JSON at all",
@@ -64,12 +61,12 @@ const JUNK: &[&str] = &[
     "\u{1b}[2J\u{1b}]52;c;aGVsbG8=\u{7}",
 ];
 
-/// The `chaos` tool's listing.
-pub(crate) fn tool() -> Tool {
+/// The listing of the chaos tool, called `name` (servers of one host need distinct names).
+pub(crate) fn tool(name: &str) -> Tool {
     let schema = json!({"type": "object", "properties": {"token": {"type": "string"}}, "required": ["token"]});
     let Value::Object(input_schema) = schema else { unreachable!("an object") };
     Tool {
-        name: TOOL.into(),
+        name: name.into(),
         description: Some("Misbehaves as its arguments say (see the fake server's docs)".into()),
         input_schema,
         ..Default::default()

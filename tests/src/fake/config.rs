@@ -55,8 +55,8 @@ pub struct Config {
     pub resources: bool,
     /// `--no-method-prompts`: declare prompts but answer `prompts/list` with METHOD_NOT_FOUND.
     pub no_method_prompts: bool,
-    /// `--chaos`: list the `chaos` tool, whose arguments script how each call misbehaves.
-    pub chaos: bool,
+    /// `--chaos NAME`: list the tool NAME, whose arguments script how each call misbehaves.
+    pub chaos: Option<String>,
 }
 
 impl Config {
@@ -101,7 +101,7 @@ impl Config {
                     config.prompts = true;
                     config.no_method_prompts = true;
                 }
-                "--chaos" => config.chaos = true,
+                "--chaos" => config.chaos = Some(value(&flag)?),
                 other => return Err(format!("unknown flag {other:?}")),
             }
         }

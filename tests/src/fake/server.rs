@@ -137,8 +137,8 @@ impl Server {
         {
             listed_tools.push(first);
         }
-        if config.chaos {
-            listed_tools.push(chaos::tool());
+        if let Some(name) = &config.chaos {
+            listed_tools.push(chaos::tool(name));
         }
         Server {
             out: Out::new(config.banner),
@@ -273,7 +273,7 @@ impl Server {
     }
 
     fn call_tool(&mut self, id: RequestId, params: CallToolParams) {
-        if self.config.chaos && params.name == chaos::TOOL {
+        if self.config.chaos.as_ref() == Some(&params.name) {
             return chaos::call(self.out, id, &params);
         }
         if !self.asks.is_empty() {
