@@ -61,6 +61,7 @@ const SERVERS: &[(&str, &[&str])] = &[
 const FREEZER: usize = 7;
 /// The steady server never crashes or leaves an orphan (those acts become `hang`), so that what
 /// it is asked to do can last as long as it likes (a progress flood outlasting every timeout).
+/// Neither does the freezer, so that it is there to freeze.
 const STEADY: usize = 6;
 
 /// What a call asks its server to do (the `act` argument of the fake server's `chaos` tool).
@@ -141,7 +142,7 @@ fn plan(rng: &mut Rng, n: u64, freeze_now: bool) -> Call {
             pick -= weight;
         }
         match chosen {
-            Act::Crash | Act::Orphan if server == STEADY => Act::Hang,
+            Act::Crash | Act::Orphan if server == STEADY || server == FREEZER => Act::Hang,
             other => other,
         }
     };
@@ -181,7 +182,8 @@ fn plan(rng: &mut Rng, n: u64, freeze_now: bool) -> Call {
     if rng.chance(30) {
         args.insert("pad".into(), json!("p".repeat(64 * 1024)));
     }
-    let abandon_after = rng.chance(80).then(|| Duration::from_millis(rng.range(20, 800)));
+    // The freeze is never abandoned: it must reach the server.
+    let abandon_after = (rng.chance(80) && act != Act::Freeze).then(|| Duration::from_millis(rng.range(20, 800)));
     Call { n, server, act, token, args, abandon_after }
 }
 
@@ -237,6 +239,8 @@ struct Tally {
     wrong: Mutex<Vec<(u64, Act, String)>>,
     in_flight: AtomicUsize,
     peak_in_flight: AtomicUsize,
+    /// How the freeze call ended (a timeout or abandonment: it reached the server).
+    freeze: Mutex<Option<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -245,6 +249,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Tally {
     fn record(&self, call: &Call, outcome: Outcome) {
+        if call.act == Act::Freeze {
+            *lock(&self.freeze) = Some(format!("{outcome:?}"));
+        }
         if !lock(&self.resolved).insert(call.n) {
             lock(&self.twice).push(call.n);
         }
@@ -590,6 +597,7 @@ async fn soak(settings: Settings) {
     let errors = lock(&tally.errors).clone();
     println!("chaos: acts {acts:?}");
     println!("chaos: errors by kind {errors:?}");
+    println!("chaos: the freeze of {} ended as {:?}", SERVERS[FREEZER].0, lock(&tally.freeze));
     for e in lock(&tally.other_errors).iter() {
         println!("chaos: other error: {e}");
     }
