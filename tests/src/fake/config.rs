@@ -134,4 +134,10 @@ mod tests {
         assert!(parse(&["--page-size", "0"]).is_err());
         assert!(parse(&["--bogus"]).unwrap_err().contains("--bogus"));
     }
+
+    #[test]
+    fn chaos_takes_the_name_of_its_tool() {
+        assert_eq!(parse(&["--chaos", "chaos-1"]).unwrap().chaos.as_deref(), Some("chaos-1"));
+        assert!(parse(&["--chaos"]).unwrap_err().contains("needs a value"));
+    }
 }
