@@ -1,5 +1,7 @@
 //! Cross-crate integration tests and the support they share:
 //!
+//! - [`chaos`]: support for the chaos soak test: settings, a seeded generator, memory sampling
+//!   and process-group scans.
 //! - [`bench`](mod@bench): the workloads the bench clients share (W1, W2, the stopwatch they report with).
 //! - [`fake`]: the scriptable fake MCP server run by the `fake-mcp-server` binary. Tests in this
 //!   crate find it with `env!("CARGO_BIN_EXE_fake-mcp-server")`.
@@ -9,6 +11,7 @@
 //!   HTTP servers in their own process group on a loopback port, recording host callbacks.
 
 pub mod bench;
+pub mod chaos;
 pub mod fake;
 pub mod fake_llm;
 pub mod peers;

@@ -60,13 +60,22 @@ pub fn ci() -> Result {
     Ok(())
 }
 
-/// Everything `ci` does, the README's main-job command, then the runs against peers that no one
-/// here wrote.
+/// Everything `ci` does, the chaos soak for a minute, the README's main-job command, then the
+/// runs against peers that no one here wrote.
 pub fn test() -> Result {
     ci()?;
+    chaos()?;
     quickstart()?;
     peers()?;
     crate::conformance::conformance()
+}
+
+/// The chaos soak test (`tests/tests/chaos.rs`) for 60 s instead of the short run of a plain
+/// `cargo test`; its seed is printed, and `CHAOS_SEED` set in the environment replays one.
+pub fn chaos() -> Result {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
+    command.args(["test", "-p", "tests", "--test", "chaos", "--", "--nocapture"]).env("CHAOS_SECS", "60");
+    run("chaos soak (CHAOS_SECS=60)", command, &project_root())
 }
 
 /// Install the real peers into `target/peers/` (see `peers.rs`), then run the interop tests

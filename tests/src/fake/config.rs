@@ -55,6 +55,8 @@ pub struct Config {
     pub resources: bool,
     /// `--no-method-prompts`: declare prompts but answer `prompts/list` with METHOD_NOT_FOUND.
     pub no_method_prompts: bool,
+    /// `--chaos NAME`: list the tool NAME, whose arguments script how each call misbehaves.
+    pub chaos: Option<String>,
 }
 
 impl Config {
@@ -99,6 +101,7 @@ impl Config {
                     config.prompts = true;
                     config.no_method_prompts = true;
                 }
+                "--chaos" => config.chaos = Some(value(&flag)?),
                 other => return Err(format!("unknown flag {other:?}")),
             }
         }
@@ -130,5 +133,11 @@ mod tests {
         assert!(parse(&["--tools", "x"]).unwrap_err().contains("not a number"));
         assert!(parse(&["--page-size", "0"]).is_err());
         assert!(parse(&["--bogus"]).unwrap_err().contains("--bogus"));
+    }
+
+    #[test]
+    fn chaos_takes_the_name_of_its_tool() {
+        assert_eq!(parse(&["--chaos", "chaos-1"]).unwrap().chaos.as_deref(), Some("chaos-1"));
+        assert!(parse(&["--chaos"]).unwrap_err().contains("needs a value"));
     }
 }

@@ -6,6 +6,7 @@
 //! The server is synchronous: one loop reads stdin and answers in order, and threads deliver the
 //! answers that come late (`--slow-ms`, `--progress`, the `slow` tool). It exits when stdin ends.
 
+mod chaos;
 mod config;
 mod out;
 mod server;

@@ -26,6 +26,7 @@ use mcp_protocol::{
 };
 use serde_json::{Value, json};
 
+use super::chaos;
 use super::config::Config;
 use super::out::Out;
 use super::tools::{self, Answer};
@@ -135,6 +136,9 @@ impl Server {
             && let Some(first) = listed_tools.first().cloned()
         {
             listed_tools.push(first);
+        }
+        if let Some(name) = &config.chaos {
+            listed_tools.push(chaos::tool(name));
         }
         Server {
             out: Out::new(config.banner),
@@ -269,6 +273,9 @@ impl Server {
     }
 
     fn call_tool(&mut self, id: RequestId, params: CallToolParams) {
+        if self.config.chaos.as_ref() == Some(&params.name) {
+            return chaos::call(self.out, id, &params);
+        }
         if !self.asks.is_empty() {
             // Report the client's answers in this call's result: wait for them first.
             self.deferred.push((id, params));
