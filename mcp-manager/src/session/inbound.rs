@@ -123,6 +123,8 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
     };
     end(&shared, reason);
     drop(abort_in_flight);
+    // Nothing more reaches the server: stop the replies still being sent.
+    shared.outbox.close().await;
     drop(note_tx);
     let _ = notes.await;
 }

@@ -5,7 +5,16 @@
 //! the transport's end (then all pending requests fail at once with the reason). A request that
 //! times out or whose future is dropped is cancelled: by the transport where it has a way of its
 //! own (streamable HTTP in the modern era closes the response stream), otherwise with
-//! `notifications/cancelled`. A late answer is ignored.
+//! `notifications/cancelled`. A late answer is ignored. Every deadline saturates: no timeout
+//! value, `Duration::MAX` included, can overflow the clock. Progress extends the deadline only of
+//! a request that asked for progress (its token is its id), and never past the hard cap.
+//!
+//! The server's requests are served concurrently, at most `max_inbound_requests` at once (the
+//! input requests of multi round-trip results count too); a request whose id is still being
+//! served is refused. Replies and `notifications/cancelled` are sent in the background through a
+//! bounded outbox: a fixed number in flight, each under a timeout, all stopped when the session
+//! closes or is dropped, none holding the session or a lock. A server that floods requests and
+//! never reads can neither pile up tasks nor keep its transport alive.
 
 mod error;
 mod inbound;
@@ -195,6 +204,10 @@ impl Session {
 
     /// Close the transport; pending requests fail with [`SessionError::Closed`], the server's
     /// requests still being served are abandoned, and replies still being sent are dropped.
+    ///
+    /// The background sends are stopped first, so the wait is the transport's own close. Not
+    /// cancel-safe: dropped before it returns, the sends are stopped but the transport's close
+    /// may be cut short; dropping the last session clone then releases the transport.
     pub async fn close(&self) {
         // Stop the background sends first: they may hold what the transport's close waits for.
         self.shared.outbox.close().await;
