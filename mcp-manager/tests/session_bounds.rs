@@ -181,6 +181,22 @@ async fn dropping_a_flooded_session_releases_the_transport() {
     released(&weak).await;
 }
 
+/// When the transport ends by itself (the server went away), the replies still being sent stop:
+/// they would otherwise wait out their timeout on a dead transport.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_transports_end_stops_the_replies_in_flight() {
+    let (session, _weak, transport, _feed) = flooded(Duration::from_secs(5)).await;
+    assert!(transport.in_flight.load(Ordering::SeqCst) > 0);
+    transport.closed.send_replace(true);
+    within("the session notices the end", session.closed()).await;
+    within("the replies stop", async {
+        while transport.in_flight.load(Ordering::SeqCst) > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+}
+
 /// A handler that never finishes; counts its calls and notices when it is dropped.
 #[derive(Default)]
 struct Blocks {
