@@ -199,7 +199,7 @@ fn serve(shared: &Arc<Shared>, handler: &Arc<dyn InboundHandler>, in_flight: &In
     // A second request with the id of one still being served would replace it (and escape the
     // limit and cancellation): refuse it, and keep serving the first.
     if served.tasks.contains_key(id) {
-        tracing::warn!(server = %shared.name, %id, method, "the server reused the id of a request still being served; refused it");
+        tracing::debug!(server = %shared.name, %id, method, "the server reused the id of a request still being served; refused it");
         let error = ErrorObject::new(
             ErrorCode::INVALID_REQUEST,
             format!("request id {id} is already in use by a request still being served"),
@@ -209,7 +209,7 @@ fn serve(shared: &Arc<Shared>, handler: &Arc<dyn InboundHandler>, in_flight: &In
     }
     let Ok(permit) = shared.inbound.clone().try_acquire_owned() else {
         let limit = shared.options.max_inbound_requests;
-        tracing::warn!(server = %shared.name, %id, method, limit, "too many concurrent requests from the server; refused one");
+        tracing::debug!(server = %shared.name, %id, method, limit, "too many concurrent requests from the server; refused one");
         let error = ErrorObject::new(
             ErrorCode::INTERNAL_ERROR,
             format!("too many concurrent requests from the server (at most {limit})"),
