@@ -522,3 +522,102 @@ async fn the_era_verdict_is_cached_for_a_remote_server() {
     })
     .await
 }
+
+#[derive(Default)]
+struct Counts {
+    running: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+    answered: std::sync::atomic::AtomicUsize,
+}
+
+/// A roots provider that counts the answers it gives at once.
+#[derive(Default)]
+struct CountingRoots(Arc<Counts>);
+
+impl RootsProvider for CountingRoots {
+    fn list_roots(&self, _server: &str) -> BoxFuture<'static, Result<Vec<Root>, ErrorObject>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let counts = self.0.clone();
+        let now = counts.running.fetch_add(1, SeqCst) + 1;
+        counts.most.fetch_max(now, SeqCst);
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            counts.running.fetch_sub(1, SeqCst);
+            counts.answered.fetch_add(1, SeqCst);
+            Ok(vec![Root::new("file:///work", None)])
+        })
+    }
+}
+
+/// An `input_required` result with `n` roots/list input requests, then a result that echoes
+/// how many answers came back.
+fn wide_server(server: MemoryTransport, n: usize) -> Arc<Mutex<Vec<(Request, Value)>>> {
+    let mut calls = 0;
+    serve(
+        server,
+        Box::new(move |req, params| {
+            Some(Ok(match req.method.as_str() {
+                "server/discover" => discover_result(&["2026-07-28"]),
+                "tools/call" => {
+                    calls += 1;
+                    if calls == 1 {
+                        let requests: serde_json::Map<String, Value> =
+                            (0..n).map(|i| (format!("r{i}"), json!({"method": "roots/list"}))).collect();
+                        json!({"resultType": "input_required", "inputRequests": requests, "requestState": "s"})
+                    } else {
+                        let answers = params["inputResponses"].as_object().map_or(0, |m| m.len());
+                        json!({"content": [{"type": "text", "text": answers.to_string()}], "resultType": "complete"})
+                    }
+                }
+                _ => return None,
+            }))
+        }),
+    )
+}
+
+/// A multi round-trip result with 5,000 input requests is refused, naming the server and the
+/// count; none of them reaches the host.
+#[tokio::test]
+async fn a_too_wide_input_round_is_refused() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        let seen = wide_server(server, 5000);
+        let roots = CountingRoots::default();
+        let counts = roots.0.clone();
+        let mut options = ConnectionOptions::new("wide");
+        options.callbacks = HostCallbacks { roots: Some(Arc::new(roots)), ..Default::default() };
+        let conn = connection(client, options);
+        conn.connect().await.unwrap();
+        let err = conn.call_tool("ask", None, Default::default()).await.unwrap_err();
+        assert!(matches!(err, ConnectionError::TooManyInputRequests { count: 5000, .. }), "{err}");
+        let text = err.to_string();
+        assert!(text.contains("\"wide\"") && text.contains("5000") && text.contains("tools/call"), "{text}");
+        assert_eq!(counts.answered.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(seen.lock().unwrap().iter().filter(|(r, _)| r.method == "tools/call").count(), 1, "no retry");
+    })
+    .await
+}
+
+/// A round within the bound but wider than `max_inbound_requests` is answered in full, with at
+/// most that many host callbacks running at once.
+#[tokio::test]
+async fn input_requests_run_within_the_inbound_limit() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        wide_server(server, 40);
+        let roots = CountingRoots::default();
+        let counts = roots.0.clone();
+        let mut options = ConnectionOptions::new("moderate");
+        options.session.max_inbound_requests = 4;
+        options.callbacks = HostCallbacks { roots: Some(Arc::new(roots)), ..Default::default() };
+        let conn = connection(client, options);
+        conn.connect().await.unwrap();
+        let outcome = conn.call_tool("ask", None, Default::default()).await.unwrap();
+        let Outcome::Complete(result) = outcome else { panic!("expected a complete result, got {outcome:?}") };
+        let text = serde_json::to_value(&result.content[0]).unwrap()["text"].clone();
+        assert_eq!(text, "40", "every input request was answered");
+        let most = counts.most.load(std::sync::atomic::Ordering::SeqCst);
+        assert!((1..=4).contains(&most), "{most} host callbacks ran at once (limit 4)");
+    })
+    .await
+}

@@ -1,4 +1,5 @@
-//! Capability-driven discovery: tools, prompts, resources and templates, all pages.
+//! Capability-driven discovery: tools, prompts, resources and templates, all pages, each list
+//! bounded in pages, items, bytes and cursor length (see [`super::pagination`]).
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use mcp_protocol::types::tools::{ListTools, Tool};
 use mcp_protocol::{Era, RequestMethod};
 use mcp_transport::http::params::tool_param_headers;
 
-use super::pagination::{CursorGuard, Page};
+use super::pagination::{CursorGuard, ListLimits, Page};
 use super::{ConnectionError, McpConnection};
 use crate::session::{RequestOptions, Session, SessionError};
 
@@ -49,7 +50,8 @@ impl<T> Listed<T> {
 pub(crate) struct Lister {
     pub(crate) session: Session,
     pub(crate) name: Arc<str>,
-    pub(crate) max_pages: usize,
+    /// The bounds of each list.
+    pub(crate) limits: ListLimits,
     pub(crate) modern: bool,
     pub(crate) capabilities: Arc<ServerCapabilities>,
     /// The connection epoch of the session (see `Freshness::begin`).
@@ -68,13 +70,13 @@ impl Lister {
         M: RequestMethod<Params = PaginatedParams>,
         M::Result: Page,
     {
-        let mut guard = CursorGuard::new(&self.name, what, self.max_pages);
+        let mut guard = CursorGuard::new(&self.name, what, self.limits);
         let mut listed = Listed::empty();
         let mut cursor = None;
         loop {
             let params = PaginatedParams { cursor: cursor.take(), ..Default::default() };
-            let page = self.session.request::<M>(&params, RequestOptions::default()).await?;
-            let next = guard.next(page.next_cursor())?;
+            let (page, bytes) = self.session.request_sized::<M>(&params, RequestOptions::default()).await?;
+            let next = guard.page(page.item_count(), bytes, page.next_cursor())?;
             if let Some(ttl) = page.ttl_ms() {
                 listed.ttl_ms = Some(listed.ttl_ms.map_or(ttl, |t| t.min(ttl)));
             }
@@ -145,7 +147,11 @@ impl McpConnection {
         Lister {
             session: live.session.clone(),
             name: Arc::from(self.name.as_str()),
-            max_pages: self.options.max_pages,
+            limits: ListLimits {
+                max_pages: self.options.max_pages,
+                max_items: self.options.max_list_items,
+                max_bytes: self.options.max_list_bytes,
+            },
             modern: live.server.protocol_version.era() == Some(Era::Modern),
             capabilities: Arc::new(live.server.capabilities.clone()),
             epoch: live.epoch,

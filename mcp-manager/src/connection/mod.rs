@@ -85,6 +85,10 @@ pub struct ConnectionOptions {
     pub protocol_version: ProtocolVersion,
     /// Most pages followed per list (default 1000).
     pub max_pages: usize,
+    /// Most items of one list, across its pages (default 50,000).
+    pub max_list_items: usize,
+    /// Most bytes of one list's results, across its pages (default 64 MiB).
+    pub max_list_bytes: usize,
     /// The host's callbacks.
     pub callbacks: HostCallbacks,
     /// Which era to speak (default: probe, then fall back).
@@ -107,6 +111,8 @@ impl ConnectionOptions {
             client_info: Implementation::new("mcp-stack", env!("CARGO_PKG_VERSION")),
             protocol_version: ProtocolVersion::LATEST_LEGACY,
             max_pages: 1000,
+            max_list_items: pagination::DEFAULT_MAX_LIST_ITEMS,
+            max_list_bytes: pagination::DEFAULT_MAX_LIST_BYTES,
             callbacks: HostCallbacks::default(),
             era: EraPreference::Auto,
             probe_timeout: era::DEFAULT_PROBE_TIMEOUT,
@@ -215,6 +221,20 @@ pub enum ConnectionError {
         method: &'static str,
         /// Rounds answered.
         rounds: usize,
+    },
+    /// A multi round-trip result asked for more input requests at once than one round answers.
+    #[error(
+        "server {server:?} asked for {count} inputs in one round of {method}; at most {max} are answered per round"
+    )]
+    TooManyInputRequests {
+        /// The server's name.
+        server: String,
+        /// The method.
+        method: &'static str,
+        /// The input requests of the refused round.
+        count: usize,
+        /// The most answered in one round.
+        max: usize,
     },
 }
 

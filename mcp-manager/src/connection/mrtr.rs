@@ -11,7 +11,7 @@ use mcp_protocol::{ErrorCode, ErrorObject, RequestMethod};
 
 use super::handler::CallbackHandler;
 use super::{ConnectionError, McpConnection};
-use crate::session::{InboundHandler, RequestOptions};
+use crate::session::{InboundHandler, RequestOptions, Session};
 
 /// Params of a request that may be retried with answers to input requests.
 pub(crate) trait RetryParams {
@@ -59,7 +59,15 @@ impl McpConnection {
                     }
                     rounds += 1;
                     let responses = match input.input_requests {
-                        Some(requests) if !requests.is_empty() => Some(answer_all(&handler, requests).await),
+                        Some(requests) if requests.len() > MAX_INPUT_REQUESTS_PER_ROUND => {
+                            return Err(ConnectionError::TooManyInputRequests {
+                                server: self.name().to_owned(),
+                                method: M::METHOD,
+                                count: requests.len(),
+                                max: MAX_INPUT_REQUESTS_PER_ROUND,
+                            });
+                        }
+                        Some(requests) if !requests.is_empty() => Some(answer_all(&session, &handler, requests).await),
                         _ => None,
                     };
                     params.set_retry(responses, input.request_state);
@@ -70,10 +78,17 @@ impl McpConnection {
     }
 }
 
-/// Answer every input request concurrently. A request the host cannot answer is answered with
-/// nothing: the server sees the key missing and decides.
-async fn answer_all(handler: &CallbackHandler, requests: InputRequests) -> InputResponses {
+/// Most input requests answered in one round of a multi round-trip request; a wider result is
+/// refused ([`ConnectionError::TooManyInputRequests`]).
+pub(crate) const MAX_INPUT_REQUESTS_PER_ROUND: usize = 128;
+
+/// Answer every input request, concurrently within the session's limit on server requests
+/// served at once (`max_inbound_requests`, shared with the requests the server sends itself). A
+/// request the host cannot answer is answered with nothing: the server sees the key missing and
+/// decides.
+async fn answer_all(session: &Session, handler: &CallbackHandler, requests: InputRequests) -> InputResponses {
     let answers = requests.into_iter().map(|(key, request)| async move {
+        let _slot = session.inbound_slot().await;
         let method = request.method().to_owned();
         let answer = match to_server_request(request) {
             Some(r) => handler.handle_request(r).await,

@@ -1,6 +1,8 @@
-//! Following `nextCursor` to the end, with a loop guard and a page cap.
+//! Following `nextCursor` to the end, with a loop guard and caps on pages, items, bytes and
+//! cursor length.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasher, RandomState};
 
 use mcp_protocol::types::prompts::{ListPromptsResult, Prompt};
 use mcp_protocol::types::resources::{ListResourceTemplatesResult, ListResourcesResult, Resource, ResourceTemplate};
@@ -12,6 +14,8 @@ pub trait Page {
     type Item;
     /// The cursor of the next page.
     fn next_cursor(&self) -> Option<&str>;
+    /// How many items this page holds.
+    fn item_count(&self) -> usize;
     /// The items of this page.
     fn into_items(self) -> Vec<Self::Item>;
     /// How long this page may be cached, in milliseconds (2026-07-28 `ttlMs`).
@@ -27,6 +31,9 @@ macro_rules! page {
             fn next_cursor(&self) -> Option<&str> {
                 self.next_cursor.as_deref()
             }
+            fn item_count(&self) -> usize {
+                self.$field.len()
+            }
             fn into_items(self) -> Vec<$item> {
                 self.$field
             }
@@ -41,6 +48,15 @@ page!(ListToolsResult, Tool, tools);
 page!(ListPromptsResult, Prompt, prompts);
 page!(ListResourcesResult, Resource, resources);
 page!(ListResourceTemplatesResult, ResourceTemplate, resource_templates);
+
+/// Default most items of one list (`ConnectionOptions::max_list_items`).
+pub const DEFAULT_MAX_LIST_ITEMS: usize = 50_000;
+
+/// Default most bytes of one list's results (`ConnectionOptions::max_list_bytes`).
+pub const DEFAULT_MAX_LIST_BYTES: usize = 64 * 1024 * 1024;
+
+/// Longest cursor followed, in bytes.
+pub const MAX_CURSOR_BYTES: usize = 8 * 1024;
 
 /// Why a listing stopped early.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,30 +81,115 @@ pub enum PaginationError {
         /// The page cap.
         max: usize,
     },
+    /// More items than allowed, across the pages of one list.
+    #[error("server {server:?} listed more than {max} {what}; refusing to continue")]
+    TooManyItems {
+        /// The server's name.
+        server: String,
+        /// Which list.
+        what: &'static str,
+        /// The item cap.
+        max: usize,
+    },
+    /// The pages of one list were larger in total than allowed.
+    #[error("server {server:?} sent more than {max} bytes of {what} results; refusing to continue")]
+    TooLarge {
+        /// The server's name.
+        server: String,
+        /// Which list.
+        what: &'static str,
+        /// The byte cap.
+        max: usize,
+    },
+    /// A cursor longer than [`MAX_CURSOR_BYTES`].
+    #[error("server {server:?} sent a {what} cursor of {len} bytes (at most {max} are followed)")]
+    CursorTooLong {
+        /// The server's name.
+        server: String,
+        /// Which list.
+        what: &'static str,
+        /// The cursor's length in bytes.
+        len: usize,
+        /// The longest cursor followed.
+        max: usize,
+    },
 }
 
-/// Tracks the cursors of one listing.
+/// The bounds of one listing.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ListLimits {
+    pub(crate) max_pages: usize,
+    pub(crate) max_items: usize,
+    pub(crate) max_bytes: usize,
+}
+
+/// Tracks the pages of one listing: their count, items and bytes, and the cursors seen (kept as
+/// keyed hashes, so that what the guard remembers does not grow with the cursors' length).
 pub(crate) struct CursorGuard {
-    seen: HashSet<String>,
+    seen: HashSet<u64>,
+    hasher: RandomState,
     pages: usize,
-    max: usize,
+    items: usize,
+    bytes: usize,
+    limits: ListLimits,
     server: String,
     what: &'static str,
 }
 
 impl CursorGuard {
-    pub(crate) fn new(server: &str, what: &'static str, max: usize) -> Self {
-        CursorGuard { seen: HashSet::new(), pages: 0, max, server: server.to_owned(), what }
+    pub(crate) fn new(server: &str, what: &'static str, limits: ListLimits) -> Self {
+        CursorGuard {
+            seen: HashSet::new(),
+            hasher: RandomState::new(),
+            pages: 0,
+            items: 0,
+            bytes: 0,
+            limits,
+            server: server.to_owned(),
+            what,
+        }
+    }
+
+    /// Account for one page received, of `items` items and `bytes` bytes; `next` is its cursor.
+    /// Returns the cursor to follow.
+    pub(crate) fn page(
+        &mut self,
+        items: usize,
+        bytes: usize,
+        next: Option<&str>,
+    ) -> Result<Option<String>, PaginationError> {
+        self.items = self.items.saturating_add(items);
+        self.bytes = self.bytes.saturating_add(bytes);
+        let (server, what) = (self.server.clone(), self.what);
+        if self.items > self.limits.max_items {
+            return Err(PaginationError::TooManyItems { server, what, max: self.limits.max_items });
+        }
+        if self.bytes > self.limits.max_bytes {
+            return Err(PaginationError::TooLarge { server, what, max: self.limits.max_bytes });
+        }
+        self.next(next)
     }
 
     /// Account for one page received; `next` is its cursor. Returns the cursor to follow.
-    pub(crate) fn next(&mut self, next: Option<&str>) -> Result<Option<String>, PaginationError> {
+    fn next(&mut self, next: Option<&str>) -> Result<Option<String>, PaginationError> {
         self.pages += 1;
         let Some(cursor) = next else { return Ok(None) };
-        if self.pages >= self.max {
-            return Err(PaginationError::TooManyPages { server: self.server.clone(), what: self.what, max: self.max });
+        if self.pages >= self.limits.max_pages {
+            return Err(PaginationError::TooManyPages {
+                server: self.server.clone(),
+                what: self.what,
+                max: self.limits.max_pages,
+            });
         }
-        if !self.seen.insert(cursor.to_owned()) {
+        if cursor.len() > MAX_CURSOR_BYTES {
+            return Err(PaginationError::CursorTooLong {
+                server: self.server.clone(),
+                what: self.what,
+                len: cursor.len(),
+                max: MAX_CURSOR_BYTES,
+            });
+        }
+        if !self.seen.insert(self.hasher.hash_one(cursor)) {
             return Err(PaginationError::RepeatedCursor {
                 server: self.server.clone(),
                 what: self.what,
@@ -103,20 +204,48 @@ impl CursorGuard {
 mod tests {
     use super::*;
 
+    fn limits(max_pages: usize) -> ListLimits {
+        ListLimits { max_pages, max_items: usize::MAX, max_bytes: usize::MAX }
+    }
+
     #[test]
     fn repeated_cursor_and_page_cap_are_errors() {
-        let mut g = CursorGuard::new("s", "tools", 10);
+        let mut g = CursorGuard::new("s", "tools", limits(10));
         assert_eq!(g.next(Some("a")).unwrap(), Some("a".into()));
         assert_eq!(g.next(Some("b")).unwrap(), Some("b".into()));
         let err = g.next(Some("a")).unwrap_err();
         assert!(err.to_string().contains("repeated the tools cursor \"a\""), "{err}");
 
-        let mut g = CursorGuard::new("s", "prompts", 3);
+        let mut g = CursorGuard::new("s", "prompts", limits(3));
         g.next(Some("1")).unwrap();
         g.next(Some("2")).unwrap();
         let err = g.next(Some("3")).unwrap_err();
         assert!(matches!(err, PaginationError::TooManyPages { max: 3, .. }));
-        let mut g = CursorGuard::new("s", "prompts", 1);
+        let mut g = CursorGuard::new("s", "prompts", limits(1));
         assert_eq!(g.next(None).unwrap(), None, "a last page within the cap is fine");
+    }
+
+    #[test]
+    fn items_bytes_and_cursor_length_are_bounded() {
+        let mut g = CursorGuard::new("srv", "tools", ListLimits { max_pages: 100, max_items: 10, max_bytes: 1000 });
+        assert_eq!(g.page(6, 100, Some("a")).unwrap(), Some("a".into()));
+        assert_eq!(g.page(4, 100, None).unwrap(), None, "exactly at the item cap is fine");
+        let err = g.page(1, 1, Some("b")).unwrap_err();
+        assert_eq!(err, PaginationError::TooManyItems { server: "srv".into(), what: "tools", max: 10 });
+        assert_eq!(err.to_string(), "server \"srv\" listed more than 10 tools; refusing to continue");
+
+        let mut g = CursorGuard::new("srv", "prompts", ListLimits { max_pages: 100, max_items: 10, max_bytes: 1000 });
+        g.page(1, 600, Some("a")).unwrap();
+        let err = g.page(1, 401, Some("b")).unwrap_err();
+        assert!(matches!(err, PaginationError::TooLarge { max: 1000, what: "prompts", .. }), "{err}");
+        assert!(err.to_string().contains("\"srv\"") && err.to_string().contains("prompts"), "{err}");
+
+        let mut g = CursorGuard::new("srv", "resources", limits(100));
+        let long = "c".repeat(MAX_CURSOR_BYTES + 1);
+        let err = g.page(1, 1, Some(&long)).unwrap_err();
+        assert!(matches!(err, PaginationError::CursorTooLong { len, .. } if len == MAX_CURSOR_BYTES + 1), "{err}");
+        assert!(err.to_string().contains("resources cursor of 8193 bytes"), "{err}");
+        let fits = "c".repeat(MAX_CURSOR_BYTES);
+        assert_eq!(g.page(1, 1, Some(&fits)).unwrap(), Some(fits));
     }
 }

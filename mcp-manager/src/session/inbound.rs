@@ -13,6 +13,7 @@ use mcp_transport::{CloseReason, TransportEvent};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::outbox::REPLY_SEND_TIMEOUT;
 use super::{SessionError, Shared};
 
 /// Answers what a server asks of the client. The session engine answers `ping` itself; every
@@ -45,7 +46,15 @@ pub(crate) fn method_not_found(method: &str) -> ErrorObject {
     ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {method}"))
 }
 
-type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
+/// The server's requests being served: by id, the generation of the entry (so that a finished
+/// handler removes its own entry, never a later one with the same id) and its task.
+#[derive(Default)]
+struct Served {
+    tasks: HashMap<RequestId, (u64, AbortHandle)>,
+    next: u64,
+}
+
+type InFlight = Arc<Mutex<Served>>;
 
 /// Aborts the server's requests still being served when the reader ends, or is dropped because
 /// the session was.
@@ -53,7 +62,7 @@ struct AbortInFlight(InFlight);
 
 impl Drop for AbortInFlight {
     fn drop(&mut self) {
-        for (_, task) in lock(&self.0).drain() {
+        for (_, (_, task)) in lock(&self.0).tasks.drain() {
             task.abort();
         }
     }
@@ -89,7 +98,7 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
                     }
                     ServerNotification::Cancelled(Some(c)) => {
                         if let Some(id) = &c.request_id
-                            && let Some(task) = lock(&in_flight).remove(id)
+                            && let Some((_, task)) = lock(&in_flight).tasks.remove(id)
                         {
                             task.abort();
                         }
@@ -114,6 +123,8 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
     };
     end(&shared, reason);
     drop(abort_in_flight);
+    // Nothing more reaches the server: stop the replies still being sent.
+    shared.outbox.close().await;
     drop(note_tx);
     let _ = notes.await;
 }
@@ -159,44 +170,68 @@ fn answer(shared: &Shared, response: Response) {
     let _ = pending.tx.send(result);
 }
 
-fn serve(shared: &Arc<Shared>, handler: &Arc<dyn InboundHandler>, in_flight: &InFlight, request: Request) {
-    let id = request.id.clone();
-    let reply = |shared: Arc<Shared>, id: RequestId, result: Result<RawJson, ErrorObject>| async move {
-        let message = match result {
-            Ok(raw) => Message::Response(Response::result(id, raw)),
-            Err(error) => Message::Response(Response::error(Some(id), error)),
-        };
-        if let Err(e) = shared.transport.send(message).await {
-            tracing::debug!(server = %shared.name, error = %e, "could not send a reply");
-        }
+/// Answer request `id` of the server, in the background (bounded: see [`super::outbox`]).
+fn reply(shared: &Shared, method: &str, id: RequestId, result: Result<RawJson, ErrorObject>) {
+    let message = match result {
+        Ok(raw) => Message::Response(Response::result(id, raw)),
+        Err(error) => Message::Response(Response::error(Some(id), error)),
     };
-    if request.method == "ping" {
+    shared.outbox.send(method, message, REPLY_SEND_TIMEOUT);
+}
+
+fn serve(shared: &Arc<Shared>, handler: &Arc<dyn InboundHandler>, in_flight: &InFlight, request: Request) {
+    let Request { id, method, .. } = &request;
+    if method == "ping" {
         let result =
             to_raw(&EmptyResult::default()).map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()));
-        tokio::spawn(reply(shared.clone(), id, result));
+        reply(shared, method, id.clone(), result);
         return;
     }
     let typed = match ServerRequest::from_request(&request) {
         Ok(t) => t,
         Err(e) => {
-            let error =
-                ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("invalid params for {}: {e}", request.method));
-            tokio::spawn(reply(shared.clone(), id, Err(error)));
+            let error = ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("invalid params for {method}: {e}"));
+            reply(shared, method, id.clone(), Err(error));
             return;
         }
     };
-    let mut tasks = lock(in_flight);
-    if tasks.len() >= shared.options.max_inbound_requests {
-        let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, "too many concurrent requests from the server");
-        tokio::spawn(reply(shared.clone(), id, Err(error)));
+    let mut served = lock(in_flight);
+    // A second request with the id of one still being served would replace it (and escape the
+    // limit and cancellation): refuse it, and keep serving the first.
+    if served.tasks.contains_key(id) {
+        tracing::debug!(server = %shared.name, %id, method, "the server reused the id of a request still being served; refused it");
+        let error = ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("request id {id} is already in use by a request still being served"),
+        );
+        reply(shared, method, id.clone(), Err(error));
         return;
     }
+    let Ok(permit) = shared.inbound.clone().try_acquire_owned() else {
+        let limit = shared.options.max_inbound_requests;
+        tracing::debug!(server = %shared.name, %id, method, limit, "too many concurrent requests from the server; refused one");
+        let error = ErrorObject::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("too many concurrent requests from the server (at most {limit})"),
+        );
+        reply(shared, method, id.clone(), Err(error));
+        return;
+    };
+    let generation = served.next;
+    served.next += 1;
     let fut = handler.handle_request(typed);
-    let (shared2, in_flight2, id2) = (shared.clone(), in_flight.clone(), id.clone());
+    let (shared2, in_flight2, id2, method2) = (shared.clone(), in_flight.clone(), id.clone(), method.clone());
+    // Spawned under the lock: the task removes its entry under it, so never before it is in.
     let task = tokio::spawn(async move {
         let result = fut.await;
-        lock(&in_flight2).remove(&id2);
-        reply(shared2, id2, result).await;
+        drop(permit);
+        {
+            let mut served = lock(&in_flight2);
+            if served.tasks.get(&id2).is_some_and(|(g, _)| *g == generation) {
+                served.tasks.remove(&id2);
+            }
+        }
+        reply(&shared2, &method2, id2, result);
     });
-    tasks.insert(id, task.abort_handle());
+    served.tasks.insert(id.clone(), (generation, task.abort_handle()));
 }

@@ -5,11 +5,21 @@
 //! the transport's end (then all pending requests fail at once with the reason). A request that
 //! times out or whose future is dropped is cancelled: by the transport where it has a way of its
 //! own (streamable HTTP in the modern era closes the response stream), otherwise with
-//! `notifications/cancelled`. A late answer is ignored.
+//! `notifications/cancelled`. A late answer is ignored. Every deadline saturates: no timeout
+//! value, `Duration::MAX` included, can overflow the clock. Progress extends the deadline only of
+//! a request that asked for progress (its token is its id), and never past the hard cap.
+//!
+//! The server's requests are served concurrently, at most `max_inbound_requests` at once (the
+//! input requests of multi round-trip results count too); a request whose id is still being
+//! served is refused. Replies and `notifications/cancelled` are sent in the background through a
+//! bounded outbox: a fixed number in flight, each under a timeout, all stopped when the session
+//! closes or is dropped, none holding the session or a lock. A server that floods requests and
+//! never reads can neither pile up tasks nor keep its transport alive.
 
 mod error;
 mod inbound;
 mod meta;
+mod outbox;
 mod pending;
 
 use std::sync::Arc;
@@ -27,6 +37,7 @@ use tokio::sync::{oneshot, watch};
 pub use self::error::SessionError;
 pub use self::inbound::{InboundHandler, NoHandler};
 use self::meta::RequestMeta;
+use self::outbox::Outbox;
 use self::pending::{Pending, PendingMap};
 
 /// The answer to a request started with [`Session::request_unbounded`].
@@ -44,7 +55,8 @@ pub struct SessionOptions {
     pub request_timeout: Duration,
     /// Hard cap on a request's life, however much progress it reports (default 10 min).
     pub max_request_timeout: Duration,
-    /// Most server requests handled at once; beyond it they are refused (default 64).
+    /// Most server requests handled at once; beyond it they are refused (default 64). The input
+    /// requests of multi round-trip results count too (they wait for a free slot). 0 counts as 1.
     pub max_inbound_requests: usize,
 }
 
@@ -85,6 +97,10 @@ pub(crate) struct Shared {
     pub(crate) pending: PendingMap,
     pub(crate) options: SessionOptions,
     pub(crate) closed: watch::Sender<Option<CloseReason>>,
+    /// The background sends (replies, `notifications/cancelled`), bounded.
+    pub(crate) outbox: Outbox,
+    /// One permit per server request being served (`max_inbound_requests`).
+    pub(crate) inbound: Arc<tokio::sync::Semaphore>,
     next_id: AtomicI64,
     /// Members added to every request's `params._meta` (the modern era's protocol version,
     /// client capabilities and client info).
@@ -128,8 +144,12 @@ impl Session {
     /// Start a session over `transport`; `handler` answers what the server asks. Must be called
     /// within a Tokio runtime: the session's reader runs as a task.
     pub fn start(transport: Arc<dyn Transport>, handler: Arc<dyn InboundHandler>, options: SessionOptions) -> Session {
+        let name: Arc<str> = Arc::from(options.name.as_str());
+        let permits = options.max_inbound_requests.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
         let shared = Arc::new(Shared {
-            name: Arc::from(options.name.as_str()),
+            outbox: Outbox::new(name.clone(), transport.clone()),
+            inbound: Arc::new(tokio::sync::Semaphore::new(permits)),
+            name,
             transport,
             pending: PendingMap::default(),
             options,
@@ -182,8 +202,15 @@ impl Session {
         }
     }
 
-    /// Close the transport; pending requests fail with [`SessionError::Closed`].
+    /// Close the transport; pending requests fail with [`SessionError::Closed`], the server's
+    /// requests still being served are abandoned, and replies still being sent are dropped.
+    ///
+    /// The background sends are stopped first, so the wait is the transport's own close. Not
+    /// cancel-safe: dropped before it returns, the sends are stopped but the transport's close
+    /// may be cut short; dropping the last session clone then releases the transport.
     pub async fn close(&self) {
+        // Stop the background sends first: they may hold what the transport's close waits for.
+        self.shared.outbox.close().await;
         self.shared.transport.close().await;
         // The reader notices the end and fails what is pending; make sure of it even if the
         // transport's end event never comes.
@@ -197,6 +224,9 @@ impl Session {
                 false
             }
         });
+        // The reader may wait on a transport that never reports its end: stop it, and with it
+        // the server's requests it still serves.
+        self._reader.0.abort();
     }
 
     /// A typed request.
@@ -205,6 +235,15 @@ impl Session {
         params: &M::Params,
         options: RequestOptions,
     ) -> Result<M::Result, SessionError> {
+        self.request_sized::<M>(params, options).await.map(|(result, _)| result)
+    }
+
+    /// A typed request; also returns the size in bytes of the result's JSON text.
+    pub(crate) async fn request_sized<M: RequestMethod>(
+        &self,
+        params: &M::Params,
+        options: RequestOptions,
+    ) -> Result<(M::Result, usize), SessionError> {
         if let Some(reason) = self.close_reason() {
             return Err(SessionError::Closed { server: self.shared.name.clone(), reason });
         }
@@ -215,22 +254,37 @@ impl Session {
             .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
         let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
         let raw = self.exchange(id, M::METHOD, Some(params), Some(timeout), options.progress).await?;
-        M::decode_result(&raw).map_err(|e| SessionError::InvalidResult {
+        let size = raw.get().len();
+        let result = M::decode_result(&raw).map_err(|e| SessionError::InvalidResult {
             server: self.shared.name.clone(),
             method: M::METHOD.into(),
             error: Arc::new(e),
-        })
+        })?;
+        Ok((result, size))
     }
 
-    /// A typed notification.
+    /// A typed notification. Its send takes at most the session's request timeout.
     pub async fn notify<N: NotificationMethod>(&self, params: Option<&N::Params>) -> Result<(), SessionError> {
         let message = Message::notification(N::METHOD, params)
             .map_err(|e| SessionError::Encode { method: N::METHOD.into(), error: Arc::new(e) })?;
-        self.shared.transport.send(message).await.map_err(|error| SessionError::Transport {
-            server: self.shared.name.clone(),
-            method: N::METHOD.into(),
-            error,
-        })
+        let limit = self.shared.options.request_timeout;
+        match tokio::time::timeout(limit, self.shared.transport.send(message)).await {
+            Ok(sent) => sent.map_err(|error| SessionError::Transport {
+                server: self.shared.name.clone(),
+                method: N::METHOD.into(),
+                error,
+            }),
+            Err(_) => {
+                Err(SessionError::Timeout { server: self.shared.name.clone(), method: N::METHOD.into(), after: limit })
+            }
+        }
+    }
+
+    /// Wait for a slot of the limit on server requests served at once (`max_inbound_requests`),
+    /// shared with the requests the server sends on this session; the slot is held until the
+    /// permit drops.
+    pub(crate) async fn inbound_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.shared.inbound.clone().acquire_owned().await.ok()
     }
 
     /// A request by method name with raw params; the raw result.
@@ -307,8 +361,8 @@ impl Session {
         // The deadline starts before sending: a transport whose send waits on the peer (an HTTP
         // server holding back its response headers) must not stretch the request's time.
         let started = tokio::time::Instant::now();
-        let hard_stop = started + shared.options.max_request_timeout;
-        let mut deadline = timeout.map(|t| (started + t).min(hard_stop));
+        let hard_stop = deadline_after(started, shared.options.max_request_timeout);
+        let mut deadline = timeout.map(|t| deadline_after(started, t).min(hard_stop));
         let sent = match deadline {
             Some(d) => tokio::time::timeout_at(d, shared.transport.send(request)).await.ok(),
             None => Some(shared.transport.send(request).await),
@@ -354,12 +408,21 @@ impl Session {
                 }
                 _ = bump.notified() => {
                     if let Some(t) = timeout {
-                        deadline = Some((tokio::time::Instant::now() + t).min(hard_stop));
+                        deadline = Some(deadline_after(tokio::time::Instant::now(), t).min(hard_stop));
                     }
                 }
             }
         }
     }
+}
+
+/// The longest wait any deadline stands for: a timeout beyond it (`Duration::MAX`, 1e19 s from a
+/// config) means "no sooner than decades from now", never an overflow.
+const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+
+/// `start + wait`, saturating at [`FAR_FUTURE`] from `start`: no timeout value can overflow.
+pub(crate) fn deadline_after(start: tokio::time::Instant, wait: Duration) -> tokio::time::Instant {
+    start.checked_add(wait.min(FAR_FUTURE)).unwrap_or(start)
 }
 
 /// Sleep until `deadline`, or forever without one.
@@ -383,18 +446,17 @@ fn cancel(shared: Arc<Shared>, id: RequestId, reason: &'static str) {
 }
 
 /// Tell the server a request is abandoned, in the background: the caller returns at once even if
-/// the transport cannot take the notification (bounded by a short timeout).
+/// the transport cannot take the notification (bounded by a short timeout and the outbox).
 fn send_cancelled(shared: Arc<Shared>, id: RequestId, reason: &'static str) {
     if shared.closed.borrow().is_some() {
         return;
     }
     let params = CancelledParams { request_id: Some(id), reason: Some(reason.into()), ..Default::default() };
-    let Ok(message) = Message::notification(mcp_protocol::types::cancellation::Cancelled::METHOD, Some(&params)) else {
+    let method = mcp_protocol::types::cancellation::Cancelled::METHOD;
+    let Ok(message) = Message::notification(method, Some(&params)) else {
         return;
     };
-    tokio::spawn(async move {
-        let _ = tokio::time::timeout(CANCEL_SEND_TIMEOUT, shared.transport.send(message)).await;
-    });
+    shared.outbox.send(method, message, CANCEL_SEND_TIMEOUT);
 }
 
 /// How long the background send of `notifications/cancelled` may take.

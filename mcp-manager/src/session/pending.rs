@@ -35,17 +35,17 @@ impl PendingMap {
     }
 
     /// Progress for the request whose token is `id`: call its callback and extend its deadline.
-    /// Returns whether such a request is pending.
+    /// Only a request that asked for progress has a token (its id); progress naming any other
+    /// request changes nothing. Returns whether a request with this token is pending.
     pub(crate) fn progress(&self, id: &RequestId, params: mcp_protocol::types::progress::ProgressParams) -> bool {
         let callback = {
             let map = self.lock();
             let Some(p) = map.get(id) else { return false };
+            let Some(callback) = p.progress.clone() else { return false };
             p.bump.notify_one();
-            p.progress.clone()
+            callback
         };
-        if let Some(cb) = callback {
-            cb(params);
-        }
+        callback(params);
         true
     }
 

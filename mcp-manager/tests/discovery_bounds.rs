@@ -1,0 +1,135 @@
+//! Discovery against a server whose lists never end: every list is bounded in items, bytes and
+//! cursor length, and the error names the server and the list.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_manager::connection::{
+    ConnectionError, ConnectionOptions, EraPreference, McpConnection, PaginationError, single_use_factory,
+};
+use mcp_protocol::{Message, Request, Response};
+use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use serde_json::{Value, json};
+
+type Page = Box<dyn FnMut(&str, Option<&str>) -> Value + Send>;
+
+/// A legacy-era server that answers `initialize` and every `*/list` with `page(method, cursor)`.
+fn serve(server: MemoryTransport, mut page: Page) {
+    tokio::spawn(async move {
+        loop {
+            let request: Request = match server.recv().await {
+                TransportEvent::Message(Message::Request(r)) => r,
+                TransportEvent::Message(_) => continue,
+                _ => return,
+            };
+            let params: Value =
+                request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
+            let result = match request.method.as_str() {
+                "initialize" => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}, "prompts": {}},
+                    "serverInfo": {"name": "endless", "version": "1"}
+                }),
+                method => page(method, params["cursor"].as_str()),
+            };
+            let raw = serde_json::value::to_raw_value(&result).unwrap();
+            if server.send(Message::Response(Response::result(request.id, raw))).await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Page `n` of an endless list: 100 items and the cursor of page `n + 1`.
+fn endless(method: &str, cursor: Option<&str>, description: &str) -> Value {
+    let n: usize = cursor.and_then(|c| c.strip_prefix('p')).and_then(|n| n.parse().ok()).unwrap_or(0);
+    let items: Vec<Value> = (0..100)
+        .map(|i| json!({"name": format!("i{n}_{i}"), "description": description, "inputSchema": {"type": "object"}}))
+        .collect();
+    let field = if method == "tools/list" { "tools" } else { "prompts" };
+    json!({field: items, "nextCursor": format!("p{}", n + 1)})
+}
+
+async fn connected(page: Page, options: impl FnOnce(&mut ConnectionOptions)) -> McpConnection {
+    let (client, server) = MemoryTransport::pair();
+    serve(server, page);
+    let mut o = ConnectionOptions::new("endless");
+    o.era = EraPreference::Legacy;
+    options(&mut o);
+    let conn = McpConnection::new(single_use_factory(Arc::new(client)), o);
+    conn.connect().await.unwrap();
+    conn
+}
+
+async fn within<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(20), f).await.expect("test timed out")
+}
+
+#[tokio::test]
+async fn a_list_with_too_many_items_is_refused_naming_the_server_and_the_list() {
+    within(async {
+        let conn = connected(Box::new(|m, c| endless(m, c, "")), |o| o.max_list_items = 1000).await;
+        let err = conn.list_all_tools().await.unwrap_err();
+        assert!(
+            matches!(&err, ConnectionError::Pagination(PaginationError::TooManyItems { what: "tools", max: 1000, .. })),
+            "{err}"
+        );
+        assert_eq!(err.to_string(), "server \"endless\" listed more than 1000 tools; refusing to continue");
+        let err = conn.list_all_prompts().await.unwrap_err();
+        assert!(err.to_string().contains("more than 1000 prompts"), "{err}");
+        conn.close().await;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_list_with_too_many_bytes_is_refused() {
+    within(async {
+        let long = "x".repeat(1000);
+        let conn = connected(Box::new(move |m, c| endless(m, c, &long)), |o| o.max_list_bytes = 1024 * 1024).await;
+        let err = conn.list_all_tools().await.unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                ConnectionError::Pagination(PaginationError::TooLarge { what: "tools", max: 1048576, server }) if server == "endless"
+            ),
+            "{err}"
+        );
+        conn.close().await;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_default_item_bound_holds_within_the_page_cap() {
+    within(async {
+        // 1000 pages of 100 is 100,000 tools: more than the default bound, within the page cap.
+        let conn = connected(Box::new(|m, c| endless(m, c, "")), |_| {}).await;
+        let err = conn.list_all_tools().await.unwrap_err();
+        assert!(matches!(&err, ConnectionError::Pagination(PaginationError::TooManyItems { .. })), "{err}");
+        conn.close().await;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_cursor_that_is_too_long_is_not_followed() {
+    within(async {
+        let page: Page = Box::new(|_, cursor| {
+            let next = format!("{}{}", cursor.unwrap_or(""), "c".repeat(3000));
+            json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "nextCursor": next})
+        });
+        let conn = connected(page, |_| {}).await;
+        let err = conn.list_all_tools().await.unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                ConnectionError::Pagination(PaginationError::CursorTooLong { what: "tools", len: 9000, .. })
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("server \"endless\" sent a tools cursor of 9000 bytes"), "{err}");
+        conn.close().await;
+    })
+    .await
+}
