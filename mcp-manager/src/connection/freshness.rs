@@ -29,7 +29,7 @@ use mcp_protocol::types::subscriptions::{
 use mcp_protocol::{RequestId, types::meta::Meta};
 use tokio::sync::{Mutex, Notify, watch};
 
-use super::discovery::Lister;
+use super::discovery::{Inventory, Lister};
 use super::inventory::{Cache, ReadCache};
 use crate::session::SessionError;
 
@@ -50,6 +50,10 @@ pub struct FreshnessOptions {
     pub listen_max_failures: u32,
     /// Most `resources/read` results kept for their `ttlMs` (default 256).
     pub max_cached_reads: usize,
+    /// The shortest time between the starts of two background refreshes (default 1 s): a server
+    /// that keeps announcing changes is re-listed at most this often. Every change is still
+    /// followed: a change announced meanwhile is refreshed once the interval is over.
+    pub min_refresh_interval: Duration,
 }
 
 impl Default for FreshnessOptions {
@@ -61,6 +65,7 @@ impl Default for FreshnessOptions {
             listen_backoff_max: Duration::from_secs(60),
             listen_max_failures: 8,
             max_cached_reads: 256,
+            min_refresh_interval: Duration::from_secs(1),
         }
     }
 }
@@ -91,6 +96,9 @@ pub(crate) struct Freshness {
     /// The generation counter: bumped after each successful refresh.
     changes: watch::Sender<u64>,
     pub(crate) cache: Mutex<Cache>,
+    /// The lists as the last refresh stored them, with its epoch (readable while a refresh holds
+    /// the cache).
+    latest: std::sync::Mutex<Option<(u64, Inventory)>>,
     pub(crate) reads: std::sync::Mutex<ReadCache>,
 }
 
@@ -112,6 +120,7 @@ impl Freshness {
             covered: AtomicU8::new(0),
             changes: watch::Sender::new(0),
             cache: Mutex::new(Cache::default()),
+            latest: std::sync::Mutex::new(None),
             reads: std::sync::Mutex::new(ReadCache::default()),
         }
     }
@@ -125,7 +134,22 @@ impl Freshness {
         *lock(&self.subscription) = None;
         self.covered.store(0, Ordering::SeqCst);
         lock(&self.reads).clear();
+        *lock(&self.latest) = None;
         epoch
+    }
+
+    /// Keep `inventory`, stored by a refresh in `epoch`, for [`Freshness::latest`].
+    pub(crate) fn publish(&self, epoch: u64, inventory: Inventory) {
+        let mut latest = lock(&self.latest);
+        if epoch == self.epoch() {
+            *latest = Some((epoch, inventory));
+        }
+    }
+
+    /// The lists the last refresh of the current epoch stored.
+    pub(crate) fn latest(&self) -> Option<Inventory> {
+        let epoch = self.epoch();
+        lock(&self.latest).as_ref().filter(|(e, _)| *e == epoch).map(|(_, inventory)| inventory.clone())
     }
 
     pub(crate) fn epoch(&self) -> u64 {
@@ -191,14 +215,22 @@ impl Freshness {
     }
 
     /// The background refresher of one session: re-lists the cached lists that notifications
-    /// marked dirty, a debounce after the first of them.
+    /// marked dirty, a debounce after the first of them and at least
+    /// [`FreshnessOptions::min_refresh_interval`] after the start of the previous refresh. Each
+    /// wake-up is one refresh: changes announced while one runs cause one more, not one each.
     pub(crate) async fn run_refresher(self: Arc<Self>, lister: Lister) {
+        let mut last: Option<tokio::time::Instant> = None;
         loop {
             self.wake.notified().await;
-            tokio::time::sleep(self.options.debounce).await;
+            let mut wait = self.options.debounce;
+            if let Some(last) = last {
+                wait = wait.max(self.options.min_refresh_interval.saturating_sub(last.elapsed()));
+            }
+            tokio::time::sleep(wait).await;
             if self.epoch() != lister.epoch {
                 return;
             }
+            last = Some(tokio::time::Instant::now());
             self.refresh_marked(&lister).await;
         }
     }

@@ -37,6 +37,8 @@
 //! | `--prompts` | offer prompts (`greet {name}`, `static`) |
 //! | `--resources` | offer resources (`fake://readme`, `fake://notes`) and a template (`fake://items/{id}`) |
 //! | `--no-method-prompts` | declare prompts, but answer `prompts/list` with -32601 |
+//! | `--list-ttl-ms MS` | every `*/list` result carries `ttlMs: MS` |
+//! | `--hang-list-after N` | answer the first N `*/list` requests (pages), never one after |
 //!
 //! The client's answers to `--ask-*` requests are reported as extra text blocks,
 //! `client answered <method> => <result or error>`, in the result of the next tools/call, which

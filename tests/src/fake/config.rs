@@ -55,6 +55,10 @@ pub struct Config {
     pub resources: bool,
     /// `--no-method-prompts`: declare prompts but answer `prompts/list` with METHOD_NOT_FOUND.
     pub no_method_prompts: bool,
+    /// `--list-ttl-ms MS`: every `*/list` result carries `ttlMs: MS`.
+    pub list_ttl_ms: Option<u64>,
+    /// `--hang-list-after N`: answer the first N `*/list` requests (pages), never one after.
+    pub hang_list_after: Option<u64>,
 }
 
 impl Config {
@@ -99,6 +103,8 @@ impl Config {
                     config.prompts = true;
                     config.no_method_prompts = true;
                 }
+                "--list-ttl-ms" => config.list_ttl_ms = Some(number(&flag, &value(&flag)?)?),
+                "--hang-list-after" => config.hang_list_after = Some(number(&flag, &value(&flag)?)?),
                 other => return Err(format!("unknown flag {other:?}")),
             }
         }
@@ -130,5 +136,7 @@ mod tests {
         assert!(parse(&["--tools", "x"]).unwrap_err().contains("not a number"));
         assert!(parse(&["--page-size", "0"]).is_err());
         assert!(parse(&["--bogus"]).unwrap_err().contains("--bogus"));
+        let c = parse(&["--list-ttl-ms", "0", "--hang-list-after", "2"]).unwrap();
+        assert_eq!((c.list_ttl_ms, c.hang_list_after), (Some(0), Some(2)));
     }
 }
