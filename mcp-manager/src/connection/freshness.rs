@@ -3,10 +3,13 @@
 //! The session's notification handler tells the connection about list changes: in the legacy era
 //! every `notifications/*/list_changed` counts; in the modern era only those whose `_meta`
 //! names the connection's open `subscriptions/listen` request. A change marks its list dirty and
-//! wakes the refresher task, which waits a short debounce (a burst causes one refresh) and
-//! re-lists the lists that were cached. A list never fetched is left for the next
-//! [`McpConnection::inventory`](super::McpConnection::inventory) call, so that a connection
-//! nobody asked for lists never lists anything by itself.
+//! wakes the refresher task, which waits a short debounce (a burst causes one refresh), and at
+//! least [`FreshnessOptions::min_refresh_interval`] after the previous refresh began (a server
+//! that never stops announcing changes is re-listed at most that often), and re-lists the
+//! cached lists that were marked: only those, not the lists past their `ttlMs` (a `ttlMs` of 0
+//! means "ask again when someone looks"). A list past its `ttlMs`, and a list never fetched,
+//! are left for the next [`McpConnection::inventory`](super::McpConnection::inventory) call, so
+//! that a connection nobody asked for lists never lists anything by itself.
 //!
 //! In the modern era a second task keeps `subscriptions/listen` open for the list changes the
 //! server's capabilities offer. The server ending it with a result is final. An abrupt end (an

@@ -2,10 +2,12 @@
 //!
 //! The supervisor connects (under the start-up timeout) and discovers; then it waits for the
 //! first of: the session ending (a crashed stdio server is noticed at once, as its transport
-//! ends), a change of the inventory (list_changed or the modern subscription), or a stop. A lost
+//! ends), a change of the inventory (list_changed or the modern subscription: it publishes what
+//! the connection's background refresh stored, without a request of its own), or a stop. A lost
 //! server is reconnected with capped exponential backoff, up to a number of attempts in a row;
 //! a server whose very first start fails is `Failed` at once (a wrong command or URL rarely
-//! fixes itself; [`McpManager::restart`](super::McpManager::restart) tries again).
+//! fixes itself; [`McpManager::restart`](super::McpManager::restart) tries again). A panic in the
+//! supervisor is caught: the server is `Failed` with the panic's message.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
