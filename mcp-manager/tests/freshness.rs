@@ -448,3 +448,79 @@ async fn discover_refreshes_the_cache_and_a_new_connection_starts_afresh() {
     })
     .await
 }
+
+/// A legacy server whose every list carries `ttl` (ms), with tools and prompts that announce
+/// changes; and a connection to it.
+async fn legacy_with_ttl(name: &str, ttl: u64) -> (Fake, McpConnection) {
+    let (client, server) = MemoryTransport::pair();
+    let caps = json!({"tools": {"listChanged": true}, "prompts": {"listChanged": true}});
+    let fake = Fake::start(
+        server,
+        Box::new(move |req, _| {
+            Some(Ok(match req.method.as_str() {
+                "initialize" => {
+                    json!({"protocolVersion": "2025-11-25", "capabilities": caps, "serverInfo": {"name": "t", "version": "1"}})
+                }
+                "tools/list" => json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "ttlMs": ttl}),
+                "prompts/list" => json!({"prompts": [{"name": "p"}], "ttlMs": ttl}),
+                _ => return Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "no"))),
+            }))
+        }),
+    );
+    let conn = connection(client, options(name, EraPreference::Legacy, &Arc::new(Sink::default())));
+    conn.connect().await.unwrap();
+    (fake, conn)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_ttl_of_zero_waits_for_the_next_look_and_the_background_refresh_leaves_it() {
+    within(async {
+        let (fake, conn) = legacy_with_ttl("ttl0", 0).await;
+        conn.discover().await.unwrap();
+        let mut changes = conn.subscribe_changes();
+        let before = *changes.borrow_and_update();
+        // A change of the prompts re-lists the prompts only: the tools' ttl of 0 means "ask
+        // again when someone looks", not "now".
+        fake.notify("notifications/prompts/list_changed", json!({})).await;
+        changes.changed().await.unwrap();
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert_eq!((fake.count("tools/list"), fake.count("prompts/list")), (1, 2));
+        assert_eq!(*changes.borrow(), before + 1, "one refresh, one bump");
+        // The next look fetches both again.
+        conn.inventory().await.unwrap();
+        assert_eq!((fake.count("tools/list"), fake.count("prompts/list")), (2, 3));
+    })
+    .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_list_changed_is_refreshed_at_most_once_per_interval() {
+    within(async {
+        let (fake, conn) = legacy_with_ttl("flood", 60_000).await;
+        conn.discover().await.unwrap();
+        // One notification every 50 ms for 5 s: 100 signals.
+        for _ in 0..100 {
+            fake.notify("notifications/tools/list_changed", json!({})).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let relists = fake.count("tools/list") - 1;
+        // At most one refresh per second (the default minimum interval), and the last signal
+        // is still followed.
+        assert!((1..=7).contains(&relists), "{relists} re-lists for 100 signals in 5 s");
+        assert_eq!(fake.count("prompts/list"), 1, "only the changed list");
+    })
+    .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_ttl_past_the_end_of_the_clock_never_runs_out() {
+    within(async {
+        let (fake, conn) = legacy_with_ttl("forever", u64::MAX).await;
+        conn.inventory().await.unwrap();
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        conn.inventory().await.unwrap();
+        assert_eq!(fake.count("tools/list"), 1, "still fresh, and no overflow");
+    })
+    .await
+}

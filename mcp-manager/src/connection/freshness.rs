@@ -3,10 +3,13 @@
 //! The session's notification handler tells the connection about list changes: in the legacy era
 //! every `notifications/*/list_changed` counts; in the modern era only those whose `_meta`
 //! names the connection's open `subscriptions/listen` request. A change marks its list dirty and
-//! wakes the refresher task, which waits a short debounce (a burst causes one refresh) and
-//! re-lists the lists that were cached. A list never fetched is left for the next
-//! [`McpConnection::inventory`](super::McpConnection::inventory) call, so that a connection
-//! nobody asked for lists never lists anything by itself.
+//! wakes the refresher task, which waits a short debounce (a burst causes one refresh), and at
+//! least [`FreshnessOptions::min_refresh_interval`] after the previous refresh began (a server
+//! that never stops announcing changes is re-listed at most that often), and re-lists the
+//! cached lists that were marked: only those, not the lists past their `ttlMs` (a `ttlMs` of 0
+//! means "ask again when someone looks"). A list past its `ttlMs`, and a list never fetched,
+//! are left for the next [`McpConnection::inventory`](super::McpConnection::inventory) call, so
+//! that a connection nobody asked for lists never lists anything by itself.
 //!
 //! In the modern era a second task keeps `subscriptions/listen` open for the list changes the
 //! server's capabilities offer. The server ending it with a result is final. An abrupt end (an
@@ -29,7 +32,7 @@ use mcp_protocol::types::subscriptions::{
 use mcp_protocol::{RequestId, types::meta::Meta};
 use tokio::sync::{Mutex, Notify, watch};
 
-use super::discovery::Lister;
+use super::discovery::{Inventory, Lister};
 use super::inventory::{Cache, ReadCache};
 use crate::session::SessionError;
 
@@ -50,6 +53,10 @@ pub struct FreshnessOptions {
     pub listen_max_failures: u32,
     /// Most `resources/read` results kept for their `ttlMs` (default 256).
     pub max_cached_reads: usize,
+    /// The shortest time between the starts of two background refreshes (default 1 s): a server
+    /// that keeps announcing changes is re-listed at most this often. Every change is still
+    /// followed: a change announced meanwhile is refreshed once the interval is over.
+    pub min_refresh_interval: Duration,
 }
 
 impl Default for FreshnessOptions {
@@ -61,6 +68,7 @@ impl Default for FreshnessOptions {
             listen_backoff_max: Duration::from_secs(60),
             listen_max_failures: 8,
             max_cached_reads: 256,
+            min_refresh_interval: Duration::from_secs(1),
         }
     }
 }
@@ -91,6 +99,9 @@ pub(crate) struct Freshness {
     /// The generation counter: bumped after each successful refresh.
     changes: watch::Sender<u64>,
     pub(crate) cache: Mutex<Cache>,
+    /// The lists as the last refresh stored them, with its epoch (readable while a refresh holds
+    /// the cache).
+    latest: std::sync::Mutex<Option<(u64, Inventory)>>,
     pub(crate) reads: std::sync::Mutex<ReadCache>,
 }
 
@@ -112,6 +123,7 @@ impl Freshness {
             covered: AtomicU8::new(0),
             changes: watch::Sender::new(0),
             cache: Mutex::new(Cache::default()),
+            latest: std::sync::Mutex::new(None),
             reads: std::sync::Mutex::new(ReadCache::default()),
         }
     }
@@ -125,7 +137,22 @@ impl Freshness {
         *lock(&self.subscription) = None;
         self.covered.store(0, Ordering::SeqCst);
         lock(&self.reads).clear();
+        *lock(&self.latest) = None;
         epoch
+    }
+
+    /// Keep `inventory`, stored by a refresh in `epoch`, for [`Freshness::latest`].
+    pub(crate) fn publish(&self, epoch: u64, inventory: Inventory) {
+        let mut latest = lock(&self.latest);
+        if epoch == self.epoch() {
+            *latest = Some((epoch, inventory));
+        }
+    }
+
+    /// The lists the last refresh of the current epoch stored.
+    pub(crate) fn latest(&self) -> Option<Inventory> {
+        let epoch = self.epoch();
+        lock(&self.latest).as_ref().filter(|(e, _)| *e == epoch).map(|(_, inventory)| inventory.clone())
     }
 
     pub(crate) fn epoch(&self) -> u64 {
@@ -191,14 +218,22 @@ impl Freshness {
     }
 
     /// The background refresher of one session: re-lists the cached lists that notifications
-    /// marked dirty, a debounce after the first of them.
+    /// marked dirty, a debounce after the first of them and at least
+    /// [`FreshnessOptions::min_refresh_interval`] after the start of the previous refresh. Each
+    /// wake-up is one refresh: changes announced while one runs cause one more, not one each.
     pub(crate) async fn run_refresher(self: Arc<Self>, lister: Lister) {
+        let mut last: Option<tokio::time::Instant> = None;
         loop {
             self.wake.notified().await;
-            tokio::time::sleep(self.options.debounce).await;
+            let mut wait = self.options.debounce;
+            if let Some(last) = last {
+                wait = wait.max(self.options.min_refresh_interval.saturating_sub(last.elapsed()));
+            }
+            tokio::time::sleep(wait).await;
             if self.epoch() != lister.epoch {
                 return;
             }
+            last = Some(tokio::time::Instant::now());
             self.refresh_marked(&lister).await;
         }
     }

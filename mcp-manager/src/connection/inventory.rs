@@ -49,7 +49,9 @@ impl<T: Clone> Slot<T> {
     /// Whether the next look needs a fetch. A `ttlMs` of 0 is stale at once, unless a
     /// subscription reports the list's changes (`covered`): then only a change makes it stale.
     fn due(&self, now: Instant, covered: bool) -> bool {
-        !self.cached() || self.stale || (!covered && self.ttl.is_some_and(|ttl| now >= self.fetched_at + ttl))
+        // A `ttlMs` too large for the clock never runs out.
+        let expired = |ttl| self.fetched_at.checked_add(ttl).is_some_and(|end| now >= end);
+        !self.cached() || self.stale || (!covered && self.ttl.is_some_and(expired))
     }
 
     fn mark_stale(&mut self) {
@@ -144,6 +146,17 @@ impl Cache {
         }
     }
 
+    /// The cached lists a change notification made stale.
+    fn marked(&self) -> Due {
+        let marked = |cached: bool, stale: bool| cached && stale;
+        Due {
+            tools: marked(self.tools.cached(), self.tools.stale),
+            prompts: marked(self.prompts.cached(), self.prompts.stale),
+            resources: marked(self.resources.cached(), self.resources.stale),
+            templates: marked(self.templates.cached(), self.templates.stale),
+        }
+    }
+
     fn snapshot(&self) -> Inventory {
         let warnings = [&self.tools.warning, &self.prompts.warning, &self.resources.warning, &self.templates.warning];
         Inventory {
@@ -233,22 +246,21 @@ impl Freshness {
         keep!(resources, cache.resources, "resources");
         keep!(templates, cache.templates, "resource templates");
         if stored {
+            self.publish(cache.epoch, cache.snapshot());
             self.changed();
         }
         Ok(())
     }
 
-    /// The background refresh: re-list the cached lists that notifications marked stale.
+    /// The background refresh: re-list the cached lists that notifications marked stale. Only
+    /// those: a list past its `ttlMs` (a `ttlMs` of 0 is at once) is fetched again when someone
+    /// looks at it ([`McpConnection::inventory`]), not by itself; a list never fetched waits
+    /// for someone to ask for it.
     pub(crate) async fn refresh_marked(&self, lister: &Lister) {
         let mut cache = self.cache.lock().await;
         self.sync(&mut cache);
         cache.mark_stale(self.take_dirty());
-        let mut due = cache.due(Instant::now(), self.covered());
-        // A list never fetched waits for someone to ask for it.
-        due.tools &= cache.tools.cached();
-        due.prompts &= cache.prompts.cached();
-        due.resources &= cache.resources.cached();
-        due.templates &= cache.templates.cached();
+        let due = cache.marked();
         if due.any()
             && let Err(e) = self.refresh(&mut cache, lister, due, Mode::Background).await
         {
@@ -291,6 +303,13 @@ impl McpConnection {
         Ok(cache.snapshot())
     }
 
+    /// The lists as the last refresh stored them, without asking the server (whatever their
+    /// `ttlMs`) and without waiting for a refresh under way; `None` before the first listing of
+    /// the current session, or once it has ended.
+    pub(crate) fn cached_inventory(&self) -> Option<Inventory> {
+        self.fresh.latest()
+    }
+
     /// A generation counter, bumped after each successful refresh of any list (by
     /// [`McpConnection::inventory`], [`McpConnection::discover`] or the background refresh that
     /// follows a change notification). Call [`McpConnection::inventory`] for the lists.
@@ -318,11 +337,18 @@ impl McpConnection {
             // Not when an update (or the connection's end) came while the read was under way.
             if reads.generation == generation {
                 let max = self.fresh.options.max_cached_reads;
-                reads.put(uri, result.clone(), Instant::now() + Duration::from_millis(ttl), max);
+                reads.put(uri, result.clone(), saturating_add(Instant::now(), Duration::from_millis(ttl)), max);
             }
         }
         Ok(outcome)
     }
+}
+
+/// `now + duration`, or a time about 30 years ahead when that is past what the clock can hold
+/// (a server's `ttlMs`, a host's timeout): never a panic.
+pub(crate) fn saturating_add(now: Instant, duration: Duration) -> Instant {
+    const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
+    now.checked_add(duration).or_else(|| now.checked_add(FAR)).unwrap_or(now)
 }
 
 /// `resources/read` results kept for their `ttlMs`.
@@ -397,6 +423,19 @@ mod tests {
         assert!(!slot.due(now, true), "unless a subscription reports the list's changes");
         slot.mark_stale();
         assert!(slot.due(now, true), "and then a change makes it stale");
+        slot.store(Listed { items: vec![4], ttl_ms: Some(u64::MAX) }, now);
+        assert!(!slot.due(now + Duration::from_secs(3600), false), "a ttl past the clock's end never runs out");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn huge_durations_saturate() {
+        let now = Instant::now();
+        assert_eq!(saturating_add(now, Duration::from_secs(1)), now + Duration::from_secs(1));
+        let far = saturating_add(now, Duration::MAX);
+        assert!(far > now + Duration::from_secs(86_400 * 365), "far ahead, no panic");
+        let mut reads = ReadCache::default();
+        reads.put("a", ReadResourceResult::default(), saturating_add(now, Duration::from_millis(u64::MAX)), 2);
+        assert!(reads.get("a", now + Duration::from_secs(3600)).is_some(), "kept, no panic");
     }
 
     #[tokio::test(start_paused = true)]

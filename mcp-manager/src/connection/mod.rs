@@ -443,6 +443,10 @@ impl McpConnection {
         options: RequestOptions,
     ) -> Result<CallToolOutcome, ConnectionError> {
         let params = CallToolParams { name: name.to_owned(), arguments, ..Default::default() };
+        // The session's hard limit caps the timeout anyway; a larger one (`Duration::MAX`) only
+        // risks an overflow of the clock.
+        let max = self.options.session.max_request_timeout;
+        let options = RequestOptions { timeout: options.timeout.map(|t| t.min(max)), ..options };
         self.request_with_input::<CallTool, _>(params, options).await
     }
 

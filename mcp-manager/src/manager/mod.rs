@@ -162,22 +162,42 @@ impl ManagerShared {
 
     /// Rebuild the routing table from the ready servers, in config order. Rebuilds run one at a
     /// time, so a table built from older inventories never replaces a newer one.
+    ///
+    /// A ready server's lists get into the table only once every server before it in config
+    /// order has ended its first attempt (ready, failed, or past its start-up timeout), or if
+    /// they have been in it before: so config order decides a clash from the first table on,
+    /// whichever server was ready first, and a name the host sees never moves to an earlier
+    /// server just because that one was slower to start.
     pub(crate) fn rebuild_routing(&self) -> Arc<Routing> {
-        let _one_at_a_time = self.rebuild.lock().unwrap_or_else(|p| p.into_inner());
-        let servers = read(&self.servers).clone();
-        let inventories: Vec<_> = servers.iter().map(|s| (s, s.inventory())).collect();
-        let inputs = inventories.iter().filter_map(|(s, inv)| {
-            inv.as_ref().map(|inventory| routing::RoutingInput {
+        let (table, included) = {
+            let _one_at_a_time = self.rebuild.lock().unwrap_or_else(|p| p.into_inner());
+            let servers = read(&self.servers).clone();
+            let mut ahead_settled = true;
+            let mut included = Vec::new();
+            for server in servers {
+                if let Some(inventory) = server.inventory()
+                    && server.admit(ahead_settled)
+                {
+                    included.push((server.clone(), inventory));
+                }
+                ahead_settled &= server.first_attempt_over();
+            }
+            let inputs = included.iter().map(|(s, inventory)| routing::RoutingInput {
                 server: &s.name,
                 inventory,
                 filter: &s.config.tools,
                 visibility: s.config.visibility,
-            })
-        });
-        let reserved = read(&self.client).reserved_tool_names.clone();
-        let table = Arc::new(Routing::build(inputs, &reserved));
-        *write(&self.routing) = table.clone();
-        self.changes.send_modify(|g| *g = g.wrapping_add(1));
+            });
+            let reserved = read(&self.client).reserved_tool_names.clone();
+            let table = Arc::new(Routing::build(inputs, &reserved));
+            *write(&self.routing) = table.clone();
+            self.changes.send_modify(|g| *g = g.wrapping_add(1));
+            (table, included)
+        };
+        // Observers hear of a connection once its lists are in the table (outside the lock).
+        for (server, _) in &included {
+            server.announce(&table, &self.hooks);
+        }
         table
     }
 
@@ -187,6 +207,20 @@ impl ManagerShared {
 
     fn server(&self, name: &str) -> Option<Arc<ManagedServer>> {
         read(&self.servers).iter().find(|s| &*s.name == name).cloned()
+    }
+}
+
+/// What the connection that served a call says about itself, for the result's metadata.
+struct Served {
+    protocol_version: String,
+    session_id: Option<String>,
+}
+
+impl Served {
+    async fn by(conn: &crate::connection::McpConnection) -> Served {
+        let protocol_version = conn.server_info().await.map(|i| i.protocol_version.to_string()).unwrap_or_default();
+        let session_id = conn.session().await.ok().and_then(|s| s.transport().session_id());
+        Served { protocol_version, session_id }
     }
 }
 
@@ -298,16 +332,17 @@ impl McpManager {
         options: RequestOptions,
     ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
         let route = self.routing().tool(name).cloned().ok_or_else(|| ManagerError::UnknownTool(name.into()))?;
-        let result = self.call_route(&route, arguments, options).await?;
+        let (result, _) = self.call_route(&route, arguments, options).await?;
         Ok((route, result))
     }
 
+    /// Call `route`; the result and what the connection that served it says about itself.
     async fn call_route(
         &self,
         route: &RoutedTool,
         arguments: Option<JsonObject>,
         options: RequestOptions,
-    ) -> Result<CallToolResult, ManagerError> {
+    ) -> Result<(CallToolResult, Served), ManagerError> {
         if !self.shared.options.skip_argument_validation
             && let Some(check) = route.input_check()
         {
@@ -320,7 +355,12 @@ impl McpManager {
         let _in_flight = server.in_flight.read().await;
         let outcome = server.conn.call_tool(&route.tool().name, arguments, options).await?;
         match outcome {
-            Outcome::Complete(result) => Ok(result),
+            Outcome::Complete(result) => {
+                // From the connection that served the call, while it is still held open (a
+                // reload that replaces the server waits for this guard): not the replacement's.
+                let served = Served::by(&server.conn).await;
+                Ok((result, served))
+            }
             Outcome::InputRequired(_) => Err(ManagerError::UnexpectedShape {
                 server: route.server.to_string(),
                 method: "tools/call",
@@ -351,19 +391,12 @@ impl McpManager {
             None => (None, ToolExecutionResult::failed(ManagerError::UnknownTool(name.into()).to_string())),
             Some(route) => {
                 let result = match self.call_route(&route, arguments, options).await {
-                    Ok(result) => {
-                        let (mut version, mut session_id) = (String::new(), None);
-                        if let Some(server) = self.shared.server(&route.server) {
-                            if let Some(info) = server.conn.server_info().await {
-                                version = info.protocol_version.to_string();
-                            }
-                            session_id = server.conn.session().await.ok().and_then(|s| s.transport().session_id());
-                        }
+                    Ok((result, served)) => {
                         let cx = convert::ResultContext {
                             server: &route.server,
                             tool: &route.tool().name,
-                            protocol_version: &version,
-                            session_id: session_id.as_deref(),
+                            protocol_version: &served.protocol_version,
+                            session_id: served.session_id.as_deref(),
                         };
                         convert::tool_result(result, route.output_check().as_deref(), &cx)
                     }

@@ -39,7 +39,9 @@ pub(crate) fn connection_options(
     callbacks: &HostCallbacks,
 ) -> ConnectionOptions {
     let mut options = ConnectionOptions::new(&server.name);
-    options.session.request_timeout = server.request_timeout;
+    // The session caps every request at its hard limit anyway; a larger value (a timeout of
+    // 1e19 s built in code) only risks an overflow of the clock.
+    options.session.request_timeout = server.request_timeout.min(options.session.max_request_timeout);
     options.client_info = Implementation::new(&client.name, &client.version);
     options.callbacks = callbacks.clone();
     options.era = server.era;

@@ -2,19 +2,26 @@
 //!
 //! The supervisor connects (under the start-up timeout) and discovers; then it waits for the
 //! first of: the session ending (a crashed stdio server is noticed at once, as its transport
-//! ends), a change of the inventory (list_changed or the modern subscription), or a stop. A lost
+//! ends), a change of the inventory (list_changed or the modern subscription: it publishes what
+//! the connection's background refresh stored, without a request of its own), or a stop. A lost
 //! server is reconnected with capped exponential backoff, up to a number of attempts in a row;
 //! a server whose very first start fails is `Failed` at once (a wrong command or URL rarely
-//! fixes itself; [`McpManager::restart`](super::McpManager::restart) tries again).
+//! fixes itself; [`McpManager::restart`](super::McpManager::restart) tries again). A panic in the
+//! supervisor is caught: the server is `Failed` with the panic's message.
 
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use futures::FutureExt;
 
 use mcp_transport::{CloseReason, TransportError};
 use tokio::sync::watch;
 
-use super::hooks::{ManagerEvent, ServerConnected, ServerDisconnected};
+use super::hooks::{Hooks, ManagerEvent, ServerConnected, ServerDisconnected};
 use super::plan;
+use super::routing::Routing;
 use super::{ManagerShared, ReconnectPolicy};
 use crate::ServerState;
 use crate::config::ServerConfig;
@@ -94,8 +101,18 @@ pub(crate) struct ManagedServer {
     /// Calls hold it shared; a replacement takes it exclusively, so calls in flight finish first.
     pub(crate) in_flight: tokio::sync::RwLock<()>,
     stop: watch::Sender<bool>,
-    /// Whether the first connection attempt has ended (either way).
+    /// Whether the first connection attempt has ended (either way), for those who wait for it:
+    /// signalled once the status says how it ended.
     settled: watch::Sender<bool>,
+    /// Whether the first connection attempt has ended, for the routing table: set before the
+    /// rebuild that follows it. The servers after this one in config order get into the table
+    /// only once it is set (see [`ManagedServer::admit`]).
+    first_attempt_over: AtomicBool,
+    /// Whether this server's lists have been in a routing table.
+    admitted: AtomicBool,
+    /// The `server_connected` event of the current connection, until its lists get into the
+    /// routing table (they may wait for the servers before this one).
+    pending_connected: Mutex<Option<ServerConnected>>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -126,6 +143,9 @@ impl ManagedServer {
             in_flight: tokio::sync::RwLock::new(()),
             stop: watch::Sender::new(false),
             settled: watch::Sender::new(false),
+            first_attempt_over: AtomicBool::new(false),
+            admitted: AtomicBool::new(false),
+            pending_connected: Mutex::new(None),
             task: Mutex::new(None),
         });
         if let Some(e) = error {
@@ -133,6 +153,7 @@ impl ManagedServer {
                 s.state = ServerState::Failed;
                 s.last_error = Some(e);
             });
+            server.first_attempt_over.store(true, Ordering::SeqCst);
             server.settled.send_replace(true);
         }
         server
@@ -154,19 +175,48 @@ impl ManagedServer {
     /// Start supervising (no-op for a disabled server or one already failed at planning).
     pub(crate) fn start(self: &Arc<Self>, shared: std::sync::Weak<ManagerShared>, policy: ReconnectPolicy) {
         if !self.config.enabled || self.state() == ServerState::Failed {
+            self.first_attempt_over.store(true, Ordering::SeqCst);
             self.settled.send_replace(true);
             return;
         }
         self.stop.send_replace(false);
+        self.first_attempt_over.store(false, Ordering::SeqCst);
         self.settled.send_replace(false);
         self.status.send_modify(|s| {
             s.state = ServerState::Starting;
             s.reconnect_attempts = 0;
         });
-        let task = tokio::spawn(self.clone().supervise(shared, policy));
+        let task = tokio::spawn(self.clone().supervise_guarded(shared, policy));
         if let Some(old) = lock(&self.task).replace(task) {
             old.abort();
         }
+    }
+
+    /// Whether this server's lists may be in the routing table: they have been before, or every
+    /// server before it in config order has ended its first attempt (`ahead_settled`). So the
+    /// first table a server's tools appear in already follows config order, whichever server
+    /// was ready first.
+    /// Called by the (one at a time) rebuilds of the table only.
+    pub(crate) fn admit(&self, ahead_settled: bool) -> bool {
+        if ahead_settled {
+            self.admitted.store(true, Ordering::SeqCst);
+        }
+        self.admitted.load(Ordering::SeqCst)
+    }
+
+    /// Whether the first connection attempt has ended (for the routing gate).
+    pub(crate) fn first_attempt_over(&self) -> bool {
+        self.first_attempt_over.load(Ordering::SeqCst)
+    }
+
+    /// Emit the pending `server_connected` event, with the counts of what `routing` gives this
+    /// server; once per connection.
+    pub(crate) fn announce(&self, routing: &Routing, hooks: &Hooks) {
+        let Some(mut event) = lock(&self.pending_connected).take() else { return };
+        [event.tool_count, event.prompt_count, event.resource_count, event.resource_template_count] =
+            routing.counts(&self.name);
+        tracing::info!(server = %self.name, transport = %event.transport, protocol_version = %event.protocol_version, tools = event.tool_count, prompts = event.prompt_count, resources = event.resource_count, templates = event.resource_template_count, "server connected");
+        hooks.emit(ManagerEvent::ServerConnected(event));
     }
 
     /// Wait until the first connection attempt has ended.
@@ -186,12 +236,14 @@ impl ManagedServer {
         }
         self.conn.close().await;
         *lock(&self.inventory) = None;
+        self.first_attempt_over.store(true, Ordering::SeqCst);
         self.status.send_modify(|s| {
             if s.state != ServerState::Failed || s.last_error.is_none() {
                 s.state = ServerState::Stopped;
             }
             s.pid = None;
         });
+        self.settled.send_replace(true);
     }
 
     /// Stop at once, without waiting (the manager is being dropped): the supervisor ends, and
@@ -201,6 +253,35 @@ impl ManagedServer {
         if let Some(task) = lock(&self.task).take() {
             task.abort();
         }
+        self.first_attempt_over.store(true, Ordering::SeqCst);
+        self.settled.send_replace(true);
+    }
+
+    /// The supervisor, with a panic in it (ours, a transport factory's, a callback's) caught:
+    /// the server is then `Failed` with the panic's message, its first attempt is settled (so
+    /// nothing waits for it for ever), and the other servers go on.
+    async fn supervise_guarded(self: Arc<Self>, shared: std::sync::Weak<ManagerShared>, policy: ReconnectPolicy) {
+        let run = AssertUnwindSafe(self.clone().supervise(shared.clone(), policy)).catch_unwind().await;
+        let Err(panic) = run else { return };
+        let failure = format!("server {:?}: its supervisor panicked: {}", self.name, panic_message(panic.as_ref()));
+        tracing::error!(server = %self.name, "{failure}");
+        // The connection may be half open: close it (a panic in there is caught too).
+        if AssertUnwindSafe(self.conn.close()).catch_unwind().await.is_err() {
+            tracing::error!(server = %self.name, "closing the connection panicked too");
+        }
+        *lock(&self.inventory) = None;
+        self.first_attempt_over.store(true, Ordering::SeqCst);
+        self.status.send_modify(|s| {
+            s.state = ServerState::Failed;
+            s.last_error = Some(failure.clone());
+            s.pid = None;
+        });
+        if let Some(shared) = shared.upgrade()
+            && !shared.is_closing()
+        {
+            shared.rebuild_routing();
+        }
+        self.settled.send_replace(true);
     }
 
     async fn supervise(self: Arc<Self>, shared: std::sync::Weak<ManagerShared>, policy: ReconnectPolicy) {
@@ -232,6 +313,7 @@ impl ManagedServer {
             };
             let (failure, stderr_tail) = failure;
             self.conn.close().await;
+            let first_attempt = !self.first_attempt_over.swap(true, Ordering::SeqCst);
             attempts += 1;
             let give_up = !was_ready || attempts > policy.max_attempts;
             self.status.send_modify(|s| {
@@ -243,6 +325,13 @@ impl ManagedServer {
                 s.pid = None;
                 s.reconnect_attempts = attempts.saturating_sub(1);
             });
+            // The servers after this one may have waited for its first attempt to end.
+            if first_attempt
+                && let Some(shared) = shared.upgrade()
+                && !shared.is_closing()
+            {
+                shared.rebuild_routing();
+            }
             self.settled.send_replace(true);
             if give_up {
                 tracing::warn!(server = %self.name, error = %failure, "server failed");
@@ -283,9 +372,12 @@ impl ManagedServer {
             tokio::select! {
                 reason = session.closed() => break reason,
                 Ok(()) = changes.changed() => {
-                    match self.conn.inventory().await {
-                        Ok(inventory) => self.publish(shared, &info, inventory, transport.process_id(), false),
-                        Err(e) => tracing::warn!(server = %self.name, error = %e, "refreshing the lists failed"),
+                    // What the refresh that bumped the counter stored: taken from the cache,
+                    // without asking the server (a list with a `ttlMs` of 0 waits for the next
+                    // look that needs it), so a change is published once, and a stop never
+                    // waits for a listing.
+                    if let Some(inventory) = self.conn.cached_inventory() {
+                        self.publish(shared, &info, inventory, transport.process_id(), false);
                     }
                 }
                 _ = stopped(stop) => {
@@ -316,9 +408,22 @@ impl ManagedServer {
     ) {
         let warnings = inventory.warnings.clone();
         *lock(&self.inventory) = Some(Arc::new(inventory));
+        self.first_attempt_over.store(true, Ordering::SeqCst);
         let Some(shared) = shared.upgrade() else { return };
-        let routing = shared.rebuild_routing();
-        let [tools, prompts, resources, templates] = routing.counts(&self.name);
+        if connected {
+            // Emitted by the rebuild that puts this server's lists into the table (this one,
+            // or a later one when they wait for the servers before it).
+            *lock(&self.pending_connected) = Some(ServerConnected {
+                server_name: self.name.to_string(),
+                transport: info.transport.to_string(),
+                protocol_version: info.protocol_version.to_string(),
+                tool_count: 0,
+                prompt_count: 0,
+                resource_count: 0,
+                resource_template_count: 0,
+            });
+        }
+        shared.rebuild_routing();
         self.status.send_modify(|s| {
             s.state = if warnings.is_empty() { ServerState::Ready } else { ServerState::Degraded };
             s.transport = info.transport.to_string();
@@ -337,18 +442,6 @@ impl ManagedServer {
             }
         });
         self.settled.send_replace(true);
-        if connected {
-            tracing::info!(server = %self.name, transport = %info.transport, protocol_version = %info.protocol_version, tools, prompts, resources, templates, "server connected");
-            shared.hooks.emit(ManagerEvent::ServerConnected(ServerConnected {
-                server_name: self.name.to_string(),
-                transport: info.transport.to_string(),
-                protocol_version: info.protocol_version.to_string(),
-                tool_count: tools,
-                prompt_count: prompts,
-                resource_count: resources,
-                resource_template_count: templates,
-            }));
-        }
     }
 
     fn unpublish(&self, shared: &std::sync::Weak<ManagerShared>) {
@@ -369,6 +462,8 @@ impl ManagedServer {
         reason: String,
     ) {
         let Some(shared) = shared.upgrade() else { return };
+        // A connection whose lists never got into the table was still connected: say so first.
+        self.announce(&super::read(&shared.routing), &shared.hooks);
         let session_id = transport.session_id();
         shared.hooks.emit(ManagerEvent::ServerDisconnected(ServerDisconnected {
             server_name: self.name.to_string(),
@@ -390,6 +485,15 @@ enum Served {
     Stopped,
     /// Why, and the server's last stderr lines.
     Lost(String, Vec<String>),
+}
+
+/// The message of a caught panic.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+        (Some(s), _) => (*s).to_owned(),
+        (_, Some(s)) => s.clone(),
+        _ => "(a panic without a message)".to_owned(),
+    }
 }
 
 /// The stderr lines a failure carries (a stdio server that exited).

@@ -38,6 +38,8 @@
 //! | `--resources` | offer resources (`fake://readme`, `fake://notes`) and a template (`fake://items/{id}`) |
 //! | `--no-method-prompts` | declare prompts, but answer `prompts/list` with -32601 |
 //! | `--chaos NAME` | list the tool NAME, whose arguments script how that call misbehaves (floods, junk, slow, stall, hang, crash, ...; see `tests::fake` `chaos.rs`) |
+//! | `--list-ttl-ms MS` | every `*/list` result carries `ttlMs: MS` |
+//! | `--hang-list-after N` | answer the first N `*/list` requests (pages), never one after |
 //!
 //! The client's answers to `--ask-*` requests are reported as extra text blocks,
 //! `client answered <method> => <result or error>`, in the result of the next tools/call, which

@@ -57,6 +57,10 @@ pub struct Config {
     pub no_method_prompts: bool,
     /// `--chaos NAME`: list the tool NAME, whose arguments script how each call misbehaves.
     pub chaos: Option<String>,
+    /// `--list-ttl-ms MS`: every `*/list` result carries `ttlMs: MS`.
+    pub list_ttl_ms: Option<u64>,
+    /// `--hang-list-after N`: answer the first N `*/list` requests (pages), never one after.
+    pub hang_list_after: Option<u64>,
 }
 
 impl Config {
@@ -102,6 +106,8 @@ impl Config {
                     config.no_method_prompts = true;
                 }
                 "--chaos" => config.chaos = Some(value(&flag)?),
+                "--list-ttl-ms" => config.list_ttl_ms = Some(number(&flag, &value(&flag)?)?),
+                "--hang-list-after" => config.hang_list_after = Some(number(&flag, &value(&flag)?)?),
                 other => return Err(format!("unknown flag {other:?}")),
             }
         }
@@ -133,6 +139,8 @@ mod tests {
         assert!(parse(&["--tools", "x"]).unwrap_err().contains("not a number"));
         assert!(parse(&["--page-size", "0"]).is_err());
         assert!(parse(&["--bogus"]).unwrap_err().contains("--bogus"));
+        let c = parse(&["--list-ttl-ms", "0", "--hang-list-after", "2"]).unwrap();
+        assert_eq!((c.list_ttl_ms, c.hang_list_after), (Some(0), Some(2)));
     }
 
     #[test]

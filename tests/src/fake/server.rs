@@ -181,6 +181,9 @@ impl Server {
                 return self.reply(request.id, Err(error));
             }
         };
+        if self.list_hangs(&request.method) {
+            return;
+        }
         let c = &self.config;
         let result = match typed {
             ClientRequest::Initialize(Some(p)) => self.initialize(p),
@@ -213,7 +216,27 @@ impl Server {
             ClientRequest::SetLevel(_) if c.log => encode!(&EmptyResult::default()),
             other => Err(method_not_found(other.method())),
         };
+        let result = self.with_list_ttl(&request.method, result);
         self.reply(request.id, result);
+    }
+
+    /// `--hang-list-after N`: whether this `*/list` request (already counted) is past the N-th.
+    fn list_hangs(&self, method: &str) -> bool {
+        let Some(n) = self.config.hang_list_after else { return false };
+        let lists: u64 = self.counts.iter().filter(|(m, _)| m.ends_with("/list")).map(|(_, k)| k).sum();
+        method.ends_with("/list") && lists > n
+    }
+
+    /// `--list-ttl-ms MS`: add `ttlMs` to a `*/list` result.
+    fn with_list_ttl(&self, method: &str, result: Result<RawJson, ErrorObject>) -> Result<RawJson, ErrorObject> {
+        let (Some(ttl), true, Ok(raw)) = (self.config.list_ttl_ms, method.ends_with("/list"), &result) else {
+            return result;
+        };
+        let mut value: Value = serde_json::from_str(raw.get()).unwrap_or_default();
+        if let Some(object) = value.as_object_mut() {
+            object.insert("ttlMs".into(), json!(ttl));
+        }
+        encode!(&value)
     }
 
     fn initialize(&self, params: InitializeParams) -> Result<RawJson, ErrorObject> {
