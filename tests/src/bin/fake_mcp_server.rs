@@ -37,6 +37,7 @@
 //! | `--prompts` | offer prompts (`greet {name}`, `static`) |
 //! | `--resources` | offer resources (`fake://readme`, `fake://notes`) and a template (`fake://items/{id}`) |
 //! | `--no-method-prompts` | declare prompts, but answer `prompts/list` with -32601 |
+//! | `--stall-stdin-ms MS` | once initialized, read nothing from stdin for MS milliseconds (a slow reader: the pipe fills up) |
 //!
 //! The client's answers to `--ask-*` requests are reported as extra text blocks,
 //! `client answered <method> => <result or error>`, in the result of the next tools/call, which

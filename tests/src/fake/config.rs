@@ -55,6 +55,8 @@ pub struct Config {
     pub resources: bool,
     /// `--no-method-prompts`: declare prompts but answer `prompts/list` with METHOD_NOT_FOUND.
     pub no_method_prompts: bool,
+    /// `--stall-stdin-ms MS`: once initialized, read nothing from stdin for MS milliseconds.
+    pub stall_stdin: Option<Duration>,
 }
 
 impl Config {
@@ -99,6 +101,7 @@ impl Config {
                     config.prompts = true;
                     config.no_method_prompts = true;
                 }
+                "--stall-stdin-ms" => config.stall_stdin = Some(Duration::from_millis(number(&flag, &value(&flag)?)?)),
                 other => return Err(format!("unknown flag {other:?}")),
             }
         }
