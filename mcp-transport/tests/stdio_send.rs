@@ -115,11 +115,9 @@ async fn a_server_that_exits_at_once_reports_its_stderr_every_time() {
                     Err(e) => errors.push(e.to_string()),
                 }
             }
-            let reason = loop {
-                match transport.recv().await {
-                    TransportEvent::Closed(reason) => break reason,
-                    other => panic!("run {run}: unexpected {other:?}"),
-                }
+            let reason = match transport.recv().await {
+                TransportEvent::Closed(reason) => reason,
+                other => panic!("run {run}: unexpected {other:?}"),
             };
             let CloseReason::Exited { status, stderr_tail } = &reason else {
                 panic!("run {run}: expected an exit, got {reason}");
