@@ -107,11 +107,21 @@ pub enum CancelHandling {
 ///
 /// Contract:
 /// - `send` may be called from several tasks at once; each message is delivered whole.
+/// - `send` is cancel-safe: a `send` future dropped before it completes (a timeout, a caller
+///   that gave up) never leaves part of a message behind, and later messages are unaffected. A
+///   transport may queue: `Ok` then means the message was accepted whole and will be delivered
+///   unless the transport ends first. The stdio transport encodes the message to a whole line and
+///   waits only for room in its bounded queue (one writer task owns the pipe): dropped while it
+///   waits, the message was not queued and nothing of it is written; once `send` returned `Ok`, the
+///   whole line is written. So `send` may wait while the peer does not read; a caller that must
+///   not wait bounds it with a timeout, and a timed-out `send` sent nothing.
 /// - `recv` is called by one task at a time (the session's reader) and is cancel-safe.
 /// - After the transport ends, `recv` returns [`TransportEvent::Closed`] on every call and `send`
 ///   fails with [`TransportError::Closed`].
 /// - `close` is idempotent and releases everything the transport holds (for a child process: the
-///   whole process group). Dropping a transport releases them too, without waiting.
+///   whole process group). It finishes in bounded time whatever is stuck (stdio: at most three
+///   grace periods, even with a writer blocked on a full pipe), and a `close` whose future is
+///   dropped still completes. Dropping a transport releases them too, without waiting.
 pub trait Transport: Send + Sync + 'static {
     /// Send one message to the peer.
     fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>>;

@@ -581,3 +581,70 @@ async fn single_use_factory_hands_out_its_transport_once() {
     })
     .await
 }
+
+#[tokio::test]
+async fn a_timed_out_large_call_leaves_no_half_line_and_the_next_call_is_answered() {
+    within(async {
+        // Once initialized, the server reads nothing for 2 s: a 2 MiB argument fills the pipe.
+        let conn = connection("slow-reader", &["--stall-stdin-ms", "2000"]);
+        conn.connect().await.unwrap();
+        let large = "z".repeat(2 * 1024 * 1024);
+        let err = conn.call_tool("echo", args(json!({"text": large})), short(Duration::from_millis(300))).await;
+        let err = err.unwrap_err();
+        assert!(matches!(&err, ConnectionError::Session(e) if e.is_timeout()), "{err}");
+        // The next call goes out whole behind it and is answered once the server reads again.
+        assert_eq!(echo(&conn, "after").await.unwrap(), ["after"]);
+        let seen = stats(&conn).await;
+        assert_eq!(seen["requests"]["tools/call"], 3, "the large call, the echo and stats: {seen}");
+        assert_eq!(seen["cancelled"], json!([1]), "the cancellation of the large call arrived whole: {seen}");
+        let tail = conn.session().await.unwrap().transport().diagnostics_tail();
+        assert!(!tail.iter().any(|l| l.contains("bad line")), "the server saw a broken line: {tail:?}");
+        conn.close().await;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn an_exited_server_whose_child_holds_stdout_fails_the_call_with_its_status() {
+    within(async {
+        // A wrapper leaves `sleep` behind with the server's stdout, then becomes the server.
+        let fake = env!("CARGO_BIN_EXE_fake-mcp-server");
+        let script = format!("sleep 1000 & echo sleeper-pid=$! >&2; exec '{fake}' --crash-after 0");
+        let (factory, _) = recording_factory(StdioConfig::new("wrapped", "/bin/sh", ["-c".to_owned(), script]));
+        let conn = McpConnection::new(factory, options("wrapped"));
+        conn.connect().await.unwrap();
+        let session = conn.session().await.unwrap();
+        // The call fails with the exit, long before its 10 s timeout would.
+        let err = echo(&conn, "x").await.unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("server exited") && message.contains("exit status: 3"), "{message}");
+        assert!(message.contains("crashing on tools/call #1"), "the stderr tail: {message}");
+        assert!(matches!(session.close_reason(), Some(CloseReason::Exited { .. })), "{:?}", session.close_reason());
+        let tail = session.transport().diagnostics_tail();
+        let sleeper = tests::support::value_after(&tail, "sleeper-pid").expect("the sleeper's pid");
+        conn.close().await;
+        drop(session);
+        // Killed with the group. Not this process's child, so whoever adopted it reaps it.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while tests::support::process_state(sleeper).is_some_and(|s| s != 'Z') {
+            assert!(tokio::time::Instant::now() < deadline, "the sleeper {sleeper} outlived the closed connection");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_server_failing_at_start_always_shows_its_stderr() {
+    // Thirty servers: a longer hang guard than one test's.
+    let thirty = tokio::time::timeout(Duration::from_secs(90), async {
+        for run in 0..30 {
+            let config = StdioConfig::new("failing", "/bin/sh", ["-c", "echo cannot-start-here >&2; exit 3"]);
+            let conn = McpConnection::new(stdio_factory(config), options("failing"));
+            let err = conn.connect().await.unwrap_err().to_string();
+            assert!(err.contains("cannot-start-here"), "run {run}: the stderr tail is missing: {err}");
+            assert!(err.contains("exit status: 3"), "run {run}: {err}");
+        }
+    });
+    thirty.await.expect("test timed out");
+}

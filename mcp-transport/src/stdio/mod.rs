@@ -5,10 +5,25 @@
 //! members that this process adopts (when it is PID 1 or a child subreaper) are reaped. Stdout is
 //! read line by line under a size limit; lines that are not JSON-RPC are dropped with a warning
 //! naming the server. Stderr is kept in a bounded ring and attached to exit errors.
+//!
+//! One writer task owns the child's stdin, fed by a bounded queue of whole encoded lines: `send`
+//! only waits for room in the queue, so it is cancel-safe (a dropped `send` wrote nothing, a
+//! completed one is written whole) and no send waits behind another's write. The transport ends
+//! at the end of stdout or when the server's main process exits (after a short drain of the pipe:
+//! a child the server left behind may hold stdout open); the exit is reported with its status and
+//! the stderr tail, drained first. `close` closes stdin, then signals the group (SIGTERM, then
+//! SIGKILL), each step bounded by [`StdioConfig::close_grace`], in a task of its own: it finishes
+//! whatever is stuck (a writer on a full pipe, sends waiting for the queue, a cancelled `close`).
+//! On Linux the server also gets SIGTERM when the host dies (see the `spawn` module's notes on
+//! what that does not cover).
 
+mod end;
 mod lines;
 mod process;
+mod reader;
+mod spawn;
 mod stderr;
+mod writer;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -20,13 +35,15 @@ use futures::future::BoxFuture;
 use mcp_protocol::Message;
 use mcp_protocol::codec::{self, DecodeLimits};
 use nix::sys::signal::Signal;
-use tokio::io::AsyncWriteExt;
-use tokio::process::{ChildStdin, Command};
+use tokio::process::Command;
 use tokio::sync::{mpsc, watch};
+use tokio::task::AbortHandle;
 
-use self::lines::{Line, LineReader, sniff_id};
+use self::end::End;
 use self::process::ExitWatch;
+use self::reader::{StdoutReader, read_stderr};
 use self::stderr::StderrRing;
+use self::writer::{Stopped, Writer};
 use crate::{CloseReason, Transport, TransportError, TransportEvent, TransportKind};
 
 /// How to start a stdio server.
@@ -96,13 +113,15 @@ impl StdioConfig {
 pub struct StdioTransport {
     name: Arc<str>,
     pgid: u32,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    writer: Writer,
     events: tokio::sync::Mutex<mpsc::Receiver<TransportEvent>>,
-    end: Arc<Mutex<Option<CloseReason>>>,
+    end: End,
     exit: ExitWatch,
     stderr: Arc<Mutex<StderrRing>>,
+    stderr_task: AbortHandle,
     close_grace: Duration,
-    closing: tokio::sync::Mutex<bool>,
+    /// Set by the first `close`: turns true when the close sequence is over.
+    closed: Mutex<Option<watch::Receiver<bool>>>,
 }
 
 impl std::fmt::Debug for StdioTransport {
@@ -114,6 +133,10 @@ impl std::fmt::Debug for StdioTransport {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// How long a `send` refused by a stopped writer waits for the transport's end reason (the exit
+/// status and stderr tail that explain the broken pipe).
+const REASON_WAIT: Duration = Duration::from_secs(5);
 
 impl StdioTransport {
     /// Start the server. Must be called within a Tokio runtime.
@@ -130,7 +153,7 @@ impl StdioTransport {
         if let Some(cwd) = &config.cwd {
             cmd.current_dir(cwd);
         }
-        let mut child = cmd.spawn().map_err(|e| TransportError::Spawn {
+        let mut child = spawn::spawn(cmd).map_err(|e| TransportError::Spawn {
             command: config.command.clone(),
             source: Arc::new(e),
             stderr_tail: Vec::new(),
@@ -152,10 +175,12 @@ impl StdioTransport {
 
         let stderr = Arc::new(Mutex::new(StderrRing::new(config.stderr_lines, config.stderr_bytes)));
         let (stderr_done_tx, stderr_done_rx) = watch::channel(false);
-        tokio::spawn(read_stderr(name.clone(), stderr_pipe, stderr.clone(), config.stderr_bytes, stderr_done_tx));
+        let stderr_task =
+            tokio::spawn(read_stderr(name.clone(), stderr_pipe, stderr.clone(), config.stderr_bytes, stderr_done_tx))
+                .abort_handle();
 
         let (tx, rx) = mpsc::channel(64);
-        let end = Arc::new(Mutex::new(None));
+        let end = End::new();
         let reader = StdoutReader {
             name: name.clone(),
             limits: DecodeLimits { max_line_bytes: config.max_message_bytes, ..DecodeLimits::default() },
@@ -168,15 +193,16 @@ impl StdioTransport {
         tokio::spawn(reader.run(stdout));
 
         Ok(StdioTransport {
+            writer: Writer::start(name.clone(), stdin),
             name,
             pgid,
-            stdin: tokio::sync::Mutex::new(stdin),
             events: tokio::sync::Mutex::new(rx),
             end,
             exit: exit_rx,
             stderr,
+            stderr_task,
             close_grace: config.close_grace,
-            closing: tokio::sync::Mutex::new(false),
+            closed: Mutex::new(None),
         })
     }
 
@@ -191,29 +217,56 @@ impl StdioTransport {
     }
 
     fn end_reason(&self) -> CloseReason {
-        lock(&self.end).clone().unwrap_or(CloseReason::Closed)
+        self.end.get().unwrap_or(CloseReason::Closed)
+    }
+
+    /// Start the close sequence unless it runs already; returns what turns true when it is over.
+    ///
+    /// The sequence runs in a task of its own, so that it completes even when the `close` future
+    /// that started it is dropped, and it waits on nothing a stuck writer or reader holds: each of
+    /// its steps is bounded by the grace period.
+    fn start_close(&self) -> watch::Receiver<bool> {
+        let mut closed = lock(&self.closed);
+        if let Some(done) = &*closed {
+            return done.clone();
+        }
+        self.end.set(CloseReason::Closed);
+        // Closing stdin (once the queued lines are out) is the polite request to exit.
+        self.writer.finish();
+        let (done_tx, done_rx) = watch::channel(false);
+        let (pgid, mut exit, grace, writer) =
+            (self.pgid, self.exit.clone(), self.close_grace, self.writer.abort_handle());
+        tokio::spawn(async move {
+            process::terminate(pgid, &mut exit, grace).await;
+            // A writer still stuck on a pipe someone outside the group holds lets go of it now.
+            writer.abort();
+            done_tx.send_replace(true);
+        });
+        *closed = Some(done_rx.clone());
+        done_rx
     }
 }
 
 impl Transport for StdioTransport {
     fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>> {
         async move {
-            let line = codec::encode_line(&message);
-            let mut stdin = self.stdin.lock().await;
-            let Some(pipe) = stdin.as_mut() else {
-                return Err(TransportError::Closed(self.end_reason()));
-            };
-            let written = async {
-                pipe.write_all(&line).await?;
-                pipe.flush().await
+            if let Some(reason) = self.end.get() {
+                return Err(TransportError::Closed(reason));
             }
-            .await;
-            written.map_err(|e| {
-                if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    TransportError::Closed(lock(&self.end).clone().unwrap_or(CloseReason::PeerClosed))
-                } else {
-                    TransportError::from(e)
-                }
+            // Encoded whole before it is queued: the writer only ever writes complete lines.
+            let line = codec::encode_line(&message);
+            let Stopped(failure) = match self.writer.push(line).await {
+                Ok(()) => return Ok(()),
+                Err(stopped) => stopped,
+            };
+            // The pipe broke or the transport is closing: the reader is about to tell why (the
+            // exit status and the stderr tail), so wait for that, briefly.
+            if let Some(reason) = self.end.wait(REASON_WAIT).await {
+                return Err(TransportError::Closed(reason));
+            }
+            Err(match failure {
+                Some(e) if e.kind() != std::io::ErrorKind::BrokenPipe => TransportError::Io(e),
+                _ => TransportError::Closed(CloseReason::PeerClosed),
             })
         }
         .boxed()
@@ -231,16 +284,8 @@ impl Transport for StdioTransport {
 
     fn close(&self) -> BoxFuture<'_, ()> {
         async move {
-            let mut closing = self.closing.lock().await;
-            if *closing {
-                return;
-            }
-            *closing = true;
-            lock(&self.end).get_or_insert(CloseReason::Closed);
-            // Closing stdin is the polite request to exit.
-            self.stdin.lock().await.take();
-            let mut exit = self.exit.clone();
-            process::terminate(self.pgid, &mut exit, self.close_grace).await;
+            let mut done = self.start_close();
+            let _ = done.wait_for(|d| *d).await;
         }
         .boxed()
     }
@@ -262,127 +307,7 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         // No waiting in drop: the group is killed at once; the runtime reaps the leader.
         process::signal_group(self.pgid, Signal::SIGKILL);
+        self.writer.abort();
+        self.stderr_task.abort();
     }
-}
-
-struct StdoutReader {
-    name: Arc<str>,
-    limits: DecodeLimits,
-    tx: mpsc::Sender<TransportEvent>,
-    end: Arc<Mutex<Option<CloseReason>>>,
-    exit: ExitWatch,
-    stderr: Arc<Mutex<StderrRing>>,
-    stderr_done: watch::Receiver<bool>,
-}
-
-impl StdoutReader {
-    async fn run(mut self, stdout: tokio::process::ChildStdout) {
-        let mut reader = LineReader::new(stdout, self.limits.max_line_bytes);
-        let io_error = loop {
-            match reader.next_line().await {
-                Ok(Some(line)) => {
-                    if !self.handle(line).await {
-                        return; // nobody listens any more
-                    }
-                }
-                Ok(None) => break None,
-                Err(e) => break Some(e),
-            }
-        };
-        let reason = self.final_reason(io_error).await;
-        lock(&self.end).get_or_insert(reason.clone());
-        let reason = lock(&self.end).clone().unwrap_or(reason);
-        let _ = self.tx.send(TransportEvent::Closed(reason)).await;
-    }
-
-    /// Returns false when the receiving side is gone.
-    async fn handle(&mut self, line: Line<'_>) -> bool {
-        match line {
-            Line::Full(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => true,
-            Line::Full(bytes) => match codec::decode_line(bytes, &self.limits) {
-                Ok(decoded) => {
-                    for item in decoded.into_messages() {
-                        match item {
-                            Ok(m) => {
-                                if self.tx.send(TransportEvent::Message(m)).await.is_err() {
-                                    return false;
-                                }
-                            }
-                            Err(e) => self.warn_bad_line(bytes, &e),
-                        }
-                    }
-                    true
-                }
-                Err(e) => {
-                    self.warn_bad_line(bytes, &e);
-                    true
-                }
-            },
-            Line::TooLong { head, len } => {
-                let id = sniff_id(&head);
-                tracing::warn!(
-                    server = %self.name,
-                    len,
-                    limit = self.limits.max_line_bytes,
-                    id = ?id,
-                    "discarded a stdout line over the message size limit"
-                );
-                match id {
-                    Some(id) => self
-                        .tx
-                        .send(TransportEvent::RequestFailed {
-                            id,
-                            error: TransportError::MessageTooLarge { limit: self.limits.max_line_bytes },
-                        })
-                        .await
-                        .is_ok(),
-                    None => true,
-                }
-            }
-        }
-    }
-
-    fn warn_bad_line(&self, bytes: &[u8], e: &codec::DecodeError) {
-        let text = String::from_utf8_lossy(bytes);
-        let quote: String = text.chars().take(200).collect();
-        if e.is_noise() {
-            tracing::warn!(server = %self.name, line = %quote, "dropped a stdout line that is not JSON-RPC");
-        } else {
-            tracing::warn!(server = %self.name, line = %quote, error = %e, "dropped an invalid JSON-RPC message");
-        }
-    }
-
-    async fn final_reason(&mut self, io_error: Option<std::io::Error>) -> CloseReason {
-        if let Some(e) = io_error {
-            return CloseReason::Io(Arc::new(e));
-        }
-        // Stdout ended: normally the process is exiting. Give it and its stderr a moment so the
-        // error carries the status and the last lines.
-        let exited = process::wait_exit(&mut self.exit, Duration::from_secs(2)).await;
-        let _ = tokio::time::timeout(Duration::from_millis(500), self.stderr_done.wait_for(|d| *d)).await;
-        if !exited {
-            return CloseReason::PeerClosed;
-        }
-        let status = (*self.exit.borrow()).flatten();
-        CloseReason::Exited { status, stderr_tail: lock(&self.stderr).tail() }
-    }
-}
-
-async fn read_stderr(
-    name: Arc<str>,
-    pipe: tokio::process::ChildStderr,
-    ring: Arc<Mutex<StderrRing>>,
-    max_line: usize,
-    done: watch::Sender<bool>,
-) {
-    let mut reader = LineReader::new(pipe, max_line);
-    while let Ok(Some(line)) = reader.next_line().await {
-        let text = match line {
-            Line::Full(b) => String::from_utf8_lossy(b).into_owned(),
-            Line::TooLong { head, len } => format!("{}… ({len} bytes)", String::from_utf8_lossy(&head)),
-        };
-        tracing::debug!(server = %name, "stderr: {text}");
-        lock(&ring).push(text);
-    }
-    done.send_replace(true);
 }

@@ -40,6 +40,7 @@
 //! | `--chaos NAME` | list the tool NAME, whose arguments script how that call misbehaves (floods, junk, slow, stall, hang, crash, ...; see `tests::fake` `chaos.rs`) |
 //! | `--list-ttl-ms MS` | every `*/list` result carries `ttlMs: MS` |
 //! | `--hang-list-after N` | answer the first N `*/list` requests (pages), never one after |
+//! | `--stall-stdin-ms MS` | once initialized, read nothing from stdin for MS milliseconds (a slow reader: the pipe fills up) |
 //!
 //! The client's answers to `--ask-*` requests are reported as extra text blocks,
 //! `client answered <method> => <result or error>`, in the result of the next tools/call, which

@@ -61,6 +61,8 @@ pub struct Config {
     pub list_ttl_ms: Option<u64>,
     /// `--hang-list-after N`: answer the first N `*/list` requests (pages), never one after.
     pub hang_list_after: Option<u64>,
+    /// `--stall-stdin-ms MS`: once initialized, read nothing from stdin for MS milliseconds.
+    pub stall_stdin: Option<Duration>,
 }
 
 impl Config {
@@ -108,6 +110,7 @@ impl Config {
                 "--chaos" => config.chaos = Some(value(&flag)?),
                 "--list-ttl-ms" => config.list_ttl_ms = Some(number(&flag, &value(&flag)?)?),
                 "--hang-list-after" => config.hang_list_after = Some(number(&flag, &value(&flag)?)?),
+                "--stall-stdin-ms" => config.stall_stdin = Some(Duration::from_millis(number(&flag, &value(&flag)?)?)),
                 other => return Err(format!("unknown flag {other:?}")),
             }
         }

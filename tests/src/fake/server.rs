@@ -60,7 +60,13 @@ pub fn run(config: Config) -> ! {
             Ok(decoded) => {
                 for message in decoded.into_messages() {
                     match message {
-                        Ok(m) => server.handle(m),
+                        Ok(m) => {
+                            let stall = stall_after(&server.config, &m);
+                            server.handle(m);
+                            if let Some(pause) = stall {
+                                thread::sleep(pause);
+                            }
+                        }
                         Err(e) => eprintln!("fake-mcp-server: dropped a bad batch element: {e}"),
                     }
                 }
@@ -73,6 +79,12 @@ pub fn run(config: Config) -> ! {
             }
         }
     }
+}
+
+/// `--stall-stdin-ms`: how long to stop reading stdin after handling `message` (a slow reader
+/// from the moment the client has initialized).
+fn stall_after(config: &Config, message: &Message) -> Option<Duration> {
+    config.stall_stdin.filter(|_| message.method() == Some("notifications/initialized"))
 }
 
 /// `sleep 1000` in the server's process group, never waited for.

@@ -1,0 +1,116 @@
+//! The one task that writes to the child's stdin, fed by a bounded queue of whole lines.
+//!
+//! `send` encodes a message to a complete line and waits for room in the queue; it never touches
+//! the pipe. So a `send` dropped while it waits queues nothing, and a queued line is written whole
+//! by the writer, whatever happens to the future that queued it: no half line is ever left in the
+//! pipe, and no send waits behind another one's write. A writer stuck on a full pipe (a child that
+//! does not read) holds nothing anyone else waits for: close and drop abort it.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::{mpsc, watch};
+use tokio::task::AbortHandle;
+
+use super::lock;
+
+/// How many encoded lines may wait for the writer. A full queue makes `send` wait.
+pub(crate) const QUEUE_LINES: usize = 32;
+
+/// The sending side: the queue, the writer's failure, and how to stop it.
+pub(crate) struct Writer {
+    queue: mpsc::Sender<Vec<u8>>,
+    /// Set to ask the writer to take no more lines, write those queued, and close stdin.
+    finish: watch::Sender<bool>,
+    /// Why the writer stopped, when it failed.
+    failure: Failure,
+    task: AbortHandle,
+}
+
+/// The error that stopped the writer, if one did.
+type Failure = Arc<Mutex<Option<Arc<std::io::Error>>>>;
+
+/// The writer takes no more lines: it finished (close), or writing failed with this error.
+pub(crate) struct Stopped(pub(crate) Option<Arc<std::io::Error>>);
+
+impl Writer {
+    /// Start the writer task on `stdin` (none when the pipe could not be set up).
+    pub(crate) fn start(name: Arc<str>, stdin: Option<ChildStdin>) -> Writer {
+        let (queue, rx) = mpsc::channel(QUEUE_LINES);
+        let (finish, finish_rx) = watch::channel(false);
+        let failure = Arc::new(Mutex::new(None));
+        let task = tokio::spawn(run(name, stdin, rx, finish_rx, failure.clone())).abort_handle();
+        Writer { queue, finish, failure, task }
+    }
+
+    /// Queue one whole line, waiting for room. Cancel-safe: dropped while waiting, it queued
+    /// nothing; once it returns `Ok` the line is the writer's.
+    pub(crate) async fn push(&self, line: Vec<u8>) -> Result<(), Stopped> {
+        match self.queue.reserve().await {
+            Ok(permit) => {
+                permit.send(line);
+                Ok(())
+            }
+            Err(_) => Err(Stopped(lock(&self.failure).clone())),
+        }
+    }
+
+    /// Take no more lines; write those already queued, then close stdin (the polite request to
+    /// exit). Returns at once: the writer may be stuck on a full pipe, which [`Writer::abort`] ends.
+    pub(crate) fn finish(&self) {
+        self.finish.send_replace(true);
+    }
+
+    /// Stop the writer now, closing stdin, whatever it is doing.
+    pub(crate) fn abort(&self) {
+        self.task.abort();
+    }
+
+    /// The handle that stops the writer (for a task that outlives this borrow).
+    pub(crate) fn abort_handle(&self) -> AbortHandle {
+        self.task.clone()
+    }
+}
+
+async fn run(
+    name: Arc<str>,
+    stdin: Option<ChildStdin>,
+    mut rx: mpsc::Receiver<Vec<u8>>,
+    mut finish: watch::Receiver<bool>,
+    failure: Failure,
+) {
+    let Some(mut stdin) = stdin else {
+        rx.close();
+        return;
+    };
+    let mut finishing = false;
+    loop {
+        let line = tokio::select! {
+            biased;
+            _ = finish.wait_for(|f| *f), if !finishing => {
+                // Pending and later sends are refused; the lines already queued still go out.
+                finishing = true;
+                rx.close();
+                continue;
+            }
+            line = rx.recv() => line,
+        };
+        let Some(line) = line else { break };
+        // Once started, a line is written whole (or the pipe fails): nothing here is cancelled.
+        let written = async {
+            stdin.write_all(&line).await?;
+            stdin.flush().await
+        }
+        .await;
+        if let Err(e) = written {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                tracing::warn!(server = %name, error = %e, "writing to the server's stdin failed");
+            }
+            *lock(&failure) = Some(Arc::new(e));
+            rx.close();
+            break;
+        }
+    }
+    // Dropping stdin here closes the pipe: end of file for the child.
+}
