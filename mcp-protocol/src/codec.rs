@@ -153,7 +153,8 @@ pub fn decode_message(text: &str) -> Result<Message, DecodeError> {
 
 /// Encode one message as one line, terminated by `\n`. The line holds no other `\n` or `\r`: the
 /// JSON writer escapes control characters in strings, and line breaks in the whitespace of raw
-/// payloads (a pretty-printed HTTP body, say) are written as spaces.
+/// payloads (one built from pretty-printed JSON, say) are written as spaces. Decoding writes
+/// them as spaces too, so a decoded message encodes to a line that decodes to the same message.
 pub fn encode_line(message: &Message) -> Vec<u8> {
     let mut out = Vec::with_capacity(encoded_len_hint(message));
     encode_line_into(message, &mut out);
@@ -302,6 +303,18 @@ fn parse_id(v: Value) -> Result<RequestId, DecodeError> {
     serde_json::from_value(v.clone()).map_err(|_| DecodeError::InvalidIdType(describe(&v)))
 }
 
+/// A decoded raw payload as [`encode_line_into`] writes it: each line break in its whitespace
+/// (the only place a valid payload holds a CR or LF byte) becomes a space. Without this, a
+/// payload that arrived with line breaks (a pretty-printed HTTP body, or a line whose minus sign
+/// became a line feed) would encode to a line that decodes to a different message.
+fn without_line_breaks(raw: crate::RawJson) -> crate::RawJson {
+    if memchr::memchr2(b'\n', b'\r', raw.get().as_bytes()).is_none() {
+        return raw;
+    }
+    // The text parsed as JSON, and spaces stand where whitespace stood: it parses again.
+    RawValue::from_string(raw.get().replace(['\n', '\r'], " ")).unwrap_or(raw)
+}
+
 /// Turn a raw envelope into a message, applying the JSON-RPC 2.0 rules.
 pub(crate) fn classify_envelope(raw: RawEnvelope) -> Result<Message, DecodeError> {
     let Some(version) = raw.jsonrpc else {
@@ -326,17 +339,18 @@ pub(crate) fn classify_envelope(raw: RawEnvelope) -> Result<Message, DecodeError
                 _ => return Err(DecodeError::InvalidParams(p.get().chars().take(60).collect())),
             }
         }
+        let params = raw.params.map(without_line_breaks);
         return match raw.id {
-            None => Ok(Message::Notification(Notification { method, params: raw.params })),
+            None => Ok(Message::Notification(Notification { method, params })),
             Some(Value::Null) => Err(DecodeError::NullRequestId { method }),
-            Some(id) => Ok(Message::Request(Request { id: parse_id(id)?, method, params: raw.params })),
+            Some(id) => Ok(Message::Request(Request { id: parse_id(id)?, method, params })),
         };
     }
     match (raw.result, raw.error) {
         (Some(_), Some(_)) => Err(DecodeError::ResultAndError),
         (Some(result), None) => match raw.id {
             None | Some(Value::Null) => Err(DecodeError::MissingResponseId),
-            Some(id) => Ok(Message::Response(Response::result(parse_id(id)?, result))),
+            Some(id) => Ok(Message::Response(Response::result(parse_id(id)?, without_line_breaks(result)))),
         },
         (None, Some(error)) => {
             let error: ErrorObject =
@@ -349,5 +363,62 @@ pub(crate) fn classify_envelope(raw: RawEnvelope) -> Result<Message, DecodeError
             Ok(Message::Response(Response::from_parts(id, ResponsePayload::Error(error), absent)))
         }
         (None, None) => Err(DecodeError::MissingMethod),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(line: &[u8]) -> Message {
+        match decode_line(line, &DecodeLimits::default()) {
+            Ok(Decoded::Single(m)) => m,
+            other => panic!("{}: {other:?}", String::from_utf8_lossy(line)),
+        }
+    }
+
+    fn params(m: &Message) -> Option<&str> {
+        match m {
+            Message::Request(r) => r.params.as_deref().map(RawValue::get),
+            Message::Notification(n) => n.params.as_deref().map(RawValue::get),
+            Message::Response(r) => match &r.payload {
+                ResponsePayload::Result(result) => Some(result.get()),
+                ResponsePayload::Error(_) => None,
+            },
+        }
+    }
+
+    /// The minimal input the `mutated_messages_never_panic` property found: a notification whose
+    /// float's minus sign became a line feed. The line break is JSON whitespace, so the line is
+    /// valid; decoded, it must encode to a line that decodes to the same message.
+    #[test]
+    fn a_line_break_in_a_payload_survives_encode_and_decode() {
+        let inputs: [&[u8]; 4] = [
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[\n0.5]}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":\r\n\"\\n\"}}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\r\"x\":[1,\n2]\n}}",
+            b"[{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[\n-0.125\r]}]",
+        ];
+        for input in inputs {
+            for decoded in decode_line(input, &DecodeLimits::default()).unwrap().into_messages() {
+                let m = decoded.unwrap();
+                let line = encode_line(&m);
+                assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+                let back = decode(&line[..line.len() - 1]);
+                assert_eq!(params(&back), params(&m), "{}", String::from_utf8_lossy(input));
+                assert_eq!(encode_line(&back), line);
+                // The payload keeps its meaning: only whitespace changed.
+                let value = |m: &Message| serde_json::from_str::<Value>(params(m).unwrap()).unwrap();
+                assert_eq!(value(&m), value(&back));
+                assert!(!params(&m).unwrap().contains(['\n', '\r']));
+            }
+        }
+    }
+
+    #[test]
+    fn a_payload_without_line_breaks_is_kept_as_it_came() {
+        let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{ \"a\" :\t[1 , \"\\r\\n\"] }}";
+        let m = decode(input);
+        assert_eq!(params(&m), Some("{ \"a\" :\t[1 , \"\\r\\n\"] }"));
     }
 }

@@ -573,12 +573,15 @@ fn encode_line_ends_with_exactly_one_newline_even_with_newlines_in_strings() {
 #[test]
 fn raw_payloads_with_line_breaks_in_their_whitespace_still_encode_to_one_line() {
     // A pretty-printed body (HTTP servers send them) decodes with its whitespace kept in the raw
-    // payloads; re-encoding it for a line-framed transport must not split it.
+    // payloads, line breaks written as spaces (as the encoder writes them, so that the decoded
+    // message survives a trip through a line); re-encoding it for a line-framed transport must
+    // not split it.
     let pretty = "{\r\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"result\": {\n    \"content\": [\n      {\"type\": \"text\", \"text\": \"a\\nb\"}\n    ]\r\n  }\n}";
     let m = single(pretty);
     let Message::Response(r) = &m else { panic!("response expected") };
     let ResponsePayload::Result(raw) = &r.payload else { panic!("result expected") };
-    assert!(raw.get().contains('\n'), "the raw payload keeps its whitespace: {}", raw.get());
+    assert!(raw.get().contains("  "), "the raw payload keeps its whitespace: {}", raw.get());
+    assert!(!raw.get().contains(['\n', '\r']), "line breaks are spaces: {}", raw.get());
     let bytes = codec::encode_line(&m);
     assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 1, "{}", String::from_utf8_lossy(&bytes));
     assert!(!bytes.contains(&b'\r'));

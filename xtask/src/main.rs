@@ -6,6 +6,7 @@ mod bench_instructions;
 mod bench_manager;
 mod ci;
 mod conformance;
+mod fuzz;
 mod peers;
 
 use std::process::ExitCode;
@@ -29,7 +30,11 @@ commands:
                 and one manager over 100 servers x 100 tools (`bench manager --runs N`, default
                 3); `bench instructions` counts the era comparison's instructions under
                 callgrind (needs Valgrind; not part of `all`)
-  fuzz  [args]  fuzz the line decoder with cargo-fuzz on nightly; not part of ci
+  fuzz [TARGET...] [--secs N] [--cases N] [--seed S] | --list | --cargo-fuzz [ARGS]
+                run the property tests as fuzzers on stable (codec, sse, template, config,
+                convert; default all, 30 s each): rounds of many cases, each with a fresh
+                random seed, printed; `--seed S` replays one round; `--cargo-fuzz` runs
+                cargo-fuzz targets on nightly; not part of ci
 ";
 
 fn main() -> ExitCode {

@@ -184,6 +184,8 @@ pub(crate) struct Events {
     inner: SseItems,
     counted: Arc<AtomicUsize>,
     limit: usize,
+    /// An error was returned: the stream has ended.
+    failed: bool,
 }
 
 struct Feed {
@@ -211,14 +213,17 @@ impl Events {
             let item = feed.next_slice().await?;
             Some((item, feed))
         });
-        Events { inner: Box::pin(SseByteStream::new(bytes)), counted, limit }
+        Events { inner: Box::pin(SseByteStream::new(bytes)), counted, limit, failed: false }
     }
 
     /// The next event; `None` at the end of the stream. After an error the stream ends.
     pub(crate) async fn next(&mut self) -> Option<Result<Sse, BodyError>> {
+        if self.failed {
+            return None;
+        }
         let item = self.inner.next().await?;
         self.counted.store(0, Ordering::Relaxed);
-        Some(match item {
+        let item = match item {
             Ok(event) if event.data.as_ref().is_some_and(|d| d.len() > self.limit) => {
                 Err(BodyError::TooLarge { limit: self.limit })
             }
@@ -228,7 +233,11 @@ impl Events {
                 Err(e) => BodyError::Network(e.to_string()),
             }),
             Err(e) => Err(BodyError::Parse(e.to_string())),
-        })
+        };
+        // An event over the limit is refused here, after the parser read it whole: end the
+        // stream too, as the documentation says, rather than go on with the next event.
+        self.failed = item.is_err();
+        Some(item)
     }
 }
 
@@ -268,6 +277,9 @@ impl Feed {
         Some(Err(error))
     }
 }
+
+#[cfg(test)]
+mod prop_tests;
 
 #[cfg(test)]
 mod tests {
