@@ -51,7 +51,7 @@ pub enum TransportError {
     #[error("{0}")]
     Closed(CloseReason),
     /// The server process could not be started.
-    #[error("failed to start {command:?}: {source}{}", tail_suffix(stderr_tail))]
+    #[error("failed to start {:?}: {source}{}", crate::redact::mask_secrets(command), tail_suffix(stderr_tail))]
     Spawn {
         /// The command.
         command: String,

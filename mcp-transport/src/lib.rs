@@ -14,6 +14,9 @@
 //! - [`SseTransport`]: a remote server over the legacy HTTP+SSE transport of 2024-11-05,
 //!   configured by [`SseConfig`].
 //! - [`parse_transport_kind`]: which transport a config's `type` names.
+//! - [`http_policy`]: the policy of every HTTP client of the workspace (same-origin redirects
+//!   only, a warning for credentials over plain http), and [`redact`]: keeping secrets out of
+//!   `Debug` output, logs and errors ([`redact::describe`] for every `reqwest::Error`).
 //!
 //! ```
 //! # tokio_test_block_on(async {
@@ -32,8 +35,10 @@
 
 mod error;
 pub mod http;
+pub mod http_policy;
 mod kind;
 mod memory;
+pub mod redact;
 pub mod sse;
 pub mod stdio;
 

@@ -223,3 +223,42 @@ async fn unreachable_server_and_oversized_answers() {
     })
     .await
 }
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused() {
+    within(async {
+        let elsewhere = FakeLlm::start().await;
+        elsewhere.set_fallback(Reply::text("the prompt leaked"));
+        let llm = FakeLlm::start().await;
+        let target = format!("{}/chat/completions", elsewhere.base_url());
+        llm.set_fallback(Reply::status(307, "moved").with_header("location", &target));
+        let err = chat(config(&llm), hello()).await.unwrap_err();
+        let shown = err.to_string();
+        assert!(matches!(err, LlmError::Transport(_)), "{err:?}");
+        assert!(shown.contains("refused a redirect") && shown.contains("same origin"), "{shown}");
+        assert!(!format!("{err} {err:?}").contains(KEY));
+        assert_eq!(llm.requests().len(), 1, "no retry of a refused redirect");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(elsewhere.requests().is_empty(), "the other origin got {:?}", elsewhere.requests());
+    })
+    .await
+}
+
+#[tokio::test]
+async fn errors_and_debug_show_no_url_secret() {
+    within(async {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let base = format!("http://user-secret:pass-secret@127.0.0.1:{port}/v1?api-key=query-secret");
+        let mut config = OpenAiConfig::new(base, "m");
+        config.api_key = Some(ApiKey::new(KEY));
+        let client = OpenAiClient::new(config.clone()).unwrap();
+        let err = client.chat(hello()).await.unwrap_err();
+        for shown in [format!("{config:?}"), format!("{client:?}"), format!("{err} {err:?}")] {
+            for secret in [KEY, "user-secret", "pass-secret", "query-secret"] {
+                assert!(!shown.contains(secret), "{secret} shows in {shown}");
+            }
+        }
+        assert!(err.to_string().contains(&format!("127.0.0.1:{port}")), "the error names the server: {err}");
+    })
+    .await
+}

@@ -3,12 +3,18 @@
 //!
 //! Retries happen only on HTTP 429 and 5xx, with exponential backoff (honouring `Retry-After`
 //! up to a cap) and a limit. Timeouts, refused connections and other statuses fail at once.
+//!
+//! The HTTP client follows the workspace's policy (`mcp_transport::http_policy`): redirects only
+//! within the endpoint's origin, and a warning (once per client) when the API key would go over
+//! plain http to a host that is not loopback. URLs in errors and `Debug` output are redacted.
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use mcp_transport::http_policy::{PlainHttpWarning, client_builder};
+use mcp_transport::redact::{describe, redact_url, redact_url_str};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 
 use super::wire::{self, TokenLimitField};
@@ -44,7 +50,9 @@ impl fmt::Debug for ApiKey {
 ///   llama.cpp server (default [`OpenAiConfig::DEFAULT_BASE_URL`]);
 /// - `OPENAI_API_KEY`: the bearer token (optional: local servers often need none);
 /// - `OPENAI_MODEL`: the model to use when a request names none (required).
-#[derive(Debug, Clone)]
+///
+/// Its `Debug` shows the base URL redacted (no credentials, no query values) and no API key.
+#[derive(Clone)]
 pub struct OpenAiConfig {
     /// The API root; `/chat/completions` is appended (unless it is already there).
     pub base_url: String,
@@ -71,6 +79,25 @@ pub struct OpenAiConfig {
     pub max_completion_tokens: bool,
     /// The largest answer body read (default 8 MiB).
     pub max_response_bytes: usize,
+}
+
+impl fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &redact_url_str(&self.base_url))
+            .field("api_key", &self.api_key)
+            .field("model", &self.model)
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_retries", &self.max_retries)
+            .field("backoff_base", &self.backoff_base)
+            .field("backoff_max", &self.backoff_max)
+            .field("image_types", &self.image_types)
+            .field("audio_types", &self.audio_types)
+            .field("max_completion_tokens", &self.max_completion_tokens)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .finish()
+    }
 }
 
 impl OpenAiConfig {
@@ -121,10 +148,13 @@ impl OpenAiConfig {
             format!("{}/chat/completions", base.trim_end_matches('/'))
         };
         let parsed = reqwest::Url::parse(&url)
-            .map_err(|e| LlmError::Config(format!("invalid base URL {:?}: {e}", shown_url_str(base))))?;
+            .map_err(|e| LlmError::Config(format!("invalid base URL {:?}: {e}", redact_url_str(base))))?;
         match parsed.scheme() {
             "http" | "https" => Ok(parsed),
-            other => Err(LlmError::Config(format!("unsupported URL scheme {other:?} in the base URL (http or https)"))),
+            other => Err(LlmError::Config(format!(
+                "unsupported URL scheme {other:?} in the base URL {} (http or https)",
+                redact_url(&parsed)
+            ))),
         }
     }
 }
@@ -139,12 +169,13 @@ struct Inner {
     config: OpenAiConfig,
     endpoint: reqwest::Url,
     http: reqwest::Client,
+    plain_http: PlainHttpWarning,
 }
 
 impl fmt::Debug for OpenAiClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenAiClient")
-            .field("endpoint", &shown_url(&self.inner.endpoint))
+            .field("endpoint", &redact_url(&self.inner.endpoint))
             .field("model", &self.inner.config.model)
             .field("api_key", &self.inner.config.api_key)
             .finish()
@@ -162,11 +193,11 @@ impl OpenAiClient {
         if let Some(key) = &config.api_key {
             bearer(key)?;
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
+        let http = client_builder(config.connect_timeout)
             .build()
-            .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {}", describe(e))))?;
-        Ok(OpenAiClient { inner: Arc::new(Inner { config, endpoint, http }) })
+            .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {}", describe(&e))))?;
+        let plain_http = PlainHttpWarning::new();
+        Ok(OpenAiClient { inner: Arc::new(Inner { config, endpoint, http, plain_http }) })
     }
 
     /// The configuration in use.
@@ -222,6 +253,7 @@ impl Inner {
             if let Some(key) = &config.api_key {
                 builder = builder.header(AUTHORIZATION, bearer(key)?);
             }
+            self.plain_http.check("llm", &self.endpoint, config.api_key.is_some());
             let response = builder.send().await.map_err(|e| self.failure(e))?;
             let status = response.status();
             if status.is_success() {
@@ -255,7 +287,8 @@ impl Inner {
         if error.is_timeout() {
             LlmError::Timeout { timeout: self.config.timeout }
         } else {
-            LlmError::Transport(format!("{} ({})", describe(error), shown_url(&self.endpoint)))
+            // `describe` names the URL of the failure, redacted.
+            LlmError::Transport(describe(&error))
         }
     }
 }
@@ -316,48 +349,12 @@ async fn read_excerpt(mut response: reqwest::Response) -> String {
                 }
             }
             Ok(None) => break,
-            Err(e) => return format!("(the body could not be read: {})", describe(e)),
+            Err(e) => return format!("(the body could not be read: {})", describe(&e)),
         }
     }
     let text = String::from_utf8_lossy(&body);
     let text = excerpt(text.trim(), ERROR_BODY_EXCERPT);
     if truncated { format!("{text}…") } else { text }
-}
-
-/// A reqwest error with its causes, without the URL.
-fn describe(error: reqwest::Error) -> String {
-    let error = error.without_url();
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
-/// A URL without credentials, query or fragment, safe to show.
-fn shown_url(url: &reqwest::Url) -> String {
-    let mut shown = url.clone();
-    shown.set_query(None);
-    shown.set_fragment(None);
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    shown.to_string()
-}
-
-fn shown_url_str(url: &str) -> String {
-    let url = url.split(['?', '#']).next().unwrap_or_default();
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
 }
 
 #[cfg(test)]

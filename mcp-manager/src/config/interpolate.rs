@@ -16,6 +16,10 @@
 //! variable). VS Code's `${input:...}` prompts are not supported and are reported as such.
 //!
 //! The environment is an [`EnvLookup`], so tests never read or change the process environment.
+//!
+//! Every value taken from the environment is remembered as a secret
+//! (`mcp_transport::redact::remember_secret`): `Debug` output and error texts mask it, even once
+//! it is part of a longer string such as `--token=s3cr3t`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -129,17 +133,27 @@ impl Interpolator<'_> {
                         }
                     };
                 }
-                "userHome" => return self.lookup("HOME", default),
+                // A path, not a secret: not remembered.
+                "userHome" => return self.lookup("HOME", default, false),
                 _ => {}
             }
         }
-        self.lookup(name, default)
+        self.lookup(name, default, true)
     }
 
-    fn lookup(&self, name: &str, default: Option<&str>) -> Result<String, String> {
+    /// The value of `name` (or `default`); a value from the environment is remembered as a
+    /// secret when `secret` holds.
+    fn lookup(&self, name: &str, default: Option<&str>, secret: bool) -> Result<String, String> {
         match (self.env.var(name), default) {
             (Some(value), Some(default)) if value.is_empty() => Ok(default.to_owned()),
-            (Some(value), _) => Ok(value),
+            (Some(value), _) => {
+                // A value from the environment may be a secret (`--token=${TOKEN}`): remember it,
+                // so that `Debug` output and error texts mask it wherever it ends up.
+                if secret {
+                    mcp_transport::redact::remember_secret(&value);
+                }
+                Ok(value)
+            }
             (None, Some(default)) => Ok(default.to_owned()),
             (None, None) => Err(format!("variable {name:?} is not set (write ${{{name}:-default}} to give a default)")),
         }

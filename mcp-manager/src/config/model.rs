@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_protocol::types::logging::LoggingLevel;
+use mcp_transport::redact::{Masked, redact_args, redact_url_str};
 use mcp_transport::{Secret, TransportKind};
 use tool_system::ToolVisibility;
 
@@ -100,8 +101,10 @@ impl From<TransportKind> for TransportChoice {
 /// One configured server.
 ///
 /// Strings are already interpolated. `Debug` shows no secret: the bearer token, every `env`
-/// value and the value of every header whose name looks secret ([`looks_secret`]) are redacted,
-/// and so is a password in the URL.
+/// value and the value of every header whose name looks secret ([`looks_secret`]) are redacted;
+/// the URL loses its user name, password and query values; arguments lose the values of
+/// secret-looking flags (`--token=...`); and every value interpolated from the environment is
+/// masked wherever it appears (`mcp_transport::redact::mask_secrets`).
 #[derive(Clone, PartialEq)]
 pub struct ServerConfig {
     /// The server's name, unique among enabled servers.
@@ -176,15 +179,16 @@ impl fmt::Debug for ServerConfig {
             .iter()
             .map(|(k, v)| (k.as_str(), if looks_secret(k) { HeaderValue::Secret } else { HeaderValue::Plain(v) }))
             .collect();
+        let cwd = self.cwd.as_ref().map(|cwd| cwd.display().to_string());
         f.debug_struct("ServerConfig")
             .field("name", &self.name)
             .field("enabled", &self.enabled)
             .field("transport", &self.transport)
-            .field("command", &self.command)
-            .field("args", &self.args)
+            .field("command", &self.command.as_deref().map(Masked))
+            .field("args", &redact_args(&self.args))
             .field("env", &env)
-            .field("cwd", &self.cwd)
-            .field("url", &self.url.as_deref().map(redact_url))
+            .field("cwd", &cwd.as_deref().map(Masked))
+            .field("url", &self.url.as_deref().map(redact_url_str))
             .field("headers", &headers)
             .field("bearer_token", &self.bearer_token)
             .field("startup_timeout", &self.startup_timeout)
@@ -214,37 +218,17 @@ enum HeaderValue<'a> {
 impl fmt::Debug for HeaderValue<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HeaderValue::Plain(v) => fmt::Debug::fmt(v, f),
+            HeaderValue::Plain(v) => fmt::Debug::fmt(&Masked(v), f),
             HeaderValue::Secret => f.write_str("<redacted>"),
         }
     }
 }
 
-/// The URL with any user name and password replaced, and the query's values hidden (tokens
-/// travel there too).
-fn redact_url(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                let _ = parsed.set_password(Some("redacted"));
-            }
-            if parsed.query().is_some() {
-                let keys: Vec<String> = parsed.query_pairs().map(|(k, _)| k.into_owned()).collect();
-                parsed.query_pairs_mut().clear().extend_pairs(keys.iter().map(|k| (k.as_str(), "redacted")));
-            }
-            parsed.to_string()
-        }
-        Err(_) => "<unparsable url>".to_owned(),
-    }
-}
-
 /// Whether a header or variable name looks like it holds a secret: it contains `auth`, `token`,
-/// `key`, `secret`, `password`, `passwd`, `credential`, `cookie` or `session` (any case).
+/// `key`, `secret`, `password`, `passwd`, `credential`, `cookie` or `session` (any case). The
+/// same test as [`mcp_transport::redact::looks_secret`].
 pub fn looks_secret(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["auth", "token", "key", "secret", "password", "passwd", "credential", "cookie", "session"]
-        .iter()
-        .any(|word| name.contains(word))
+    mcp_transport::redact::looks_secret(name)
 }
 
 /// Which of a server's tools are offered to the host.
@@ -352,11 +336,61 @@ mod tests {
     #[test]
     fn url_redaction() {
         assert_eq!(
-            redact_url("https://u:pw@h.example/mcp?key=abc&x=1"),
-            "https://u:redacted@h.example/mcp?key=redacted&x=redacted"
+            redact_url_str("https://u:pw@h.example/mcp?key=abc&x=1"),
+            "https://redacted:redacted@h.example/mcp?key=redacted&x=redacted"
         );
-        assert_eq!(redact_url("https://h.example/mcp"), "https://h.example/mcp");
-        assert_eq!(redact_url("not a url"), "<unparsable url>");
+        assert_eq!(redact_url_str("https://h.example/mcp"), "https://h.example/mcp");
+    }
+
+    #[test]
+    fn debug_shows_no_secret_nor_interpolated_value() {
+        let env: BTreeMap<String, String> = [
+            ("TOKEN", "tok-from-env-1"),
+            ("PASS", "pass-from-env-2"),
+            ("QKEY", "qkey-from-env-3"),
+            ("HDR", "hdr-from-env-4"),
+            ("BEARER", "bearer-from-env-5"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .into();
+        let text = r#"{"mcpServers": {
+            "s": {"command": "srv", "args": ["--token=${TOKEN}", "--label", "x-${HDR}", "--secret", "literal-6"],
+                  "env": {"K": "${TOKEN}", "LITERAL": "env-literal-7"}},
+            "r": {"url": "https://user-8:${PASS}@h.example/mcp?key=${QKEY}&mode=${HDR}",
+                  "headers": {"X-Custom": "v-${HDR}", "X-Api-Key": "literal-9",
+                              "Authorization": "Bearer ${BEARER}"}}
+        }}"#;
+        let config = crate::config::McpConfig::parse(text, None, "mcp.json", &env).unwrap();
+        let secrets = [
+            "tok-from-env-1",
+            "pass-from-env-2",
+            "qkey-from-env-3",
+            "hdr-from-env-4",
+            "bearer-from-env-5",
+            "literal-6",
+        ];
+        let literal = ["env-literal-7", "user-8", "literal-9"];
+        for server in &config.servers {
+            let mut shown = vec![format!("{server:?}")];
+            if let Some(stdio) = server.stdio_config() {
+                shown.push(format!("{stdio:?}"));
+            }
+            if let Some(target) = server.remote_target() {
+                shown.push(format!("{target:?}"));
+                shown.push(format!("{:?}", target.streamable_http_config(&server.name)));
+                shown.push(format!("{:?}", target.sse_config(&server.name)));
+            }
+            for shown in shown {
+                for secret in secrets.iter().chain(&literal) {
+                    assert!(!shown.contains(secret), "{secret} shows in {shown}");
+                }
+                assert!(shown.contains("<redacted>") || shown.contains("redacted@"), "{shown}");
+            }
+        }
+        let stdio = format!("{:?}", config.servers[0]);
+        assert!(stdio.contains("--token=<redacted>") && stdio.contains("x-<redacted>"), "{stdio}");
+        let remote = format!("{:?}", config.servers[1]);
+        assert!(remote.contains("key=redacted") && remote.contains("\"v-<redacted>\""), "{remote}");
     }
 
     #[test]

@@ -121,10 +121,11 @@ impl RemoteTarget {
 }
 
 impl fmt::Debug for RemoteTarget {
-    // Header values may hold secrets: show only their names.
+    // Header values may hold secrets: show only their names. The URL loses its credentials and
+    // query values.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RemoteTarget")
-            .field("url", &self.url.split(['?', '#']).next().unwrap_or_default())
+            .field("url", &mcp_transport::redact::redact_url_str(&self.url))
             .field("transport", &self.transport)
             .field("header_names", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field("bearer", &self.bearer)

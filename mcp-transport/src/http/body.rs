@@ -55,23 +55,7 @@ impl BodyError {
     }
 }
 
-/// A reqwest error with its causes, without the URL (which may carry credentials).
-pub(crate) fn describe(e: &reqwest::Error) -> String {
-    let mut text = e.to_string();
-    if let Some(url) = e.url() {
-        text = text.replace(&format!(" ({url})"), "").replace(url.as_str(), "<url>");
-    }
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
+pub(crate) use crate::redact::describe;
 
 /// The first [`EXCERPT_BYTES`] of a body as text, for error messages.
 pub(crate) fn excerpt(body: &[u8]) -> String {

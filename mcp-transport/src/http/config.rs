@@ -126,7 +126,7 @@ impl fmt::Debug for StreamableHttpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamableHttpConfig")
             .field("name", &self.name)
-            .field("url", &self.url)
+            .field("url", &crate::redact::redact_url_str(&self.url))
             .field("header_names", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field("bearer_token", &self.bearer_token)
             .field("connect_timeout", &self.connect_timeout)
@@ -164,36 +164,33 @@ pub(crate) fn build_headers(
     Ok(map)
 }
 
-/// The HTTP client shared by a transport's requests.
+/// The HTTP client shared by a transport's requests, with the workspace's redirect policy
+/// (same origin only, see [`crate::http_policy`]).
 pub(crate) fn build_client(connect_timeout: Duration) -> Result<reqwest::Client, TransportError> {
-    reqwest::Client::builder()
-        .connect_timeout(connect_timeout)
+    crate::http_policy::client_builder(connect_timeout)
         .build()
-        .map_err(|e| TransportError::Other(format!("cannot build the HTTP client: {}", super::body::describe(&e))))
+        .map_err(|e| TransportError::Other(format!("cannot build the HTTP client: {}", crate::redact::describe(&e))))
 }
 
-/// Parse and check an endpoint URL (http or https only).
+/// Parse and check an endpoint URL (http or https only). Errors show the URL redacted.
 pub(crate) fn parse_url(url: &str) -> Result<url::Url, TransportError> {
     let parsed = url::Url::parse(url.trim())
-        .map_err(|e| TransportError::Other(format!("invalid URL {:?}: {e}", redact_url_str(url))))?;
+        .map_err(|e| TransportError::Other(format!("invalid URL {:?}: {e}", crate::redact::redact_url_str(url))))?;
     match parsed.scheme() {
         "http" | "https" => Ok(parsed),
-        other => Err(TransportError::Other(format!("unsupported URL scheme {other:?} (expected http or https)"))),
+        other => Err(TransportError::Other(format!(
+            "unsupported URL scheme {other:?} in {} (expected http or https)",
+            redact_url(&parsed)
+        ))),
     }
 }
 
-/// A URL without its query, fragment and credentials, safe to show in errors.
-pub(crate) fn redact_url(url: &url::Url) -> String {
-    let mut shown = url.clone();
-    shown.set_query(None);
-    shown.set_fragment(None);
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    shown.to_string()
-}
+pub(crate) use crate::redact::redact_url;
 
-fn redact_url_str(url: &str) -> String {
-    url.split(['?', '#']).next().unwrap_or_default().to_owned()
+/// Whether the headers of a transport carry credentials (a bearer token, an `Authorization`
+/// header or another secret-looking header), for [`crate::http_policy::PlainHttpWarning`].
+pub(crate) fn has_credentials(headers: &HeaderMap) -> bool {
+    crate::http_policy::carries_credentials(false, headers.keys().map(HeaderName::as_str))
 }
 
 #[cfg(test)]
@@ -240,6 +237,10 @@ mod tests {
     fn urls_are_checked_and_redacted() {
         assert!(parse_url("ftp://x/").is_err());
         let u = parse_url("https://user:pw@h:8443/mcp?token=abc#f").unwrap();
-        assert_eq!(redact_url(&u), "https://h:8443/mcp");
+        assert_eq!(redact_url(&u), "https://redacted:redacted@h:8443/mcp?token=redacted");
+        for bad in ["ftp://user:pw@h/x?token=abc", "http://user:pw@[bad/x?token=abc"] {
+            let e = parse_url(bad).unwrap_err().to_string();
+            assert!(!e.contains("pw") && !e.contains("abc") && !e.contains("user"), "{e}");
+        }
     }
 }

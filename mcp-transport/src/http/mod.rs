@@ -15,7 +15,9 @@
 //!   tool's `x-mcp-header` parameters, learnt from the `tools/list` answers carried ([`params`]).
 //! - Cancellation: in the modern era, [`Transport::cancel_request`] closes the request's exchange
 //!   (its POST or response stream) instead of letting the session send `notifications/cancelled`.
-//! - Secrets: header values and the bearer token are never logged.
+//! - Secrets: header values and the bearer token are never logged; URLs in errors are redacted.
+//!   Credentials sent over plain http to a host that is not loopback are warned about, once.
+//! - Redirects: followed only within the endpoint's origin ([`crate::http_policy`]).
 
 pub(crate) mod body;
 mod config;
@@ -39,7 +41,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::{oneshot, watch};
 
 pub use self::config::{DEFAULT_MAX_BODY_BYTES, ResumePolicy, Secret, StreamableHttpConfig};
-pub(crate) use self::config::{build_client, build_headers, parse_url, redact_url};
+pub(crate) use self::config::{build_client, build_headers, has_credentials, parse_url, redact_url};
 use self::runtime::{EventQueue, TaskSet};
 pub(crate) use self::session::protocol_version_of;
 use self::session::{InitMemory, SessionState};
@@ -91,6 +93,10 @@ pub(crate) struct Inner {
     pub(crate) tool_headers: Mutex<params::ToolHeaders>,
     /// Modern-era requests in flight, which `cancel_request` cancels by closing their exchange.
     in_flight: Arc<inflight::InFlight>,
+    /// Whether the configured headers carry credentials.
+    credentials: bool,
+    /// Warns once when those credentials would go over plain http to a remote host.
+    plain_http: crate::http_policy::PlainHttpWarning,
 }
 
 impl std::fmt::Debug for StreamableHttpTransport {
@@ -113,7 +119,7 @@ impl StreamableHttpTransport {
             name: Arc::from(config.name.as_str()),
             client,
             url,
-            headers,
+            headers: headers.clone(),
             connect_timeout: config.connect_timeout,
             read_timeout: config.read_timeout,
             max_body: config.max_body_bytes,
@@ -129,6 +135,8 @@ impl StreamableHttpTransport {
             internal_ids: AtomicU64::new(0),
             tool_headers: Mutex::new(params::ToolHeaders::default()),
             in_flight: Arc::default(),
+            credentials: config::has_credentials(&headers),
+            plain_http: crate::http_policy::PlainHttpWarning::new(),
         };
         Ok(StreamableHttpTransport { inner: Arc::new(inner), closing: tokio::sync::Mutex::new(false) })
     }
@@ -156,6 +164,7 @@ impl Inner {
         session_id: Option<&str>,
         version: Option<&str>,
     ) -> reqwest::RequestBuilder {
+        self.plain_http.check(&self.name, &self.url, self.credentials);
         let mut headers = self.headers.clone();
         if let Some(id) = session_id.and_then(|v| HeaderValue::from_str(v).ok()) {
             headers.insert(SESSION_ID, id);

@@ -17,33 +17,55 @@ use crate::TransportError;
 /// How many event ids are remembered to drop replayed duplicates.
 const SEEN_IDS: usize = 4096;
 
-/// Event ids already delivered. The spec makes event ids unique across the streams of a session,
-/// so an event seen twice (some servers replay other streams' events on resumption) is dropped.
+/// How many bytes of event ids are remembered in all (each id is stored once).
+const SEEN_ID_BYTES: usize = 256 * 1024;
+
+/// Longest event id used: a longer one is neither remembered nor sent back as `Last-Event-ID`.
+pub(crate) const MAX_EVENT_ID_BYTES: usize = 1024;
+
+/// Event ids already delivered, the oldest forgotten first, bounded both in count
+/// ([`SEEN_IDS`]) and in bytes ([`SEEN_ID_BYTES`]). The spec makes event ids unique across the
+/// streams of a session, so an event seen twice (some servers replay other streams' events on
+/// resumption) is dropped.
 #[derive(Default)]
 pub(crate) struct SeenIds {
-    order: VecDeque<String>,
-    set: HashSet<String>,
+    order: VecDeque<Arc<str>>,
+    set: HashSet<Arc<str>>,
+    bytes: usize,
 }
 
 impl SeenIds {
-    /// Record `id`; false when it was already seen.
+    /// Record `id`; false when it was already seen. Ids longer than [`MAX_EVENT_ID_BYTES`] are
+    /// not recorded (and reported as new).
     pub(crate) fn insert(&mut self, id: &str) -> bool {
+        if id.len() > MAX_EVENT_ID_BYTES {
+            return true;
+        }
         if self.set.contains(id) {
             return false;
         }
-        if self.order.len() == SEEN_IDS
-            && let Some(old) = self.order.pop_front()
-        {
+        while self.order.len() >= SEEN_IDS || (self.bytes + id.len() > SEEN_ID_BYTES && !self.order.is_empty()) {
+            let Some(old) = self.order.pop_front() else { break };
+            self.bytes -= old.len();
             self.set.remove(&old);
         }
-        self.order.push_back(id.to_owned());
-        self.set.insert(id.to_owned());
+        let id: Arc<str> = Arc::from(id);
+        self.bytes += id.len();
+        self.order.push_back(id.clone());
+        self.set.insert(id);
         true
     }
 
     pub(crate) fn clear(&mut self) {
         self.order.clear();
         self.set.clear();
+        self.bytes = 0;
+    }
+
+    /// How many ids, and how many bytes of ids, are remembered.
+    #[cfg(test)]
+    fn size(&self) -> (usize, usize) {
+        (self.order.len(), self.bytes)
     }
 }
 
@@ -84,7 +106,19 @@ async fn pump(
             cursor.retry = Some(Duration::from_millis(retry));
         }
         if let Some(id) = event.id.filter(|id| !id.is_empty()) {
-            cursor.last_event_id = Some(id.clone());
+            if id.len() > MAX_EVENT_ID_BYTES {
+                // Not worth remembering, nor sending back as a header: this stream cannot be
+                // resumed until an event with a usable id arrives.
+                tracing::warn!(
+                    server = %inner.name,
+                    id_bytes = id.len(),
+                    limit = MAX_EVENT_ID_BYTES,
+                    "ignored an SSE event id longer than the limit: the stream cannot be resumed from it"
+                );
+                cursor.last_event_id = None;
+            } else {
+                cursor.last_event_id = Some(id.clone());
+            }
             // Only a resumed stream may replay; elsewhere a repeated id (a server breaking the
             // uniqueness rule) is delivered anyway.
             if !super::lock(&inner.seen).insert(&id) && replay {
@@ -291,5 +325,27 @@ mod tests {
         }
         assert!(seen.insert("a"), "the oldest id was forgotten");
         assert_eq!(seen.order.len(), SEEN_IDS);
+    }
+
+    #[test]
+    fn seen_ids_are_bounded_in_bytes() {
+        let mut seen = SeenIds::default();
+        let huge = "x".repeat(4 * 1024 * 1024);
+        assert!(seen.insert(&huge), "a huge id is new");
+        assert!(seen.insert(&huge), "and never remembered");
+        assert_eq!(seen.size(), (0, 0));
+        // Ids at the length limit: the byte budget, not the count, is what bounds them.
+        for i in 0..SEEN_IDS {
+            let id = format!("{i:0>width$}", width = MAX_EVENT_ID_BYTES);
+            assert!(seen.insert(&id));
+            let (count, bytes) = seen.size();
+            assert!(bytes <= SEEN_ID_BYTES, "{count} ids hold {bytes} bytes");
+        }
+        let (count, bytes) = seen.size();
+        assert_eq!(count, SEEN_ID_BYTES / MAX_EVENT_ID_BYTES, "{bytes}");
+        let last = format!("{:0>width$}", SEEN_IDS - 1, width = MAX_EVENT_ID_BYTES);
+        assert!(!seen.insert(&last), "the newest id is still remembered");
+        seen.clear();
+        assert_eq!(seen.size(), (0, 0));
     }
 }

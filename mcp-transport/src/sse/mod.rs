@@ -3,7 +3,8 @@
 //! responses included, arrives on the stream.
 //!
 //! The endpoint must be on the same origin (scheme, host, port) as the configured URL: a server
-//! cannot send the client's messages (and its credentials) elsewhere. Closing the transport ends
+//! cannot send the client's messages (and its credentials) elsewhere, and redirects are followed
+//! only within that origin too ([`crate::http_policy`]). Closing the transport ends
 //! the stream; when the server ends it, the transport ends.
 
 use std::sync::{Arc, Mutex};
@@ -17,7 +18,10 @@ use tokio::sync::oneshot;
 
 use crate::http::body::{self, Events};
 use crate::http::runtime::{EventQueue, TaskSet};
-use crate::http::{DEFAULT_MAX_BODY_BYTES, Secret, build_client, build_headers, parse_url, redact_url};
+use crate::http::{
+    DEFAULT_MAX_BODY_BYTES, Secret, build_client, build_headers, has_credentials, parse_url, redact_url,
+};
+use crate::http_policy::PlainHttpWarning;
 use crate::{CloseReason, Transport, TransportError, TransportEvent, TransportKind};
 
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -68,7 +72,7 @@ impl std::fmt::Debug for SseConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SseConfig")
             .field("name", &self.name)
-            .field("url", &self.url)
+            .field("url", &crate::redact::redact_url_str(&self.url))
             .field("header_names", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field("bearer_token", &self.bearer_token)
             .field("connect_timeout", &self.connect_timeout)
@@ -94,6 +98,10 @@ struct Inner {
     version: Mutex<(Option<mcp_protocol::RequestId>, Option<String>)>,
     queue: Arc<EventQueue>,
     tasks: Arc<TaskSet>,
+    /// Whether the configured headers carry credentials.
+    credentials: bool,
+    /// Warns once when those credentials would go over plain http to a remote host.
+    plain_http: PlainHttpWarning,
 }
 
 impl std::fmt::Debug for SseTransport {
@@ -117,6 +125,9 @@ impl SseTransport {
         let url = parse_url(&config.url)?;
         let headers = build_headers(&config.headers, config.bearer_token.as_ref())?;
         let client = build_client(config.connect_timeout)?;
+        let credentials = has_credentials(&headers);
+        let plain_http = PlainHttpWarning::new();
+        plain_http.check(name, &url, credentials);
         let deadline = tokio::time::Instant::now() + config.endpoint_timeout;
         let timed_out = || TransportError::Other(format!("no endpoint event within {:?}", config.endpoint_timeout));
 
@@ -166,6 +177,8 @@ impl SseTransport {
             version: Mutex::new((None, None)),
             queue,
             tasks,
+            credentials,
+            plain_http,
         };
         Ok(SseTransport { inner: Arc::new(inner) })
     }
@@ -239,6 +252,7 @@ impl Reader {
 
 impl Inner {
     async fn post(&self, message: &Message) -> Result<(), TransportError> {
+        self.plain_http.check(&self.name, &self.endpoint, self.credentials);
         let mut headers = self.headers.clone();
         if let Some(v) = lock(&self.version).1.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
             headers.insert(PROTOCOL_VERSION, v);

@@ -73,15 +73,18 @@ pub struct StdioConfig {
 }
 
 impl std::fmt::Debug for StdioConfig {
-    // The environment may hold secrets: show only its keys.
+    // The environment may hold secrets: show only its keys. Arguments lose the values of
+    // secret-looking flags, and every remembered secret (an interpolated value) is masked
+    // (see `crate::redact`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cwd = self.cwd.as_ref().map(|cwd| cwd.display().to_string());
         f.debug_struct("StdioConfig")
             .field("name", &self.name)
-            .field("command", &self.command)
-            .field("args", &self.args)
+            .field("command", &crate::redact::Masked(&self.command))
+            .field("args", &crate::redact::redact_args(&self.args))
             .field("env_keys", &self.env.keys().collect::<Vec<_>>())
             .field("inherit_env", &self.inherit_env)
-            .field("cwd", &self.cwd)
+            .field("cwd", &cwd.as_deref().map(crate::redact::Masked))
             .field("max_message_bytes", &self.max_message_bytes)
             .finish_non_exhaustive()
     }

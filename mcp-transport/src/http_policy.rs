@@ -1,0 +1,167 @@
+//! The policy every HTTP client of the workspace follows: the transports' and the host's LLM
+//! client alike build their `reqwest` client with [`client_builder`].
+//!
+//! - Redirects are followed only within the origin (scheme, host and port) of the request's
+//!   first URL, at most [`MAX_REDIRECTS`] times. A redirect to another origin fails the request
+//!   with a [`CrossOriginRedirect`] error: otherwise the custom headers (`X-Api-Key`),
+//!   `Mcp-Session-Id`, `Mcp-Param-*` and the JSON-RPC body would all be sent to the other
+//!   origin (reqwest only strips `Authorization` and cookies), and a legacy server's `endpoint`
+//!   check would be defeated.
+//! - [`PlainHttpWarning`]: a warning, once per client, when credentials would travel over plain
+//!   `http` to a host that is not loopback.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::redact::{looks_secret, redact_url};
+
+/// Most redirects followed for one request.
+pub const MAX_REDIRECTS: usize = 10;
+
+/// Why a redirect was refused: it led to another origin than the request's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrossOriginRedirect {
+    /// The URL first requested, redacted.
+    pub from: String,
+    /// Where the server redirected to, redacted.
+    pub to: String,
+}
+
+impl std::fmt::Display for CrossOriginRedirect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "refused a redirect from {} to {}: redirects are only followed within the same origin (scheme, host \
+             and port)",
+            self.from, self.to
+        )
+    }
+}
+
+impl std::error::Error for CrossOriginRedirect {}
+
+/// The redirect policy of [`client_builder`]: follow at most [`MAX_REDIRECTS`] redirects, all
+/// on the origin of the first URL; fail with [`CrossOriginRedirect`] otherwise.
+pub fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let Some(first) = attempt.previous().first().cloned() else { return attempt.follow() };
+        if attempt.url().origin() != first.origin() {
+            let error = CrossOriginRedirect { from: redact_url(&first), to: redact_url(attempt.url()) };
+            return attempt.error(error);
+        }
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error(format!("too many redirects (more than {MAX_REDIRECTS})"));
+        }
+        attempt.follow()
+    })
+}
+
+/// A `reqwest` client builder with the workspace's policy ([`redirect_policy`]) and
+/// `connect_timeout`. Every HTTP client of the workspace starts from it.
+pub fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
+    reqwest::Client::builder().connect_timeout(connect_timeout).redirect(redirect_policy())
+}
+
+/// Whether `host` is a loopback host: `localhost` (and `*.localhost`), `127.0.0.0/8` or `::1`.
+pub fn is_loopback_host(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+    }
+}
+
+/// Whether sending credentials to `url` exposes them on the network: the scheme is plain `http`
+/// and the host is not loopback ([`is_loopback_host`]).
+pub fn exposes_credentials(url: &url::Url) -> bool {
+    url.scheme() == "http" && url.host().is_some_and(|host| !is_loopback_host(&host))
+}
+
+/// Warns once, for one client, when credentials would go over plain `http` to a host that is
+/// not loopback ([`exposes_credentials`]).
+#[derive(Debug, Default)]
+pub struct PlainHttpWarning {
+    warned: AtomicBool,
+}
+
+impl PlainHttpWarning {
+    /// A warning not given yet.
+    pub fn new() -> Self {
+        PlainHttpWarning::default()
+    }
+
+    /// Note a request to `url` that carries credentials when `has_credentials` holds: the first
+    /// time they would be exposed, log a warning naming `server` and return true; afterwards (or
+    /// when nothing is exposed) return false.
+    pub fn check(&self, server: &str, url: &url::Url, has_credentials: bool) -> bool {
+        if !has_credentials || !exposes_credentials(url) || self.warned.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        tracing::warn!(
+            server,
+            url = %redact_url(url),
+            "credentials (a bearer token or an authorization header) are sent over plain http to a host that is \
+             not loopback: anyone on the network path can read them; use https"
+        );
+        true
+    }
+}
+
+/// Whether configured headers carry credentials: a bearer token, or a header whose name looks
+/// secret (`Authorization`, `X-Api-Key`, cookies, ...).
+pub fn carries_credentials<'a>(has_bearer: bool, header_names: impl IntoIterator<Item = &'a str>) -> bool {
+    has_bearer || header_names.into_iter().any(looks_secret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> url::Url {
+        url::Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn plain_http_to_a_remote_host_exposes_credentials() {
+        for exposed in
+            ["http://example.com/mcp", "http://10.0.0.1:8080/", "http://[2001:db8::1]/", "http://localhostx/"]
+        {
+            assert!(exposes_credentials(&url(exposed)), "{exposed}");
+        }
+        for safe in [
+            "https://example.com/mcp",
+            "http://localhost:3000/mcp",
+            "http://LOCALHOST./",
+            "http://api.localhost/",
+            "http://127.0.0.1:1/",
+            "http://127.8.9.10/",
+            "http://[::1]:80/",
+            "http://[::ffff:127.0.0.1]/",
+        ] {
+            assert!(!exposes_credentials(&url(safe)), "{safe}");
+        }
+    }
+
+    #[test]
+    fn the_warning_is_given_once() {
+        let warning = PlainHttpWarning::new();
+        let remote = url("http://example.com/mcp");
+        assert!(!warning.check("s", &remote, false), "no credentials, no warning");
+        assert!(!warning.check("s", &url("http://127.0.0.1/"), true), "loopback");
+        assert!(!warning.check("s", &url("https://example.com/"), true), "https");
+        assert!(warning.check("s", &remote, true), "the first exposure warns");
+        assert!(!warning.check("s", &remote, true), "only once");
+        assert!(PlainHttpWarning::new().check("s", &remote, true), "once per client, not per process");
+    }
+
+    #[test]
+    fn credentials_are_recognised() {
+        assert!(carries_credentials(true, []));
+        assert!(carries_credentials(false, ["Accept", "X-Api-Key"]));
+        assert!(carries_credentials(false, ["authorization"]));
+        assert!(!carries_credentials(false, ["Accept", "X-Client"]));
+    }
+}
