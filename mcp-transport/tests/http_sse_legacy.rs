@@ -130,6 +130,23 @@ async fn a_stream_without_endpoint_event_times_out() {
 }
 
 #[tokio::test]
+async fn the_largest_timeouts_from_code_do_not_panic() {
+    // `Instant + Duration::MAX` overflows: every timeout must saturate instead.
+    bounded(async {
+        let (server, _stream) = legacy_server(|_| "/message".to_owned()).await;
+        let mut config = SseConfig::new("legacy", server.url("/sse"));
+        config.endpoint_timeout = Duration::MAX;
+        config.post_timeout = Duration::MAX;
+        config.read_timeout = Some(Duration::MAX);
+        let t = SseTransport::connect(config).await.unwrap();
+        t.send(initialize(1)).await.unwrap();
+        assert_eq!(response_id(&next_message(&t).await), RequestId::Number(1));
+        t.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_refused_stream_is_an_error_with_status() {
     bounded(async {
         let server = Server::start(|_| text_response(401, "text/plain", &[], "unauthorized")).await;

@@ -128,7 +128,11 @@ impl SseTransport {
         let credentials = has_credentials(&headers);
         let plain_http = PlainHttpWarning::new();
         plain_http.check(name, &url, credentials);
-        let deadline = tokio::time::Instant::now() + config.endpoint_timeout;
+        // A huge timeout from code means "no limit", not a panic in `Instant + Duration`.
+        let now = tokio::time::Instant::now();
+        let deadline = now
+            .checked_add(config.endpoint_timeout)
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
         let timed_out = || TransportError::Other(format!("no endpoint event within {:?}", config.endpoint_timeout));
 
         let request = client.get(url.clone()).headers(headers.clone()).header(ACCEPT, "text/event-stream");
