@@ -142,6 +142,17 @@ fn unreachable_and_failing_servers_exit_with_4() {
 }
 
 #[test]
+fn a_refused_url_is_shown_without_its_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = run(dir.path(), &["--url", "ftp://alice:hunter2@example.invalid/mcp?token=s3cr3t-value", "tools"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    let text = stderr(&refused);
+    assert!(text.contains("must be http or https"), "{text}");
+    assert!(text.contains("example.invalid"), "names the URL: {text}");
+    assert!(!text.contains("hunter2") && !text.contains("s3cr3t-value"), "leaks a credential: {text}");
+}
+
+#[test]
 fn a_config_file_in_the_working_directory_is_used() {
     let dir = tempfile::tempdir().unwrap();
     let config = json!({"mcpServers": {

@@ -102,9 +102,12 @@ fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
         return Ok(McpConfig { servers: vec![server], client: Default::default() });
     }
     if let Some(url) = &global.url {
-        let parsed = url::Url::parse(url).map_err(|e| CliError::usage(format!("--url {url:?} is not a URL: {e}")))?;
+        // The URL may carry credentials (userinfo, a token in the query): errors show it redacted.
+        let shown = || mcp_transport::redact::redact_url_str(url);
+        let parsed =
+            url::Url::parse(url).map_err(|e| CliError::usage(format!("--url {:?} is not a URL: {e}", shown())))?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(CliError::usage(format!("--url {url:?} must be http or https")));
+            return Err(CliError::usage(format!("--url {:?} must be http or https", shown())));
         }
         let mut server = ServerConfig::new(parsed.host_str().unwrap_or("remote"));
         server.transport = TransportChoice::Remote;
