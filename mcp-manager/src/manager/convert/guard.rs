@@ -57,7 +57,10 @@ const REFERENCES: &[&str] = &["$ref", "$dynamicRef", "$recursiveRef"];
 
 /// Whether `schema` is safe to compile and use: `Ok(())`, or why it is refused (a sentence that
 /// names the limit or the reference cycle, with JSON pointers into the schema, `#` being the
-/// root). See the [module docs](self) for what is refused.
+/// root). It refuses a schema nested deeper than [`MAX_SCHEMA_DEPTH`] levels, holding more than
+/// [`MAX_SCHEMA_VALUES`] values or [`MAX_SCHEMA_TEXT`] bytes of text, with a `$ref` cycle that
+/// consumes no part of the instance, unfolding to more than [`MAX_SCHEMA_EXPANSION`] subschemas
+/// for one value, or with recursion that multiplies per level of the instance. It never recurses.
 pub fn screen_schema(schema: &JsonObject) -> Result<(), String> {
     let index = Index::build(schema)?;
     let edges = index.in_place_edges();
