@@ -145,6 +145,55 @@ async fn a_silent_probe_times_out_into_the_legacy_era() {
     assert_eq!(info.protocol_version, ProtocolVersion::V2025_11_25);
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_modern_server_too_slow_for_the_probe_is_probed_again_when_it_refuses_initialize() {
+    // A modern stdio server that starts slowly (seen: a Python server on a busy machine) answers
+    // the first probe after the client gave up on it, then refuses the legacy handshake: the
+    // client must settle on the modern era, not fail.
+    let (client, server) = MemoryTransport::pair();
+    let mut discovers = 0;
+    let seen = serve(
+        server,
+        Box::new(move |req, _| match req.method.as_str() {
+            "server/discover" => {
+                discovers += 1;
+                (discovers > 1).then(|| Ok(discover_result(&["2026-07-28"])))
+            }
+            "initialize" => Some(Err(ErrorObject::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "connection is serving the 2026-07-28 protocol; the initialize handshake is not accepted",
+            ))),
+            _ => None,
+        }),
+    );
+    let info = connection(client, ConnectionOptions::new("slow-modern")).connect().await.unwrap();
+    assert_eq!(info.protocol_version.era(), Some(Era::Modern));
+    let methods: Vec<String> = seen.lock().unwrap().iter().map(|(r, _)| r.method.clone()).collect();
+    assert_eq!(methods[..3], ["server/discover", "initialize", "server/discover"], "{methods:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_probe_and_a_refused_handshake_fail_when_the_second_probe_fails() {
+    let (client, server) = MemoryTransport::pair();
+    let mut discovers = 0;
+    let seen = serve(
+        server,
+        Box::new(move |req, _| match req.method.as_str() {
+            "server/discover" => {
+                discovers += 1;
+                (discovers > 1).then(|| Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "broken discovery")))
+            }
+            "initialize" => Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "modern only"))),
+            _ => None,
+        }),
+    );
+    // One more probe, no loop: its failure is the connection's error.
+    let e = connection(client, ConnectionOptions::new("broken")).connect().await.unwrap_err();
+    assert!(e.to_string().contains("broken discovery"), "{e}");
+    let methods: Vec<String> = seen.lock().unwrap().iter().map(|(r, _)| r.method.clone()).collect();
+    assert_eq!(methods, ["server/discover", "initialize", "server/discover"]);
+}
+
 #[tokio::test]
 async fn unsupported_version_with_only_legacy_versions_falls_back_and_unknown_ones_fail() {
     within(async {

@@ -43,6 +43,10 @@ impl std::str::FromStr for EraPreference {
 enum Verdict {
     Modern(Box<ServerInfo>),
     Legacy,
+    /// The probe got no answer in time: most likely a legacy server that ignores requests before
+    /// initialize, but possibly a modern one that is slow to start (a stdio server on a busy
+    /// machine), which answers the probe late and then refuses the handshake.
+    Unanswered,
 }
 
 impl McpConnection {
@@ -75,9 +79,32 @@ impl McpConnection {
                     return Ok(*info);
                 }
                 Verdict::Legacy => session.set_request_meta(None),
+                Verdict::Unanswered => {
+                    session.set_request_meta(None);
+                    match self.handshake(session, kind).await {
+                        Err(refused) if refused_as_modern(&refused) => {
+                            // The server refuses the legacy handshake: it is modern and was only
+                            // slow. Ask again, this time waiting as long as any request.
+                            tracing::debug!(server = %self.name(), "the legacy handshake was refused after an unanswered probe; probing again");
+                            return match self.probe(session, kind, EraPreference::Modern).await? {
+                                Verdict::Modern(info) => {
+                                    self.remember_era(Era::Modern);
+                                    Ok(*info)
+                                }
+                                Verdict::Legacy | Verdict::Unanswered => Err(refused),
+                            };
+                        }
+                        other => return self.after_handshake(session, other?).await,
+                    }
+                }
             }
         }
         let info = self.handshake(session, kind).await?;
+        self.after_handshake(session, info).await
+    }
+
+    /// What follows a successful legacy handshake.
+    async fn after_handshake(&self, session: &Session, info: ServerInfo) -> Result<ServerInfo, ConnectionError> {
         self.remember_era(Era::Legacy);
         // The legacy era sets the log level once per session (the modern era sends it with
         // every request); a server that refuses keeps its own level.
@@ -170,6 +197,10 @@ impl McpConnection {
                 }
                 SessionError::Closed { .. } | SessionError::Encode { .. } => return Err(error.into()),
                 _ if strict => return Err(error.into()),
+                _ if error.is_timeout() => {
+                    tracing::debug!(server = %self.name(), "server/discover probe got no answer in time; trying the legacy handshake");
+                    return Ok(Verdict::Unanswered);
+                }
                 _ => {
                     tracing::debug!(server = %self.name(), error = %error, "server/discover probe failed; using the legacy handshake");
                     return Ok(Verdict::Legacy);
@@ -186,6 +217,12 @@ impl McpConnection {
             theirs: theirs.join(", "),
         }
     }
+}
+
+/// Whether the legacy handshake was refused because the server speaks only the modern era.
+fn refused_as_modern(error: &ConnectionError) -> bool {
+    matches!(error, ConnectionError::Session(SessionError::Rpc { error, .. })
+        if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION)
 }
 
 fn is_legacy(v: &str) -> bool {
