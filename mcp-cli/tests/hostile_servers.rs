@@ -6,32 +6,16 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod support;
+
 /// Run `mcp` with `args` in `dir`, killed if it is still running after `limit` (a hang is a
-/// failure, reported as such, not a test that never ends).
+/// failure, reported as such, not a test that never ends); also how long it ran.
 fn run_bounded(dir: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp"));
+    command.current_dir(dir).args(args).env_remove("OPENAI_API_KEY").stdin(Stdio::null());
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp"))
-        .current_dir(dir)
-        .args(args)
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("mcp runs");
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let output = child.wait_with_output().expect("output");
-            panic!("mcp {args:?} still ran after {limit:?}: {}", String::from_utf8_lossy(&output.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let elapsed = started.elapsed();
-    (child.wait_with_output().expect("output"), elapsed)
+    let output = support::run_bounded(command, None, limit);
+    (output, started.elapsed())
 }
 
 fn alive(pid: i32) -> bool {

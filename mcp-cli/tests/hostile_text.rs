@@ -7,13 +7,14 @@
 //! every command shows none of them raw, and `--json` shows the exact strings. The terminal-only
 //! paths (progress, elicitation forms, the spinner) run under a pseudo-terminal.
 
-use std::io::{Read, Write as _};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tests::fake_llm::{FakeLlm, Reply};
+
+mod support;
 
 /// What the hostile server appends to every string it sends.
 const EVIL: &str = "\x1b[2J\x1b]52;c;ZXZpbA==\x07\u{9b}31m\rX\u{202e}evil\u{2066}\u{2069}\x08\x7f";
@@ -171,39 +172,8 @@ fn run(command: Command) -> Output {
 }
 
 /// [`run`], with `input` on its stdin (then closed).
-fn run_with_input(mut command: Command, input: Option<&[u8]>) -> Output {
-    if input.is_some() {
-        command.stdin(Stdio::piped());
-    }
-    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("it runs");
-    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-        stdin.write_all(input).expect("write the input");
-    }
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stdout.read_to_end(&mut bytes);
-        bytes
-    });
-    let err = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stderr.read_to_end(&mut bytes);
-        bytes
-    });
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{command:?} did not end within {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
+fn run_with_input(command: Command, input: Option<&[u8]>) -> Output {
+    support::run_bounded(command, input, LIMIT)
 }
 
 fn mcp(dir: &Path, args: &[&str]) -> Output {
