@@ -7,37 +7,28 @@ use std::time::Duration;
 use mcp_manager::connection::{
     ConnectionError, ConnectionOptions, EraPreference, McpConnection, PaginationError, single_use_factory,
 };
-use mcp_protocol::{Message, Request, Response};
-use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use mcp_transport::MemoryTransport;
 use serde_json::{Value, json};
+
+mod support;
 
 type Page = Box<dyn FnMut(&str, Option<&str>) -> Value + Send>;
 
 /// A legacy-era server that answers `initialize` and every `*/list` with `page(method, cursor)`.
 fn serve(server: MemoryTransport, mut page: Page) {
-    tokio::spawn(async move {
-        loop {
-            let request: Request = match server.recv().await {
-                TransportEvent::Message(Message::Request(r)) => r,
-                TransportEvent::Message(_) => continue,
-                _ => return,
-            };
-            let params: Value =
-                request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
-            let result = match request.method.as_str() {
+    support::serve(
+        server,
+        Box::new(move |request, params| {
+            Some(Ok(match request.method.as_str() {
                 "initialize" => json!({
                     "protocolVersion": "2025-11-25",
                     "capabilities": {"tools": {}, "prompts": {}},
                     "serverInfo": {"name": "endless", "version": "1"}
                 }),
                 method => page(method, params["cursor"].as_str()),
-            };
-            let raw = serde_json::value::to_raw_value(&result).unwrap();
-            if server.send(Message::Response(Response::result(request.id, raw))).await.is_err() {
-                return;
-            }
-        }
-    });
+            }))
+        }),
+    );
 }
 
 /// Page `n` of an endless list: 100 items and the cursor of page `n + 1`.

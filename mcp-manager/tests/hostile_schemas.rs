@@ -6,7 +6,7 @@
 //! The checks also run on a thread with a 256 KiB stack, to show that screening, compiling and
 //! checking do not recurse with the schema's shape.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_manager::config::{McpConfig, ServerConfig};
@@ -15,9 +15,10 @@ use mcp_manager::manager::convert::{MAX_SCHEMA_DEPTH, SchemaCheck, check_argumen
 use mcp_manager::manager::{ManagerError, ManagerOptions, McpManager};
 use mcp_manager::{RequestOptions, TransportPlan};
 use mcp_protocol::types::meta::JsonObject;
-use mcp_protocol::{Message, Response};
-use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use mcp_transport::{MemoryTransport, Transport};
 use serde_json::{Value, json};
+
+mod support;
 
 const SMALL_STACK: usize = 256 * 1024;
 
@@ -43,20 +44,12 @@ fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     std::thread::Builder::new().stack_size(SMALL_STACK).spawn(f).unwrap().join().expect("the check panicked")
 }
 
-/// Serves the other end: a legacy server with three tools; records the tools it is called with.
-fn serve(server: MemoryTransport) -> Arc<Mutex<Vec<String>>> {
-    let called = Arc::new(Mutex::new(Vec::new()));
-    let log = called.clone();
-    tokio::spawn(async move {
-        loop {
-            let request = match server.recv().await {
-                TransportEvent::Message(Message::Request(r)) => r,
-                TransportEvent::Message(_) => continue,
-                _ => return,
-            };
-            let params: Value =
-                request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
-            let result = match request.method.as_str() {
+/// Serves the other end: a legacy server with three tools; records every request.
+fn serve(server: MemoryTransport) -> support::Seen {
+    support::serve(
+        server,
+        Box::new(|request, _| {
+            Some(Ok(match request.method.as_str() {
                 "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                     "serverInfo": {"name": "evil", "version": "1"}}),
                 "tools/list" => json!({"tools": [
@@ -64,29 +57,27 @@ fn serve(server: MemoryTransport) -> Arc<Mutex<Vec<String>>> {
                     {"name": "cycle_out", "inputSchema": {"type": "object"}, "outputSchema": cycle()},
                     {"name": "fine", "inputSchema": {"type": "object", "properties": {"x": {"type": "number"}}}},
                 ]}),
-                "tools/call" => {
-                    log.lock().unwrap().push(params["name"].as_str().unwrap_or_default().to_owned());
-                    json!({"content": [{"type": "text", "text": "done"}], "structuredContent": {"v": 1}})
-                }
+                "tools/call" => json!({"content": [{"type": "text", "text": "done"}], "structuredContent": {"v": 1}}),
                 _ => json!({}),
-            };
-            let message = Message::Response(Response::result(
-                request.id.clone(),
-                serde_json::value::to_raw_value(&result).unwrap(),
-            ));
-            if server.send(message).await.is_err() {
-                return;
-            }
-        }
-    });
-    called
+            }))
+        }),
+    )
+}
+
+/// The tools the server was called with, in order.
+fn called(seen: &support::Seen) -> Vec<String> {
+    let seen = seen.lock().unwrap();
+    seen.iter()
+        .filter(|(r, _)| r.method == "tools/call")
+        .map(|(_, params)| params["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_schemas_with_a_ref_cycle_fail_the_call_with_a_clear_message() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let called = serve(server);
+        let seen = serve(server);
         let transport: Arc<dyn Transport> = Arc::new(client);
         let factory = single_use_factory(transport);
         let options = ManagerOptions {
@@ -116,11 +107,7 @@ async fn tool_schemas_with_a_ref_cycle_fail_the_call_with_a_clear_message() {
 
         let (_, fine) = manager.call_tool("fine", Some(arguments), RequestOptions::default()).await.unwrap();
         assert_eq!(fine.structured_content, Some(json!({"v": 1})), "the server's other tools still work");
-        assert_eq!(
-            *called.lock().unwrap(),
-            ["cycle_out", "fine"],
-            "the refused input schema kept its call from being sent"
-        );
+        assert_eq!(called(&seen), ["cycle_out", "fine"], "the refused input schema kept its call from being sent");
         manager.close().await;
     })
     .await

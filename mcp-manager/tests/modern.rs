@@ -10,42 +10,13 @@ use mcp_manager::connection::{ConnectionError, ConnectionOptions, EraPreference,
 use mcp_protocol::types::elicitation::{ElicitAction, ElicitParams, ElicitResult};
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::roots::Root;
-use mcp_protocol::{Era, ErrorCode, ErrorObject, Message, ProtocolVersion, Request, Response};
-use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use mcp_protocol::{Era, ErrorCode, ErrorObject, ProtocolVersion, Request};
+use mcp_transport::{MemoryTransport, Transport};
 use serde_json::{Value, json};
 
-type Reply = Result<Value, ErrorObject>;
-type Script = Box<dyn FnMut(&Request, &Value) -> Option<Reply> + Send>;
+mod support;
 
-/// Serve the other end of the pair with `script`; every request is recorded with its params.
-fn serve(server: MemoryTransport, mut script: Script) -> Arc<Mutex<Vec<(Request, Value)>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let request = match server.recv().await {
-                TransportEvent::Message(Message::Request(r)) => r,
-                TransportEvent::Message(_) => continue,
-                _ => return,
-            };
-            let params: Value =
-                request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
-            log.lock().unwrap().push((request.clone(), params.clone()));
-            let Some(reply) = script(&request, &params) else { continue };
-            let message = match reply {
-                Ok(v) => Message::Response(Response::result(
-                    request.id.clone(),
-                    serde_json::value::to_raw_value(&v).unwrap(),
-                )),
-                Err(e) => Message::Response(Response::error(Some(request.id.clone()), e)),
-            };
-            if server.send(message).await.is_err() {
-                return;
-            }
-        }
-    });
-    seen
-}
+use support::serve;
 
 fn discover_result(versions: &[&str]) -> Value {
     json!({
@@ -600,7 +571,7 @@ impl RootsProvider for CountingRoots {
 
 /// An `input_required` result with `n` roots/list input requests, then a result that echoes
 /// how many answers came back.
-fn wide_server(server: MemoryTransport, n: usize) -> Arc<Mutex<Vec<(Request, Value)>>> {
+fn wide_server(server: MemoryTransport, n: usize) -> support::Seen {
     let mut calls = 0;
     serve(
         server,
