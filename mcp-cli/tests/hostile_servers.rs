@@ -152,17 +152,7 @@ for line in sys.stdin:
     assert!(all.contains("cycle"), "the message says what was wrong: {all}");
 }
 
-/// A TOML basic string holding `s`.
+/// `s` as a TOML string.
 fn toml_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    toml::Value::String(s.to_owned()).to_string()
 }

@@ -157,6 +157,26 @@ fn escape(s: &str) -> String {
     s.replace('$', "$$")
 }
 
+/// The members of one server's TOML table; the two TOML formats differ only in the name of the
+/// headers member.
+fn toml_server_body(out: &mut String, kind: &Kind, headers_key: &str) {
+    match kind {
+        Kind::Stdio { command, args, env } => {
+            out.push_str(&format!("command = {}\n", toml_string(command)));
+            let args: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
+            out.push_str(&format!("args = [{}]\n", args.join(", ")));
+            let env: Vec<String> = env.iter().map(|(k, v)| format!("{} = {}", toml_key(k), toml_string(v))).collect();
+            out.push_str(&format!("env = {{ {} }}\n", env.join(", ")));
+        }
+        Kind::Remote { url, headers } => {
+            out.push_str(&format!("url = {}\n", toml_string(url)));
+            let headers: Vec<String> =
+                headers.iter().map(|(k, v)| format!("{} = {}", toml_key(k), toml_string(v))).collect();
+            out.push_str(&format!("{headers_key} = {{ {} }}\n", headers.join(", ")));
+        }
+    }
+}
+
 fn json_string(s: &str) -> String {
     Value::String(escape(s)).to_string()
 }
@@ -224,22 +244,7 @@ fn write(format: ConfigFormat, servers: &[Server]) -> String {
             let mut out = String::from("# written by a property test\nmodel = \"some-model\"\n");
             for server in servers {
                 out.push_str(&format!("\n[mcp_servers.{}]\n", toml_key(&server.name)));
-                match &server.kind {
-                    Kind::Stdio { command, args, env } => {
-                        out.push_str(&format!("command = {}\n", toml_string(command)));
-                        let args: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
-                        out.push_str(&format!("args = [{}]\n", args.join(", ")));
-                        let env: Vec<String> =
-                            env.iter().map(|(k, v)| format!("{} = {}", toml_key(k), toml_string(v))).collect();
-                        out.push_str(&format!("env = {{ {} }}\n", env.join(", ")));
-                    }
-                    Kind::Remote { url, headers } => {
-                        out.push_str(&format!("url = {}\n", toml_string(url)));
-                        let headers: Vec<String> =
-                            headers.iter().map(|(k, v)| format!("{} = {}", toml_key(k), toml_string(v))).collect();
-                        out.push_str(&format!("http_headers = {{ {} }}\n", headers.join(", ")));
-                    }
-                }
+                toml_server_body(&mut out, &server.kind, "http_headers");
             }
             out
         }
@@ -247,22 +252,7 @@ fn write(format: ConfigFormat, servers: &[Server]) -> String {
             let mut out = String::from("# written by a property test\n[mcp]\n");
             for server in servers {
                 out.push_str(&format!("\n[[mcp.servers]]\nname = {}\n", toml_key(&server.name)));
-                match &server.kind {
-                    Kind::Stdio { command, args, env } => {
-                        out.push_str(&format!("command = {}\n", toml_string(command)));
-                        let args: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
-                        out.push_str(&format!("args = [{}]\n", args.join(", ")));
-                        let env: Vec<String> =
-                            env.iter().map(|(k, v)| format!("{} = {}", toml_key(k), toml_string(v))).collect();
-                        out.push_str(&format!("env = {{ {} }}\n", env.join(", ")));
-                    }
-                    Kind::Remote { url, headers } => {
-                        out.push_str(&format!("url = {}\n", toml_string(url)));
-                        let headers: Vec<String> =
-                            headers.iter().map(|(k, v)| format!("{} = {}", toml_key(k), toml_string(v))).collect();
-                        out.push_str(&format!("headers = {{ {} }}\n", headers.join(", ")));
-                    }
-                }
+                toml_server_body(&mut out, &server.kind, "headers");
             }
             out
         }
