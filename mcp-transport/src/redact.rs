@@ -24,7 +24,8 @@ const URL_REDACTED: &str = "redacted";
 /// Most remembered secrets; older ones are forgotten first.
 const MAX_SECRETS: usize = 1024;
 
-/// Longest remembered secret, in bytes (longer values are remembered by this prefix).
+/// Longest part of a secret that is remembered, in bytes: a longer value is remembered by this
+/// prefix and its length, and masked whole wherever the prefix appears.
 const MAX_SECRET_BYTES: usize = 4096;
 
 /// Shortest remembered value: masking one- to three-character values (`1`, `yes`) everywhere
@@ -151,8 +152,14 @@ fn redact_arg(arg: &str, hide_next: &mut bool) -> String {
     mask_secrets(&arg).into_owned()
 }
 
-fn secrets() -> &'static Mutex<Vec<String>> {
-    static SECRETS: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+/// A remembered secret: its first [`MAX_SECRET_BYTES`] at most, and its whole length.
+struct Remembered {
+    prefix: String,
+    len: usize,
+}
+
+fn secrets() -> &'static Mutex<Vec<Remembered>> {
+    static SECRETS: OnceLock<Mutex<Vec<Remembered>>> = OnceLock::new();
     SECRETS.get_or_init(Mutex::default)
 }
 
@@ -168,29 +175,47 @@ pub fn remember_secret(value: &str) {
     while !value.is_char_boundary(cut) {
         cut -= 1;
     }
-    let value = &value[..cut];
+    let (prefix, len) = (&value[..cut], value.len());
     let mut set = secrets().lock().unwrap_or_else(|p| p.into_inner());
-    if set.iter().any(|s| s == value) {
+    if set.iter().any(|s| s.prefix == prefix && s.len == len) {
         return;
     }
     if set.len() == MAX_SECRETS {
         set.remove(0);
     }
-    set.push(value.to_owned());
+    set.push(Remembered { prefix: prefix.to_owned(), len });
 }
 
 /// `text` with every remembered secret ([`remember_secret`]) replaced by `<redacted>`.
 pub fn mask_secrets(text: &str) -> Cow<'_, str> {
     let set = secrets().lock().unwrap_or_else(|p| p.into_inner());
-    let mut found: Vec<&String> = set.iter().filter(|s| text.contains(s.as_str())).collect();
+    let mut found: Vec<&Remembered> = set.iter().filter(|s| text.contains(s.prefix.as_str())).collect();
     // Longest first, so that a secret containing another is masked whole.
-    found.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    found.sort_by_key(|s| std::cmp::Reverse(s.len));
     let mut out = Cow::Borrowed(text);
     for secret in found {
-        if out.contains(secret.as_str()) {
-            out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
+        if out.contains(secret.prefix.as_str()) {
+            out = Cow::Owned(mask_one(&out, secret));
         }
     }
+    out
+}
+
+/// `text` with each occurrence of `secret` masked: the remembered prefix and, for a secret longer
+/// than it, as many bytes after it as the secret has (to the end of the text at most).
+fn mask_one(text: &str, secret: &Remembered) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(secret.prefix.as_str()) {
+        out.push_str(&rest[..at]);
+        out.push_str(REDACTED);
+        let mut end = (at + secret.len).min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -255,6 +280,10 @@ mod tests {
     fn short_values_are_not_remembered() {
         remember_secret("ab");
         assert_eq!(mask_secrets("a tab b"), "a tab b");
+        // Longer than what is remembered of it: still masked whole, and nothing after it.
+        let long = format!("long-{}-end", "s".repeat(2 * MAX_SECRET_BYTES));
+        remember_secret(&long);
+        assert_eq!(mask_secrets(&format!("key={long} next")), format!("key={REDACTED} next"));
         remember_secret("longer-secret-xyz");
         assert_eq!(mask_secrets("a longer-secret-xyz b"), "a <redacted> b");
     }
