@@ -79,6 +79,10 @@ pub enum TransportError {
         /// What was being done: the method and request id, or the step (`opening the SSE stream`).
         context: String,
     },
+    /// Authorizing the request failed (discovery, registration, the login, the token
+    /// endpoint), or the server refused the credentials.
+    #[error("{0}")]
+    Auth(crate::auth::AuthError),
     /// Any other failure, described.
     #[error("{0}")]
     Other(String),

@@ -33,6 +33,7 @@
 //! # }
 //! ```
 
+pub mod auth;
 mod error;
 pub mod http;
 pub mod http_policy;

@@ -1,0 +1,175 @@
+//! Authorization of the HTTP transports: the one seam both HTTP transports ask for credentials
+//! and tell about refusals.
+//!
+//! - [`Authorization`]: what a transport asks before each request ([`Authorization::credentials`])
+//!   and tells when the server answered 401 or 403 ([`Authorization::rejected`]). The transport
+//!   retries a refused request once when the provider says the credentials changed.
+//! - [`StaticBearer`]: a fixed bearer token (what `bearer_token` configures).
+//! - [`oauth::OAuthClient`]: the MCP authorization flow (OAuth 2.1 authorization code with PKCE,
+//!   protected resource metadata, authorization server discovery, client registration, refresh
+//!   and scope step-up).
+//! - [`store`]: where registrations and tokens are kept ([`store::TokenStore`], in memory or in a
+//!   0600 file); [`browser`]: the pluggable browser step ([`browser::BrowserStep`]) and the
+//!   loopback redirect listener.
+//! - [`AuthError`]: a failed authorization, naming its [`AuthStep`]. Secrets never appear in it.
+
+pub mod browser;
+mod challenge;
+pub mod oauth;
+pub mod store;
+
+use std::fmt;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use reqwest::header::{HeaderName, HeaderValue};
+
+pub use challenge::Challenge;
+
+use crate::Secret;
+
+/// The request a transport is about to send, for providers whose credentials depend on it
+/// (DPoP proofs name the method and URL).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestInfo<'a> {
+    /// The HTTP method.
+    pub method: &'a reqwest::Method,
+    /// The URL.
+    pub url: &'a url::Url,
+}
+
+/// Headers to add to one request, and the generation of the credentials they carry.
+#[derive(Clone, Default)]
+pub struct Credentials {
+    /// The headers (usually `Authorization`). Values are marked sensitive.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// Which credentials these are: a provider bumps it whenever its token changes, so that a
+    /// refusal of old credentials is answered by a retry with the new ones, not a new flow.
+    pub generation: u64,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("header_names", &self.headers.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>())
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
+impl Credentials {
+    /// `Authorization: Bearer <token>`, marked sensitive.
+    pub fn bearer(token: &Secret, generation: u64) -> Result<Self, AuthError> {
+        let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose().trim()))
+            .map_err(|_| AuthError::new(AuthStep::Token, "the access token is not a valid header value"))?;
+        value.set_sensitive(true);
+        Ok(Credentials { headers: vec![(reqwest::header::AUTHORIZATION, value)], generation })
+    }
+}
+
+/// A refusal by the server: HTTP 401 or 403, with its `WWW-Authenticate` challenges.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    /// 401 or 403.
+    pub status: u16,
+    /// The `Bearer` (or `DPoP`) challenge of the `WWW-Authenticate` headers, if any.
+    pub challenge: Option<Challenge>,
+    /// The generation of the credentials the refused request carried.
+    pub generation: u64,
+    /// How many times this request was already retried after a refusal.
+    pub attempt: u32,
+}
+
+/// What the transport does after a refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// New credentials are available: send the request again (once).
+    Retry,
+    /// Nothing changed: report the refusal as it is.
+    GiveUp,
+}
+
+/// The seam between the HTTP transports and whatever authorizes their requests.
+///
+/// The transport calls [`credentials`](Authorization::credentials) before every request and
+/// [`rejected`](Authorization::rejected) when the server answers 401, or 403 with a
+/// `WWW-Authenticate` challenge. Both may take as long as the provider needs (a refresh, a
+/// login); the provider bounds its own steps.
+pub trait Authorization: Send + Sync + fmt::Debug {
+    /// The headers for `request`. `Ok(None)`: send it without credentials.
+    fn credentials<'a>(&'a self, request: RequestInfo<'a>) -> BoxFuture<'a, Result<Option<Credentials>, AuthError>>;
+
+    /// The server refused a request. [`Verdict::Retry`] when new credentials are available;
+    /// an error when obtaining them failed (it fails the request).
+    fn rejected<'a>(&'a self, rejection: &'a Rejection) -> BoxFuture<'a, Result<Verdict, AuthError>>;
+}
+
+/// A fixed bearer token.
+#[derive(Debug, Clone)]
+pub struct StaticBearer(pub Secret);
+
+impl Authorization for StaticBearer {
+    fn credentials<'a>(&'a self, _: RequestInfo<'a>) -> BoxFuture<'a, Result<Option<Credentials>, AuthError>> {
+        futures::future::ready(Credentials::bearer(&self.0, 0).map(Some)).boxed()
+    }
+
+    fn rejected<'a>(&'a self, _: &'a Rejection) -> BoxFuture<'a, Result<Verdict, AuthError>> {
+        futures::future::ready(Ok(Verdict::GiveUp)).boxed()
+    }
+}
+
+/// The step of the authorization flow that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AuthStep {
+    /// Finding the protected resource metadata or the authorization server's metadata.
+    Discovery,
+    /// Registering the client (or finding a registration to use).
+    Registration,
+    /// The user's authorization in the browser and the redirect back.
+    Authorization,
+    /// Exchanging the code, or refreshing, at the token endpoint.
+    Token,
+    /// Reading or writing the token store.
+    Store,
+    /// Authorization is needed and this run cannot ask the user (no browser step).
+    LoginRequired,
+    /// The server still refuses the new credentials.
+    Refused,
+}
+
+impl fmt::Display for AuthStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AuthStep::Discovery => "discovery",
+            AuthStep::Registration => "client registration",
+            AuthStep::Authorization => "authorization",
+            AuthStep::Token => "token request",
+            AuthStep::Store => "token store",
+            AuthStep::LoginRequired => "login required",
+            AuthStep::Refused => "access refused",
+        })
+    }
+}
+
+/// A failed authorization. Its text names the step and never holds a secret.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("authorization failed ({step}): {message}")]
+pub struct AuthError {
+    /// The step that failed.
+    pub step: AuthStep,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl AuthError {
+    /// An error of `step`.
+    pub fn new(step: AuthStep, message: impl Into<String>) -> Self {
+        AuthError { step, message: crate::redact::mask_secrets(&message.into()).into_owned() }
+    }
+
+    /// Whether a person must log in (`mcp login`) before the server can be used.
+    pub fn needs_login(&self) -> bool {
+        self.step == AuthStep::LoginRequired
+    }
+}

@@ -1,0 +1,96 @@
+//! HTTP for the authorization flow: bounded JSON GETs and POSTs, and the adapter that lets the
+//! `oauth2` crate send its token requests through our reqwest client (same-origin redirects
+//! only, every step under a timeout, every body bounded).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use serde_json::Value;
+
+use crate::http::body;
+
+/// Largest metadata, registration or token answer read.
+pub(crate) const MAX_AUTH_BODY: usize = 256 * 1024;
+
+/// The reqwest client and the time one authorization HTTP exchange may take.
+#[derive(Debug, Clone)]
+pub(crate) struct AuthHttp {
+    pub(crate) client: reqwest::Client,
+    pub(crate) timeout: Duration,
+}
+
+/// An answer: its status and body (bounded).
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Answer {
+    pub(crate) fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+}
+
+/// Why an exchange got no answer.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct HttpFailure(pub(crate) String);
+
+impl AuthHttp {
+    /// Send `request` and read its answer, all within the timeout.
+    pub(crate) async fn send(&self, request: reqwest::RequestBuilder) -> Result<Answer, HttpFailure> {
+        let work = async {
+            let mut response =
+                request.send().await.map_err(|e| HttpFailure(format!("request failed: {}", body::describe(&e))))?;
+            let status = response.status().as_u16();
+            let body = body::read_limited(&mut response, MAX_AUTH_BODY, Some(self.timeout))
+                .await
+                .map_err(|e| HttpFailure(format!("reading the answer: {e}")))?;
+            Ok(Answer { status, body })
+        };
+        match tokio::time::timeout(self.timeout, work).await {
+            Ok(result) => result,
+            Err(_) => Err(HttpFailure(format!("no answer within {:?}", self.timeout))),
+        }
+    }
+
+    /// GET `url`, asking for JSON.
+    pub(crate) async fn get_json(&self, url: &url::Url) -> Result<Answer, HttpFailure> {
+        self.send(self.client.get(url.clone()).header(ACCEPT, "application/json")).await
+    }
+
+    /// POST `value` as JSON to `url`.
+    pub(crate) async fn post_json(&self, url: &url::Url, value: &Value) -> Result<Answer, HttpFailure> {
+        let body = serde_json::to_vec(value).map_err(|e| HttpFailure(e.to_string()))?;
+        let request = self
+            .client
+            .post(url.clone())
+            .header(ACCEPT, "application/json")
+            .header(CONTENT_TYPE, "application/json")
+            .body(body);
+        self.send(request).await
+    }
+}
+
+impl<'c> oauth2::AsyncHttpClient<'c> for AuthHttp {
+    type Error = HttpFailure;
+    type Future = Pin<Box<dyn Future<Output = Result<oauth2::HttpResponse, HttpFailure>> + Send + 'c>>;
+
+    fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
+        Box::pin(async move {
+            let request = reqwest::Request::try_from(request)
+                .map_err(|e| HttpFailure(format!("invalid token request: {}", body::describe(&e))))?;
+            let answer = self.send(reqwest::RequestBuilder::from_parts(self.client.clone(), request)).await?;
+            let mut response = oauth2::HttpResponse::new(answer.body);
+            *response.status_mut() =
+                oauth2::http::StatusCode::from_u16(answer.status).map_err(|e| HttpFailure(e.to_string()))?;
+            // The token response is JSON whatever the server labels it; oauth2 checks the type.
+            response
+                .headers_mut()
+                .insert(oauth2::http::header::CONTENT_TYPE, oauth2::http::HeaderValue::from_static("application/json"));
+            Ok(response)
+        })
+    }
+}

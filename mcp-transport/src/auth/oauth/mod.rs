@@ -1,0 +1,469 @@
+//! The MCP authorization flow (OAuth 2.1), as an [`Authorization`] provider: [`OAuthClient`].
+//!
+//! - Before a request: the stored access token, refreshed first when it expires within a
+//!   minute (single-flight: concurrent requests wait for one refresh).
+//! - On 401: discovery ([`discovery`]: protected resource metadata, then the authorization
+//!   server's metadata, with the 2025-03-26 fallback), then a refresh when the issuer is the same
+//!   and a refresh token is kept, else the authorization code flow: registration
+//!   ([`registration`]), the browser step, the code exchange ([`token`]). A rejected refresh
+//!   token leads back to the code flow; a changed issuer to a new registration.
+//! - On 403 `insufficient_scope`: the code flow again with the union of the token's scopes and
+//!   the challenged ones, unless the token already had them (no loop).
+//! - Credentials are kept per (resource, issuer) in the [`TokenStore`]. Without a
+//!   [`BrowserStep`] (an unattended run) a needed login is an [`AuthStep::LoginRequired`] error.
+
+pub mod discovery;
+mod http;
+mod registration;
+mod token;
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use url::Url;
+
+use self::discovery::Discovered;
+use self::http::AuthHttp;
+use self::token::TokenClient;
+use super::browser::BrowserStep;
+use super::store::{CredentialKey, MemoryStore, StoredCredentials, TokenStore, Tokens, now_secs};
+use super::{AuthError, AuthStep, Authorization, Challenge, Credentials, Rejection, RequestInfo, Verdict};
+use crate::Secret;
+use crate::redact::redact_url;
+
+/// How the OAuth client registers, what it asks for, and where it keeps what it gets.
+#[derive(Clone)]
+pub struct OAuthSettings {
+    /// A client id registered beforehand.
+    pub client_id: Option<String>,
+    /// Its secret, for a confidential client.
+    pub client_secret: Option<Secret>,
+    /// The https URL of this client's metadata document, used as the client id where the
+    /// authorization server accepts one.
+    pub client_metadata_url: Option<String>,
+    /// The name given in a dynamic registration.
+    pub client_name: String,
+    /// The client's home page, given in a dynamic registration.
+    pub client_uri: Option<String>,
+    /// Scopes to ask for instead of the ones the server names.
+    pub scopes: Option<Vec<String>>,
+    /// The browser step; `None`: a login that is needed fails with [`AuthStep::LoginRequired`].
+    pub browser: Option<Arc<dyn BrowserStep>>,
+    /// Where registrations and tokens are kept.
+    pub store: Arc<dyn TokenStore>,
+    /// How long one HTTP exchange of the flow may take (default 30 s).
+    pub http_timeout: Duration,
+    /// How long before its expiry a token is refreshed (default 60 s).
+    pub refresh_margin: Duration,
+}
+
+impl Default for OAuthSettings {
+    fn default() -> Self {
+        OAuthSettings {
+            client_id: None,
+            client_secret: None,
+            client_metadata_url: None,
+            client_name: "mcp-client".into(),
+            client_uri: None,
+            scopes: None,
+            browser: None,
+            store: Arc::new(MemoryStore::new()),
+            http_timeout: Duration::from_secs(30),
+            refresh_margin: Duration::from_secs(60),
+        }
+    }
+}
+
+impl fmt::Debug for OAuthSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthSettings")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("client_name", &self.client_name)
+            .field("scopes", &self.scopes)
+            .field("browser", &self.browser)
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the store knows of a server's authorization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthState {
+    /// No tokens are kept.
+    None,
+    /// A token is kept; `expires_at` in seconds since the epoch, when known.
+    Authorized {
+        /// The issuer.
+        issuer: String,
+        /// When the access token expires.
+        expires_at: Option<u64>,
+        /// Whether it can be refreshed.
+        refreshable: bool,
+        /// The scopes granted.
+        scopes: Vec<String>,
+    },
+    /// The kept token has expired.
+    Expired {
+        /// The issuer.
+        issuer: String,
+        /// Whether a refresh token is kept.
+        refreshable: bool,
+    },
+}
+
+#[derive(Default)]
+struct State {
+    loaded: bool,
+    generation: u64,
+    current: Option<(CredentialKey, StoredCredentials)>,
+}
+
+/// The OAuth 2.1 client of one MCP server. See the module docs.
+pub struct OAuthClient {
+    name: String,
+    server: Url,
+    resource_key: String,
+    settings: OAuthSettings,
+    http: AuthHttp,
+    state: Mutex<State>,
+    flight: tokio::sync::Mutex<()>,
+}
+
+impl fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("name", &self.name)
+            .field("server", &redact_url(&self.server))
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn union(a: &[String], b: &[String]) -> Vec<String> {
+    let mut out = a.to_vec();
+    for s in b {
+        if !out.contains(s) {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
+impl OAuthClient {
+    /// The client of the MCP server `name` at `server_url`.
+    pub fn new(name: impl Into<String>, server_url: &str, settings: OAuthSettings) -> Result<Self, AuthError> {
+        let server =
+            crate::http::parse_url(server_url).map_err(|e| AuthError::new(AuthStep::Discovery, e.to_string()))?;
+        let client = crate::http_policy::client_builder(Duration::from_secs(10))
+            .build()
+            .map_err(|e| AuthError::new(AuthStep::Discovery, crate::redact::describe(&e)))?;
+        Ok(OAuthClient {
+            name: name.into(),
+            resource_key: discovery::canonical_resource(&server),
+            server,
+            http: AuthHttp { client, timeout: settings.http_timeout },
+            settings,
+            state: Mutex::new(State::default()),
+            flight: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The key of this server in the store: its canonical URL.
+    pub fn resource(&self) -> &str {
+        &self.resource_key
+    }
+
+    /// Load the newest stored entry of this resource, once.
+    fn ensure_loaded(&self) -> Result<(), AuthError> {
+        if lock(&self.state).loaded {
+            return Ok(());
+        }
+        let newest = self.settings.store.entries(&self.resource_key)?.into_iter().next();
+        let mut state = lock(&self.state);
+        if !state.loaded {
+            state.loaded = true;
+            state.current = newest;
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self) -> (u64, Option<(CredentialKey, StoredCredentials)>) {
+        let state = lock(&self.state);
+        (state.generation, state.current.clone())
+    }
+
+    /// Keep `creds` as the current credentials, in memory and in the store.
+    fn keep(&self, key: CredentialKey, mut creds: StoredCredentials) -> Result<u64, AuthError> {
+        creds.updated_at = now_secs();
+        self.settings.store.save(&key, &creds)?;
+        let mut state = lock(&self.state);
+        state.generation += 1;
+        state.current = Some((key, creds));
+        Ok(state.generation)
+    }
+
+    fn expiring(&self, tokens: &Tokens) -> bool {
+        tokens.expires_at.is_some_and(|t| t <= now_secs().saturating_add(self.settings.refresh_margin.as_secs()))
+    }
+
+    /// Refresh the current tokens. `Ok(false)`: the grant was refused and the tokens dropped.
+    async fn refresh(&self, key: &CredentialKey, mut creds: StoredCredentials) -> Result<bool, AuthError> {
+        let (Some(tokens), Some(client)) = (creds.tokens.clone(), creds.client.clone()) else { return Ok(false) };
+        let Some(refresh_token) = tokens.refresh_token.clone() else { return Ok(false) };
+        let Some(token_endpoint) = creds.endpoints.token_endpoint.clone() else { return Ok(false) };
+        let tc = TokenClient {
+            http: &self.http,
+            client: &client,
+            authorization_endpoint: None,
+            token_endpoint: &token_endpoint,
+            auth_methods: &creds.endpoints.token_endpoint_auth_methods_supported,
+            resource: &creds.resource_indicator(&self.resource_key),
+        };
+        match tc.refresh(&refresh_token, &tokens.scopes).await {
+            Ok(new) => {
+                tracing::debug!(server = %self.name, "refreshed the access token");
+                creds.tokens = Some(new);
+                self.keep(key.clone(), creds)?;
+                Ok(true)
+            }
+            Err(f) if f.grant_refused() => {
+                tracing::info!(server = %self.name, "the refresh token was refused; a new authorization is needed");
+                creds.tokens = None;
+                self.keep(key.clone(), creds)?;
+                Ok(false)
+            }
+            Err(f) => Err(f.into_error("refreshing the access token")),
+        }
+    }
+
+    fn scopes_for(&self, challenge: Option<&Challenge>, found: &Discovered) -> Vec<String> {
+        let base = self
+            .settings
+            .scopes
+            .clone()
+            .or_else(|| challenge.and_then(Challenge::scopes))
+            .or_else(|| found.resource.as_ref().and_then(|r| r.scopes_supported.clone()))
+            .unwrap_or_default();
+        with_offline_access(base, found)
+    }
+
+    /// The code flow with `scopes`, at the server `found` names. Returns the new generation.
+    async fn authorize(&self, found: &Discovered, scopes: Vec<String>) -> Result<u64, AuthError> {
+        let server = &found.server;
+        let issuer = server.issuer.clone();
+        let s256 = server.code_challenge_methods_supported.as_deref().is_some_and(|m| m.iter().any(|m| m == "S256"));
+        if !s256 && !found.defaulted {
+            return Err(AuthError::new(
+                AuthStep::Authorization,
+                format!("the authorization server {issuer} does not advertise PKCE with S256: refusing to authorize"),
+            ));
+        }
+        let Some(browser) = self.settings.browser.clone() else {
+            return Err(AuthError::new(
+                AuthStep::LoginRequired,
+                format!("{} requires a login at {issuer}, and this run cannot open a browser", self.name),
+            ));
+        };
+        let key = CredentialKey { resource: self.resource_key.clone(), issuer: issuer.clone() };
+        let stored = self.settings.store.load(&key)?.unwrap_or_default();
+        let preferred = stored.client.as_ref().and_then(|c| c.redirect_uris.first().cloned());
+        let pending = browser.prepare(preferred.as_deref()).await?;
+        let redirect_uri = pending.redirect_uri().to_owned();
+        let client =
+            registration::client_for(&self.http, &self.settings, server, stored.client.as_ref(), &redirect_uri).await?;
+        let mut creds = StoredCredentials {
+            client: Some(client.clone()),
+            tokens: None,
+            endpoints: server.endpoints(),
+            resource: Some(found.resource_indicator.clone()),
+            updated_at: 0,
+        };
+        if stored.client.as_ref() != Some(&client) {
+            // Kept at once: a registration is reused even when this authorization fails.
+            creds.updated_at = now_secs();
+            self.settings.store.save(&key, &creds)?;
+        }
+        let Some(token_endpoint) = server.token_endpoint.clone() else {
+            return Err(AuthError::new(AuthStep::Discovery, format!("{issuer} names no token endpoint")));
+        };
+        let tc = TokenClient {
+            http: &self.http,
+            client: &client,
+            authorization_endpoint: server.authorization_endpoint.as_deref(),
+            token_endpoint: &token_endpoint,
+            auth_methods: server.token_endpoint_auth_methods_supported.as_deref().unwrap_or_default(),
+            resource: &found.resource_indicator,
+        };
+        let code = tc.authorization_url(&redirect_uri, &scopes)?;
+        tracing::info!(server = %self.name, %issuer, scopes = %scopes.join(" "), "authorization needed: starting the browser step");
+        let response = pending.complete(code.url.clone()).await?;
+        let tokens = tc
+            .exchange(code, &redirect_uri, response, &issuer, server.authorization_response_iss_parameter_supported)
+            .await?;
+        creds.tokens = Some(tokens);
+        self.keep(key, creds)
+    }
+
+    /// Run the whole flow now, whatever is stored: what `mcp login` does. The server is asked
+    /// first (an unauthenticated POST), so that its challenge's scope and metadata URL are used.
+    pub async fn login(&self) -> Result<AuthState, AuthError> {
+        let _flight = self.flight.lock().await;
+        let challenge = self.probe().await;
+        let found = discovery::discover(&self.http, &self.server, challenge.as_ref()).await?;
+        let scopes = self.scopes_for(challenge.as_ref(), &found);
+        self.authorize(&found, scopes).await?;
+        self.state()
+    }
+
+    /// The challenge of an unauthenticated request, if the server answers with one.
+    async fn probe(&self) -> Option<Challenge> {
+        let body = br#"{"jsonrpc":"2.0","id":"mcp-auth-probe","method":"ping"}"#.to_vec();
+        let request = self
+            .http
+            .client
+            .post(self.server.clone())
+            .header(reqwest::header::ACCEPT, "application/json, text/event-stream")
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        let response = tokio::time::timeout(self.settings.http_timeout, request.send()).await.ok()?.ok()?;
+        let values = response.headers().get_all(reqwest::header::WWW_AUTHENTICATE);
+        Challenge::pick(values.iter().filter_map(|v| v.to_str().ok()))
+    }
+
+    /// Forget every registration and token of this server. Returns how many entries went.
+    pub fn logout(&self) -> Result<usize, AuthError> {
+        let removed = self.settings.store.remove(&self.resource_key)?;
+        let mut state = lock(&self.state);
+        state.current = None;
+        state.loaded = true;
+        state.generation += 1;
+        Ok(removed)
+    }
+
+    /// What the store knows of this server's authorization.
+    pub fn state(&self) -> Result<AuthState, AuthError> {
+        let newest =
+            self.settings.store.entries(&self.resource_key)?.into_iter().find_map(|(k, c)| Some((k, c.tokens?)));
+        let Some((key, tokens)) = newest else { return Ok(AuthState::None) };
+        let refreshable = tokens.refresh_token.is_some();
+        Ok(match tokens.expires_at {
+            Some(t) if t <= now_secs() => AuthState::Expired { issuer: key.issuer, refreshable },
+            expires_at => AuthState::Authorized { issuer: key.issuer, expires_at, refreshable, scopes: tokens.scopes },
+        })
+    }
+
+    async fn credentials_now(&self) -> Result<Option<Credentials>, AuthError> {
+        self.ensure_loaded()?;
+        let (generation, current) = self.snapshot();
+        let Some((key, creds)) = current else { return Ok(None) };
+        let Some(tokens) = creds.tokens.clone() else { return Ok(None) };
+        if !self.expiring(&tokens) {
+            return Credentials::bearer(&tokens.access_token, generation).map(Some);
+        }
+        if tokens.refresh_token.is_none() {
+            // Expired and not refreshable: send nothing, the server's challenge starts the flow.
+            return Ok(None);
+        }
+        let _flight = self.flight.lock().await;
+        let (now_generation, now_current) = self.snapshot();
+        if now_generation == generation {
+            match self.refresh(&key, creds).await {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(e) => {
+                    tracing::warn!(server = %self.name, error = %e, "could not refresh the access token; sending the old one");
+                    return Credentials::bearer(&tokens.access_token, generation).map(Some);
+                }
+            }
+        } else if now_current.and_then(|(_, c)| c.tokens).is_none() {
+            return Ok(None);
+        }
+        let (generation, current) = self.snapshot();
+        match current.and_then(|(_, c)| c.tokens) {
+            Some(t) => Credentials::bearer(&t.access_token, generation).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    async fn rejected_now(&self, rejection: &Rejection) -> Result<Verdict, AuthError> {
+        let challenge = rejection.challenge.as_ref();
+        let step_up = rejection.status == 403 || challenge.and_then(Challenge::error) == Some("insufficient_scope");
+        if rejection.status == 403 && challenge.and_then(Challenge::error) != Some("insufficient_scope") {
+            return Ok(Verdict::GiveUp);
+        }
+        let _flight = self.flight.lock().await;
+        self.ensure_loaded()?;
+        let (generation, current) = self.snapshot();
+        if generation != rejection.generation {
+            return Ok(Verdict::Retry);
+        }
+        let held = current.as_ref().and_then(|(_, c)| c.tokens.clone());
+        if rejection.attempt >= 2 || (rejection.attempt >= 1 && !step_up) {
+            return Err(AuthError::new(
+                AuthStep::Refused,
+                format!("{} refused the new credentials (HTTP {})", self.name, rejection.status),
+            ));
+        }
+        if step_up {
+            let challenged = challenge.and_then(Challenge::scopes).unwrap_or_default();
+            let had = held.as_ref().map(|t| t.scopes.clone()).unwrap_or_default();
+            if held.is_some() && challenged.iter().all(|s| had.contains(s)) {
+                return Err(AuthError::new(
+                    AuthStep::Refused,
+                    format!(
+                        "{} asks for the scope {:?}, which the current token already has: not authorizing again",
+                        self.name,
+                        challenged.join(" ")
+                    ),
+                ));
+            }
+            let found = discovery::discover(&self.http, &self.server, challenge).await?;
+            let scopes = with_offline_access(union(&had, &challenged), &found);
+            self.authorize(&found, scopes).await?;
+            return Ok(Verdict::Retry);
+        }
+        let found = discovery::discover(&self.http, &self.server, challenge).await?;
+        if let Some((key, creds)) = current
+            && key.issuer == found.server.issuer
+            && held.is_some()
+            && self.refresh(&key, creds).await?
+        {
+            return Ok(Verdict::Retry);
+        }
+        let scopes = self.scopes_for(challenge, &found);
+        self.authorize(&found, scopes).await?;
+        Ok(Verdict::Retry)
+    }
+}
+
+/// `scopes`, with `offline_access` added when the authorization server lists it (and some
+/// scope is asked for at all).
+fn with_offline_access(mut scopes: Vec<String>, found: &Discovered) -> Vec<String> {
+    let offered = found.server.scopes_supported.as_deref().unwrap_or_default();
+    if !scopes.is_empty()
+        && offered.iter().any(|s| s == "offline_access")
+        && !scopes.iter().any(|s| s == "offline_access")
+    {
+        scopes.push("offline_access".into());
+    }
+    scopes
+}
+
+impl Authorization for OAuthClient {
+    fn credentials<'a>(&'a self, _request: RequestInfo<'a>) -> BoxFuture<'a, Result<Option<Credentials>, AuthError>> {
+        self.credentials_now().boxed()
+    }
+
+    fn rejected<'a>(&'a self, rejection: &'a Rejection) -> BoxFuture<'a, Result<Verdict, AuthError>> {
+        self.rejected_now(rejection).boxed()
+    }
+}
