@@ -58,6 +58,11 @@ impl fmt::Debug for Credentials {
 }
 
 impl Credentials {
+    /// No headers.
+    pub fn none(generation: u64) -> Self {
+        Credentials { headers: Vec::new(), generation }
+    }
+
     /// `Authorization: Bearer <token>`, marked sensitive.
     pub fn bearer(token: &Secret, generation: u64) -> Result<Self, AuthError> {
         let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose().trim()))
@@ -96,8 +101,8 @@ pub enum Verdict {
 /// `WWW-Authenticate` challenge. Both may take as long as the provider needs (a refresh, a
 /// login); the provider bounds its own steps.
 pub trait Authorization: Send + Sync + fmt::Debug {
-    /// The headers for `request`. `Ok(None)`: send it without credentials.
-    fn credentials<'a>(&'a self, request: RequestInfo<'a>) -> BoxFuture<'a, Result<Option<Credentials>, AuthError>>;
+    /// The headers for `request` (none: send it without credentials), and their generation.
+    fn credentials<'a>(&'a self, request: RequestInfo<'a>) -> BoxFuture<'a, Result<Credentials, AuthError>>;
 
     /// The server refused a request. [`Verdict::Retry`] when new credentials are available;
     /// an error when obtaining them failed (it fails the request).
@@ -109,8 +114,8 @@ pub trait Authorization: Send + Sync + fmt::Debug {
 pub struct StaticBearer(pub Secret);
 
 impl Authorization for StaticBearer {
-    fn credentials<'a>(&'a self, _: RequestInfo<'a>) -> BoxFuture<'a, Result<Option<Credentials>, AuthError>> {
-        futures::future::ready(Credentials::bearer(&self.0, 0).map(Some)).boxed()
+    fn credentials<'a>(&'a self, _: RequestInfo<'a>) -> BoxFuture<'a, Result<Credentials, AuthError>> {
+        futures::future::ready(Credentials::bearer(&self.0, 0)).boxed()
     }
 
     fn rejected<'a>(&'a self, _: &'a Rejection) -> BoxFuture<'a, Result<Verdict, AuthError>> {
@@ -171,5 +176,45 @@ impl AuthError {
     /// Whether a person must log in (`mcp login`) before the server can be used.
     pub fn needs_login(&self) -> bool {
         self.step == AuthStep::LoginRequired
+    }
+}
+
+/// Most sends of one request: the first, and the retries after refusals.
+const MAX_SENDS: u32 = 3;
+
+/// Send one request through `send` (which builds it with the given headers and sends it),
+/// with the credentials of `auth`; on 401, or 403 with a challenge, ask `auth` and send again
+/// when it has new credentials. A failed authorization fails the request with
+/// [`TransportError::Auth`](crate::TransportError::Auth).
+pub(crate) async fn send_authorized<F, Fut>(
+    auth: Option<&std::sync::Arc<dyn Authorization>>,
+    method: &reqwest::Method,
+    url: &url::Url,
+    mut send: F,
+) -> Result<reqwest::Response, crate::TransportError>
+where
+    F: FnMut(Vec<(HeaderName, HeaderValue)>) -> Fut,
+    Fut: std::future::Future<Output = Result<reqwest::Response, crate::TransportError>>,
+{
+    let Some(auth) = auth else { return send(Vec::new()).await };
+    let mut attempt = 0;
+    loop {
+        let credentials = auth.credentials(RequestInfo { method, url }).await.map_err(crate::TransportError::Auth)?;
+        let generation = credentials.generation;
+        let response = send(credentials.headers).await?;
+        let status = response.status().as_u16();
+        if status != 401 && status != 403 {
+            return Ok(response);
+        }
+        let values = response.headers().get_all(reqwest::header::WWW_AUTHENTICATE);
+        let challenge = Challenge::pick(values.iter().filter_map(|v| v.to_str().ok()));
+        if (status == 403 && challenge.is_none()) || attempt + 1 >= MAX_SENDS {
+            return Ok(response);
+        }
+        let rejection = Rejection { status, challenge, generation, attempt };
+        match auth.rejected(&rejection).await.map_err(crate::TransportError::Auth)? {
+            Verdict::Retry => attempt += 1,
+            Verdict::GiveUp => return Ok(response),
+        }
     }
 }

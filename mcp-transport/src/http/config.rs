@@ -2,11 +2,13 @@
 //! policy, plus the [`Secret`] type that keeps tokens out of logs.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
 use crate::TransportError;
+use crate::auth::{Authorization, StaticBearer};
 
 /// Default largest JSON body or SSE event accepted: 32 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
@@ -94,6 +96,9 @@ pub struct StreamableHttpConfig {
     /// A bearer token, sent as `Authorization: Bearer <token>`. It replaces any configured
     /// `Authorization` header (names compare case-insensitively).
     pub bearer_token: Option<Secret>,
+    /// What authorizes the requests (OAuth, say); it takes precedence over `bearer_token`, and
+    /// replaces any configured `Authorization` header.
+    pub authorization: Option<Arc<dyn Authorization>>,
     /// How long establishing a connection may take (default 10 s).
     pub connect_timeout: Duration,
     /// How long a response may stay silent: waiting for response headers, and between two
@@ -113,6 +118,7 @@ impl StreamableHttpConfig {
             url: url.into(),
             headers: Vec::new(),
             bearer_token: None,
+            authorization: None,
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(300),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -129,6 +135,7 @@ impl fmt::Debug for StreamableHttpConfig {
             .field("url", &crate::redact::redact_url_str(&self.url))
             .field("header_names", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field("bearer_token", &self.bearer_token)
+            .field("authorization", &self.authorization)
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
@@ -137,15 +144,21 @@ impl fmt::Debug for StreamableHttpConfig {
     }
 }
 
-/// The configured headers as a map, every value marked sensitive. A bearer token replaces any
-/// configured `Authorization` header instead of adding a second one.
-pub(crate) fn build_headers(
-    headers: &[(String, String)],
+/// The provider of a transport's credentials: the configured one, else a static bearer token.
+pub(crate) fn authorization_of(
+    authorization: Option<&Arc<dyn Authorization>>,
     bearer: Option<&Secret>,
-) -> Result<HeaderMap, TransportError> {
+) -> Option<Arc<dyn Authorization>> {
+    authorization.cloned().or_else(|| bearer.map(|b| Arc::new(StaticBearer(b.clone())) as Arc<dyn Authorization>))
+}
+
+/// The configured headers as a map, every value marked sensitive. With a provider of
+/// credentials (`authorized`), a configured `Authorization` header is dropped: the provider's
+/// replaces it instead of adding a second one.
+pub(crate) fn build_headers(headers: &[(String, String)], authorized: bool) -> Result<HeaderMap, TransportError> {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
-        if bearer.is_some() && name.trim().eq_ignore_ascii_case(AUTHORIZATION.as_str()) {
+        if authorized && name.trim().eq_ignore_ascii_case(AUTHORIZATION.as_str()) {
             continue;
         }
         let header = HeaderName::from_bytes(name.trim().as_bytes())
@@ -154,12 +167,6 @@ pub(crate) fn build_headers(
             .map_err(|_| TransportError::Other(format!("invalid value for header {name:?}")))?;
         value.set_sensitive(true);
         map.append(header, value);
-    }
-    if let Some(token) = bearer {
-        let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose().trim()))
-            .map_err(|_| TransportError::Other("the bearer token is not a valid header value".into()))?;
-        value.set_sensitive(true);
-        map.insert(AUTHORIZATION, value);
     }
     Ok(map)
 }
@@ -209,14 +216,15 @@ mod tests {
     }
 
     #[test]
-    fn bearer_replaces_authorization_in_any_case() {
+    fn a_provider_replaces_authorization_in_any_case() {
         let headers = vec![("AUTHORIZATION".into(), "Basic abc".into()), ("X-Other".into(), "1".into())];
-        let map = build_headers(&headers, Some(&Secret::new("tok"))).unwrap();
-        let values: Vec<_> = map.get_all(AUTHORIZATION).iter().collect();
-        assert_eq!(values, ["Bearer tok"]);
+        let map = build_headers(&headers, true).unwrap();
+        assert!(map.get(AUTHORIZATION).is_none());
         assert_eq!(map.get("x-other").unwrap(), "1");
-        let map = build_headers(&headers, None).unwrap();
+        let map = build_headers(&headers, false).unwrap();
         assert_eq!(map.get(AUTHORIZATION).unwrap(), "Basic abc");
+        assert!(authorization_of(None, None).is_none());
+        assert!(authorization_of(None, Some(&Secret::new("tok"))).is_some());
     }
 
     #[test]

@@ -41,7 +41,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::{oneshot, watch};
 
 pub use self::config::{DEFAULT_MAX_BODY_BYTES, ResumePolicy, Secret, StreamableHttpConfig};
-pub(crate) use self::config::{build_client, build_headers, has_credentials, parse_url, redact_url};
+pub(crate) use self::config::{authorization_of, build_client, build_headers, has_credentials, parse_url, redact_url};
 use self::runtime::{EventQueue, TaskSet};
 pub(crate) use self::session::protocol_version_of;
 use self::session::{InitMemory, SessionState};
@@ -76,6 +76,8 @@ pub(crate) struct Inner {
     client: reqwest::Client,
     url: url::Url,
     headers: HeaderMap,
+    /// What authorizes the requests, if anything.
+    auth: Option<Arc<dyn crate::auth::Authorization>>,
     connect_timeout: Duration,
     pub(crate) read_timeout: Duration,
     pub(crate) max_body: usize,
@@ -113,7 +115,8 @@ impl StreamableHttpTransport {
     /// URL or header.
     pub fn new(config: StreamableHttpConfig) -> Result<Self, TransportError> {
         let url = parse_url(&config.url)?;
-        let headers = build_headers(&config.headers, config.bearer_token.as_ref())?;
+        let auth = authorization_of(config.authorization.as_ref(), config.bearer_token.as_ref());
+        let headers = build_headers(&config.headers, auth.is_some())?;
         let client = build_client(config.connect_timeout)?;
         let inner = Inner {
             name: Arc::from(config.name.as_str()),
@@ -135,7 +138,8 @@ impl StreamableHttpTransport {
             internal_ids: AtomicU64::new(0),
             tool_headers: Mutex::new(params::ToolHeaders::default()),
             in_flight: Arc::default(),
-            credentials: config::has_credentials(&headers),
+            credentials: auth.is_some() || config::has_credentials(&headers),
+            auth,
             plain_http: crate::http_policy::PlainHttpWarning::new(),
         };
         Ok(StreamableHttpTransport { inner: Arc::new(inner), closing: tokio::sync::Mutex::new(false) })
@@ -184,6 +188,25 @@ impl Inner {
         }
     }
 
+    /// Send one request built by `build`, with the provider's credentials; after a refusal
+    /// that the provider answers with new credentials, once more ([`crate::auth`]).
+    async fn send_built(
+        &self,
+        method: reqwest::Method,
+        session_id: Option<&str>,
+        version: Option<&str>,
+        build: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, TransportError> {
+        crate::auth::send_authorized(self.auth.as_ref(), &method, &self.url, |credentials| {
+            let mut request = build(self.request(method.clone(), session_id, version));
+            for (name, value) in credentials {
+                request = request.header(name, value);
+            }
+            self.send_request(request)
+        })
+        .await
+    }
+
     /// POST a JSON-RPC body.
     pub(crate) async fn post(
         &self,
@@ -192,14 +215,16 @@ impl Inner {
         version: Option<&str>,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<reqwest::Response, TransportError> {
-        let mut request = self
-            .request(reqwest::Method::POST, session_id, version)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json");
-        for (name, value) in extra {
-            request = request.header(name, value);
-        }
-        self.send_request(request.body(body)).await
+        self.send_built(reqwest::Method::POST, session_id, version, |request| {
+            let mut request = request
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json");
+            for (name, value) in extra {
+                request = request.header(name, value);
+            }
+            request.body(body.clone())
+        })
+        .await
     }
 
     /// Open an SSE stream with GET, resuming after `last_event_id` when given.
@@ -208,13 +233,15 @@ impl Inner {
         last_event_id: Option<&str>,
         session: &SessionState,
     ) -> Result<reqwest::Response, TransportError> {
-        let mut request = self
-            .request(reqwest::Method::GET, session.id.as_deref(), session.protocol_version.as_deref())
-            .header(ACCEPT, "text/event-stream");
-        if let Some(id) = last_event_id.and_then(|v| HeaderValue::from_str(v).ok()) {
-            request = request.header(LAST_EVENT_ID, id);
-        }
-        self.send_request(request).await
+        let last = last_event_id.and_then(|v| HeaderValue::from_str(v).ok());
+        self.send_built(reqwest::Method::GET, session.id.as_deref(), session.protocol_version.as_deref(), |request| {
+            let request = request.header(ACCEPT, "text/event-stream");
+            match &last {
+                Some(id) => request.header(LAST_EVENT_ID, id.clone()),
+                None => request,
+            }
+        })
+        .await
     }
 
     /// Hand a message to `recv`, learning the negotiated revision from the `initialize` answer
@@ -258,8 +285,21 @@ impl Inner {
     async fn delete_session(&self) {
         let session = self.session.borrow().clone();
         let Some(id) = session.id.as_deref() else { return };
-        let request = self.request(reqwest::Method::DELETE, Some(id), session.protocol_version.as_deref());
         let timeout = self.connect_timeout.max(Duration::from_secs(1));
+        let credentials = match &self.auth {
+            Some(auth) => {
+                let info = crate::auth::RequestInfo { method: &reqwest::Method::DELETE, url: &self.url };
+                match tokio::time::timeout(timeout, auth.credentials(info)).await {
+                    Ok(Ok(c)) => c.headers,
+                    _ => Vec::new(),
+                }
+            }
+            None => Vec::new(),
+        };
+        let mut request = self.request(reqwest::Method::DELETE, Some(id), session.protocol_version.as_deref());
+        for (name, value) in credentials {
+            request = request.header(name, value);
+        }
         match tokio::time::timeout(timeout, request.send()).await {
             Ok(Ok(r)) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {
                 tracing::debug!(server = %self.name, status = %r.status(), "session ended");

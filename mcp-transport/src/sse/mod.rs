@@ -19,7 +19,8 @@ use tokio::sync::oneshot;
 use crate::http::body::{self, Events};
 use crate::http::runtime::{EventQueue, TaskSet};
 use crate::http::{
-    DEFAULT_MAX_BODY_BYTES, Secret, build_client, build_headers, has_credentials, parse_url, redact_url,
+    DEFAULT_MAX_BODY_BYTES, Secret, authorization_of, build_client, build_headers, has_credentials, parse_url,
+    redact_url,
 };
 use crate::http_policy::PlainHttpWarning;
 use crate::{CloseReason, Transport, TransportError, TransportEvent, TransportKind};
@@ -38,6 +39,9 @@ pub struct SseConfig {
     /// A bearer token, sent as `Authorization: Bearer <token>`; it replaces any configured
     /// `Authorization` header.
     pub bearer_token: Option<Secret>,
+    /// What authorizes the requests (OAuth, say); it takes precedence over `bearer_token`, and
+    /// replaces any configured `Authorization` header.
+    pub authorization: Option<Arc<dyn crate::auth::Authorization>>,
     /// How long establishing a connection may take (default 10 s).
     pub connect_timeout: Duration,
     /// How long to wait for the stream and its `endpoint` event (default 10 s).
@@ -59,6 +63,7 @@ impl SseConfig {
             url: url.into(),
             headers: Vec::new(),
             bearer_token: None,
+            authorization: None,
             connect_timeout: Duration::from_secs(10),
             endpoint_timeout: Duration::from_secs(10),
             post_timeout: Duration::from_secs(60),
@@ -93,6 +98,8 @@ struct Inner {
     client: reqwest::Client,
     endpoint: url::Url,
     headers: HeaderMap,
+    /// What authorizes the requests, if anything.
+    auth: Option<Arc<dyn crate::auth::Authorization>>,
     post_timeout: Duration,
     /// The revision named by the answer to `initialize`, sent as `MCP-Protocol-Version`.
     version: Mutex<(Option<mcp_protocol::RequestId>, Option<String>)>,
@@ -123,23 +130,33 @@ impl SseTransport {
     pub async fn connect(config: SseConfig) -> Result<Self, TransportError> {
         let name = config.name.as_str();
         let url = parse_url(&config.url)?;
-        let headers = build_headers(&config.headers, config.bearer_token.as_ref())?;
+        let auth = authorization_of(config.authorization.as_ref(), config.bearer_token.as_ref());
+        let headers = build_headers(&config.headers, auth.is_some())?;
         let client = build_client(config.connect_timeout)?;
-        let credentials = has_credentials(&headers);
+        let credentials = auth.is_some() || has_credentials(&headers);
         let plain_http = PlainHttpWarning::new();
         plain_http.check(name, &url, credentials);
+        let timed_out = || TransportError::Other(format!("no endpoint event within {:?}", config.endpoint_timeout));
+
+        // The authorization flow (a login, say) is not counted in the endpoint timeout.
+        let mut response = crate::auth::send_authorized(auth.as_ref(), &reqwest::Method::GET, &url, |extra| {
+            let mut request = client.get(url.clone()).headers(headers.clone()).header(ACCEPT, "text/event-stream");
+            for (name, value) in extra {
+                request = request.header(name, value);
+            }
+            async {
+                tokio::time::timeout(config.endpoint_timeout, request.send())
+                    .await
+                    .map_err(|_| timed_out())?
+                    .map_err(|e| TransportError::Other(format!("opening the SSE stream failed: {}", body::describe(&e))))
+            }
+        })
+        .await?;
         // A huge timeout from code means "no limit", not a panic in `Instant + Duration`.
         let now = tokio::time::Instant::now();
         let deadline = now
             .checked_add(config.endpoint_timeout)
             .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
-        let timed_out = || TransportError::Other(format!("no endpoint event within {:?}", config.endpoint_timeout));
-
-        let request = client.get(url.clone()).headers(headers.clone()).header(ACCEPT, "text/event-stream");
-        let mut response = tokio::time::timeout_at(deadline, request.send())
-            .await
-            .map_err(|_| timed_out())?
-            .map_err(|e| TransportError::Other(format!("opening the SSE stream failed: {}", body::describe(&e))))?;
         let status = response.status();
         if !status.is_success() || !body::is_event_stream(&response) {
             let bytes = body::read_prefix(&mut response, body::EXCERPT_BYTES, config.endpoint_timeout).await;
@@ -177,6 +194,7 @@ impl SseTransport {
             client,
             endpoint,
             headers,
+            auth,
             post_timeout: config.post_timeout,
             version: Mutex::new((None, None)),
             queue,
@@ -261,22 +279,30 @@ impl Inner {
         if let Some(v) = lock(&self.version).1.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
             headers.insert(PROTOCOL_VERSION, v);
         }
-        let request = self
-            .client
-            .post(self.endpoint.clone())
-            .headers(headers)
-            .header(CONTENT_TYPE, "application/json")
-            .body(codec::encode_line(message));
-        let mut response = match tokio::time::timeout(self.post_timeout, request.send()).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => return Err(TransportError::Other(format!("HTTP request failed: {}", body::describe(&e)))),
-            Err(_) => {
-                return Err(TransportError::Other(format!(
-                    "no response from the server within {:?}",
-                    self.post_timeout
-                )));
-            }
-        };
+        let body = codec::encode_line(message);
+        let mut response =
+            crate::auth::send_authorized(self.auth.as_ref(), &reqwest::Method::POST, &self.endpoint, |extra| {
+                let mut request = self
+                    .client
+                    .post(self.endpoint.clone())
+                    .headers(headers.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone());
+                for (name, value) in extra {
+                    request = request.header(name, value);
+                }
+                async move {
+                    match tokio::time::timeout(self.post_timeout, request.send()).await {
+                        Ok(Ok(r)) => Ok(r),
+                        Ok(Err(e)) => Err(TransportError::Other(format!("HTTP request failed: {}", body::describe(&e)))),
+                        Err(_) => Err(TransportError::Other(format!(
+                            "no response from the server within {:?}",
+                            self.post_timeout
+                        ))),
+                    }
+                }
+            })
+            .await?;
         let status = response.status();
         if status.is_success() {
             return Ok(());

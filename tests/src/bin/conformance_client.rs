@@ -22,6 +22,11 @@
 //! `initialize` without a `server/discover` probe, a modern one is spoken without a fallback.
 //! Without it (suite 0.1) the era is negotiated as for any server.
 //!
+//! Authorization: an [`OAuthClient`] with a memory store authorizes the requests. The browser
+//! step is headless: a plain GET of the authorization URL, with the code (and `state`, `iss`)
+//! read from the redirect's `Location`. The context's `client_id` / `client_secret` are the
+//! pre-registered credentials; the client metadata document URL is the one the suite expects.
+//!
 //! Elicitation is answered as a user who accepts the form as the server pre-filled it: `accept`
 //! with the requested schema's defaults. URL-mode elicitation is declined.
 //!
@@ -42,7 +47,10 @@ use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::prompts::GetPromptParams;
 use mcp_protocol::types::tools::Tool;
 use mcp_protocol::{Era, ErrorObject, ProtocolVersion};
-use mcp_transport::{StreamableHttpConfig, StreamableHttpTransport, Transport};
+use mcp_transport::auth::browser::{AuthorizationResponse, BrowserStep, PendingRedirect};
+use mcp_transport::auth::oauth::{OAuthClient, OAuthSettings};
+use mcp_transport::auth::{AuthError, AuthStep, Authorization};
+use mcp_transport::{Secret, StreamableHttpConfig, StreamableHttpTransport, Transport};
 use serde_json::Value;
 
 /// The longest a whole scenario may take.
@@ -51,6 +59,13 @@ const OVERALL_TIMEOUT: Duration = Duration::from_secs(25);
 /// The focal and echo tools of `json-schema-2020-12-preservation`.
 const SCHEMA_FOCAL_TOOL: &str = "json_schema_2020_12_tool";
 const SCHEMA_ECHO_TOOL: &str = "json_schema_echo";
+
+/// The client ID metadata document URL the suite's `auth/basic-cimd` expects.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The redirect URI of the headless browser step (never listened on: the redirect is read from
+/// the authorization endpoint's answer).
+const REDIRECT_URI: &str = "http://127.0.0.1:9/callback";
 
 type Failure = String;
 
@@ -108,7 +123,8 @@ async fn run(scenario: &str, url: &str) -> Result<(), Failure> {
 /// A connection over streamable HTTP to `url`, offering the revision the suite names when it is
 /// one this stack speaks in the legacy era.
 fn connection(url: &str) -> Result<McpConnection, Failure> {
-    let config = StreamableHttpConfig::new("conformance", url);
+    let mut config = StreamableHttpConfig::new("conformance", url);
+    config.authorization = Some(authorization(url)?);
     // Fail on a bad URL now rather than inside connect.
     StreamableHttpTransport::new(config.clone()).map_err(|e| format!("transport: {e}"))?;
     let factory: TransportFactory = Arc::new(move || {
@@ -131,6 +147,67 @@ fn connection(url: &str) -> Result<McpConnection, Failure> {
     }
     options.callbacks.elicitation = Some(Arc::new(AcceptDefaults));
     Ok(McpConnection::new(factory, options))
+}
+
+/// The OAuth client: pre-registered credentials from the context, the suite's metadata
+/// document URL, a headless browser step.
+fn authorization(url: &str) -> Result<Arc<dyn Authorization>, Failure> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let settings = OAuthSettings {
+        client_id: text("client_id"),
+        client_secret: text("client_secret").map(Secret::new),
+        client_metadata_url: Some(CLIENT_METADATA_URL.into()),
+        client_name: "mcp-stack-conformance-client".into(),
+        browser: Some(Arc::new(Headless)),
+        http_timeout: Duration::from_secs(5),
+        ..OAuthSettings::default()
+    };
+    let client = OAuthClient::new("conformance", url, settings).map_err(|e| format!("oauth: {e}"))?;
+    Ok(Arc::new(client))
+}
+
+/// The headless browser step: GET the authorization URL and read the redirect.
+#[derive(Debug)]
+struct Headless;
+
+impl BrowserStep for Headless {
+    fn prepare<'a>(&'a self, _: Option<&'a str>) -> BoxFuture<'a, Result<Box<dyn PendingRedirect>, AuthError>> {
+        Box::pin(async { Ok(Box::new(HeadlessRedirect) as Box<dyn PendingRedirect>) })
+    }
+}
+
+struct HeadlessRedirect;
+
+impl PendingRedirect for HeadlessRedirect {
+    fn redirect_uri(&self) -> &str {
+        REDIRECT_URI
+    }
+
+    fn complete(self: Box<Self>, url: url::Url) -> BoxFuture<'static, Result<AuthorizationResponse, AuthError>> {
+        Box::pin(async move {
+            let fail = |m: String| AuthError::new(AuthStep::Authorization, m);
+            let client = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(5))
+                .build()
+                .map_err(|e| fail(format!("cannot build an HTTP client: {e}")))?;
+            println!("authorizing at {}", url.origin().ascii_serialization());
+            let response = client.get(url).send().await.map_err(|e| fail(format!("GET authorization URL: {e}")))?;
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .ok_or_else(|| fail(format!("the authorization endpoint answered {} without a redirect", response.status())))?;
+            let redirect = url::Url::parse(REDIRECT_URI)
+                .and_then(|base| base.join(location))
+                .map_err(|e| fail(format!("the redirect is not a URL: {e}")))?;
+            Ok(AuthorizationResponse::from_query(&redirect))
+        })
+    }
 }
 
 /// A user who accepts every form as the server pre-filled it.

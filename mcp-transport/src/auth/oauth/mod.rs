@@ -361,36 +361,32 @@ impl OAuthClient {
         })
     }
 
-    async fn credentials_now(&self) -> Result<Option<Credentials>, AuthError> {
+    async fn credentials_now(&self) -> Result<Credentials, AuthError> {
         self.ensure_loaded()?;
         let (generation, current) = self.snapshot();
-        let Some((key, creds)) = current else { return Ok(None) };
-        let Some(tokens) = creds.tokens.clone() else { return Ok(None) };
+        let Some((key, creds)) = current else { return Ok(Credentials::none(generation)) };
+        let Some(tokens) = creds.tokens.clone() else { return Ok(Credentials::none(generation)) };
         if !self.expiring(&tokens) {
-            return Credentials::bearer(&tokens.access_token, generation).map(Some);
+            return Credentials::bearer(&tokens.access_token, generation);
         }
         if tokens.refresh_token.is_none() {
             // Expired and not refreshable: send nothing, the server's challenge starts the flow.
-            return Ok(None);
+            return Ok(Credentials::none(generation));
         }
         let _flight = self.flight.lock().await;
         let (now_generation, now_current) = self.snapshot();
         if now_generation == generation {
-            match self.refresh(&key, creds).await {
-                Ok(true) => {}
-                Ok(false) => return Ok(None),
-                Err(e) => {
-                    tracing::warn!(server = %self.name, error = %e, "could not refresh the access token; sending the old one");
-                    return Credentials::bearer(&tokens.access_token, generation).map(Some);
-                }
+            if let Err(e) = self.refresh(&key, creds).await {
+                tracing::warn!(server = %self.name, error = %e, "could not refresh the access token; sending the old one");
+                return Credentials::bearer(&tokens.access_token, generation);
             }
         } else if now_current.and_then(|(_, c)| c.tokens).is_none() {
-            return Ok(None);
+            return Ok(Credentials::none(now_generation));
         }
         let (generation, current) = self.snapshot();
         match current.and_then(|(_, c)| c.tokens) {
-            Some(t) => Credentials::bearer(&t.access_token, generation).map(Some),
-            None => Ok(None),
+            Some(t) => Credentials::bearer(&t.access_token, generation),
+            None => Ok(Credentials::none(generation)),
         }
     }
 
@@ -459,7 +455,7 @@ fn with_offline_access(mut scopes: Vec<String>, found: &Discovered) -> Vec<Strin
 }
 
 impl Authorization for OAuthClient {
-    fn credentials<'a>(&'a self, _request: RequestInfo<'a>) -> BoxFuture<'a, Result<Option<Credentials>, AuthError>> {
+    fn credentials<'a>(&'a self, _request: RequestInfo<'a>) -> BoxFuture<'a, Result<Credentials, AuthError>> {
         self.credentials_now().boxed()
     }
 
