@@ -7,7 +7,7 @@ use jsonc_parser::ParseOptions;
 
 use super::error::{ConfigError, ConfigProblem};
 use super::node::Node;
-use super::raw::{RawServer, Spelling};
+use super::raw::{RawServer, Spelling, OAUTH_CAMEL};
 use super::{Document, position};
 
 /// Parses JSON with comments and trailing commas.
@@ -55,6 +55,8 @@ const DESKTOP: Spelling = Spelling {
     env_headers: None,
     bearer_token: None,
     bearer_token_env_var: None,
+    auth: Some("auth"),
+    oauth: Some(("oauth", &OAUTH_CAMEL)),
     startup_timeout: None,
     request_timeout: None,
     read_timeout: None,

@@ -98,6 +98,63 @@ impl From<TransportKind> for TransportChoice {
     }
 }
 
+/// How a remote server's requests are authorized (`auth` in a config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuthMode {
+    /// The default: the bearer token or `Authorization` header when one is configured, else
+    /// OAuth when the server asks for it (HTTP 401).
+    #[default]
+    Auto,
+    /// OAuth 2.1, even when an `Authorization` header is configured (it is dropped).
+    OAuth,
+    /// The configured bearer token only; a 401 is reported as it is.
+    Bearer,
+    /// No authorization at all: no bearer token, no OAuth.
+    None,
+}
+
+impl std::str::FromStr for AuthMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(AuthMode::Auto),
+            "oauth" => Ok(AuthMode::OAuth),
+            "bearer" => Ok(AuthMode::Bearer),
+            "none" => Ok(AuthMode::None),
+            _ => Err(format!("unknown auth {s:?}: expected \"oauth\", \"bearer\", \"none\" or \"auto\"")),
+        }
+    }
+}
+
+/// The OAuth client settings of a server (`oauth` in a config). Every member is optional: with
+/// none, the client registers itself dynamically and asks for the scopes the server names.
+#[derive(Clone, PartialEq, Default)]
+pub struct OAuthConfig {
+    /// A client id registered beforehand.
+    pub client_id: Option<String>,
+    /// Its secret (from the config or the variable it names).
+    pub client_secret: Option<Secret>,
+    /// The scopes to ask for instead of the server's.
+    pub scopes: Option<Vec<String>>,
+    /// The port of the loopback redirect listener (default: any free port).
+    pub redirect_port: Option<u16>,
+    /// The https URL of a client ID metadata document to use as the client id.
+    pub client_metadata_url: Option<String>,
+}
+
+impl fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("scopes", &self.scopes)
+            .field("redirect_port", &self.redirect_port)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .finish()
+    }
+}
+
 /// One configured server.
 ///
 /// Strings are already interpolated. `Debug` shows no secret: the bearer token, every `env`
@@ -129,6 +186,10 @@ pub struct ServerConfig {
     pub headers: BTreeMap<String, String>,
     /// Remote: a bearer token, sent as `Authorization: Bearer ...`.
     pub bearer_token: Option<Secret>,
+    /// Remote: how requests are authorized (default [`AuthMode::Auto`]).
+    pub auth: AuthMode,
+    /// Remote: the OAuth client settings.
+    pub oauth: OAuthConfig,
     /// How long start-up and handshake may take (default 30 s).
     pub startup_timeout: Duration,
     /// How long one request may take (default 60 s).
@@ -160,6 +221,8 @@ impl ServerConfig {
             url: None,
             headers: BTreeMap::new(),
             bearer_token: None,
+            auth: AuthMode::Auto,
+            oauth: OAuthConfig::default(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
@@ -191,6 +254,8 @@ impl fmt::Debug for ServerConfig {
             .field("url", &self.url.as_deref().map(redact_url_str))
             .field("headers", &headers)
             .field("bearer_token", &self.bearer_token)
+            .field("auth", &self.auth)
+            .field("oauth", &self.oauth)
             .field("startup_timeout", &self.startup_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("read_timeout", &self.read_timeout)

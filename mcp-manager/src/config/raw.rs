@@ -26,6 +26,83 @@ pub(crate) enum Bearer {
     EnvVar(Text),
 }
 
+/// The OAuth client settings of an entry, as written.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct RawOAuth {
+    pub client_id: Option<Text>,
+    pub client_secret: Option<Bearer>,
+    pub scopes: Option<Vec<Text>>,
+    pub redirect_port: Option<(String, f64)>,
+    pub client_metadata_url: Option<Text>,
+}
+
+/// The keys of the OAuth settings object of a format.
+pub(crate) struct OAuthSpelling {
+    pub client_id: &'static str,
+    pub client_secret: &'static str,
+    pub client_secret_env_var: &'static str,
+    pub scopes: &'static str,
+    pub redirect_port: &'static str,
+    pub client_metadata_url: &'static str,
+}
+
+/// The TOML formats' `oauth` table.
+pub(crate) const OAUTH_SNAKE: OAuthSpelling = OAuthSpelling {
+    client_id: "client_id",
+    client_secret: "client_secret",
+    client_secret_env_var: "client_secret_env_var",
+    scopes: "scopes",
+    redirect_port: "redirect_port",
+    client_metadata_url: "client_metadata_url",
+};
+
+/// The JSON formats' `oauth` object (VS Code writes `oauth.clientId`).
+pub(crate) const OAUTH_CAMEL: OAuthSpelling = OAuthSpelling {
+    client_id: "clientId",
+    client_secret: "clientSecret",
+    client_secret_env_var: "clientSecretEnvVar",
+    scopes: "scopes",
+    redirect_port: "redirectPort",
+    client_metadata_url: "clientMetadataUrl",
+};
+
+impl OAuthSpelling {
+    fn read(&self, r: &mut ObjectReader<'_>, key: &str) -> Option<RawOAuth> {
+        let members = r.object(key)?;
+        let mut o = ObjectReader::new(members, format!("{}.", r.field(key)));
+        o.check_keys(&[
+            self.client_id,
+            self.client_secret,
+            self.client_secret_env_var,
+            self.scopes,
+            self.redirect_port,
+            self.client_metadata_url,
+        ]);
+        let client_secret = match (o.string(self.client_secret), o.string(self.client_secret_env_var)) {
+            (Some(value), Some(_)) => {
+                o.problem(
+                    self.client_secret_env_var,
+                    format!("give either {:?} or {:?}, not both", self.client_secret, self.client_secret_env_var),
+                );
+                Some(Bearer::Value(value))
+            }
+            (Some(value), None) => Some(Bearer::Value(value)),
+            (None, Some(var)) => Some(Bearer::EnvVar(var)),
+            (None, None) => None,
+        };
+        let redirect_port = o.number(self.redirect_port).map(|n| (o.field(self.redirect_port), n));
+        let out = RawOAuth {
+            client_id: o.string(self.client_id),
+            client_secret,
+            scopes: o.strings(self.scopes),
+            redirect_port,
+            client_metadata_url: o.string(self.client_metadata_url),
+        };
+        r.problems.extend(o.problems);
+        Some(out)
+    }
+}
+
 /// One server entry as written.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RawServer {
@@ -48,6 +125,9 @@ pub(crate) struct RawServer {
     /// Header name -> variable holding its value (Codex `env_http_headers`).
     pub env_headers: Vec<Pair>,
     pub bearer: Option<Bearer>,
+    /// `auth`: `oauth`, `bearer` or `none`.
+    pub auth: Option<super::model::AuthMode>,
+    pub oauth: Option<RawOAuth>,
     pub startup_timeout: Option<Seconds>,
     pub request_timeout: Option<Seconds>,
     pub read_timeout: Option<Seconds>,
@@ -83,6 +163,10 @@ pub(crate) struct Spelling {
     pub env_headers: Option<&'static str>,
     pub bearer_token: Option<&'static str>,
     pub bearer_token_env_var: Option<&'static str>,
+    /// The authorization mode (`auth`).
+    pub auth: Option<&'static str>,
+    /// The OAuth client settings object, and its keys.
+    pub oauth: Option<(&'static str, &'static OAuthSpelling)>,
     pub startup_timeout: Option<&'static str>,
     pub request_timeout: Option<&'static str>,
     pub read_timeout: Option<&'static str>,
@@ -114,6 +198,8 @@ impl Spelling {
             self.env_headers,
             self.bearer_token,
             self.bearer_token_env_var,
+            self.auth,
+            self.oauth.map(|(k, _)| k),
             self.startup_timeout,
             self.request_timeout,
             self.read_timeout,
@@ -155,8 +241,16 @@ impl Spelling {
                 .map(str::to_owned)
                 .collect();
         let remote_keys =
-            [Some(self.url), Some(self.headers), self.env_headers, self.bearer_token, self.bearer_token_env_var]
-                .into_iter()
+            [
+                Some(self.url),
+                Some(self.headers),
+                self.env_headers,
+                self.bearer_token,
+                self.bearer_token_env_var,
+                self.auth,
+                self.oauth.map(|(k, _)| k),
+            ]
+            .into_iter()
                 .flatten()
                 .filter(|k| r.has_content(k))
                 .map(str::to_owned)
@@ -175,6 +269,8 @@ impl Spelling {
                 (None, Some(var)) => Some(Bearer::EnvVar(var)),
                 (None, None) => None,
             };
+        let auth = self.auth.and_then(|k| r.parsed(k, |s| s.parse::<super::model::AuthMode>()));
+        let oauth = self.oauth.and_then(|(key, spelling)| spelling.read(&mut r, key));
         let mut seconds = |key: Option<&str>| {
             let key = key?;
             r.number(key).map(|value| Seconds { field: r.field(key), value })
@@ -198,6 +294,8 @@ impl Spelling {
             headers: r.string_map(self.headers).unwrap_or_default(),
             env_headers: self.env_headers.and_then(|k| r.string_map(k)).unwrap_or_default(),
             bearer,
+            auth,
+            oauth,
             startup_timeout,
             request_timeout,
             read_timeout,

@@ -4,7 +4,7 @@
 use super::error::{ConfigError, ConfigProblem};
 use super::model::ClientConfig;
 use super::node::{Node, ObjectReader};
-use super::raw::Spelling;
+use super::raw::{OAUTH_SNAKE, Spelling};
 use super::{Document, json, position};
 
 /// Parses TOML.
@@ -40,6 +40,8 @@ const CODEX: Spelling = Spelling {
     env_headers: Some("env_http_headers"),
     bearer_token: None,
     bearer_token_env_var: Some("bearer_token_env_var"),
+    auth: None,
+    oauth: None,
     startup_timeout: Some("startup_timeout_sec"),
     request_timeout: Some("tool_timeout_sec"),
     read_timeout: None,
@@ -69,6 +71,8 @@ const REFERENCE: Spelling = Spelling {
     env_headers: None,
     bearer_token: Some("bearer_token"),
     bearer_token_env_var: Some("bearer_token_env_var"),
+    auth: Some("auth"),
+    oauth: Some(("oauth", &OAUTH_SNAKE)),
     startup_timeout: Some("startup_timeout_sec"),
     request_timeout: Some("request_timeout_sec"),
     read_timeout: Some("read_timeout_sec"),

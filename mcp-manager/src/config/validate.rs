@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use super::error::ConfigProblem;
 use super::interpolate::{Interpolator, is_variable_name};
-use super::model::{MAX_TIMEOUT, ServerConfig, ToolFilter, TransportChoice};
+use super::model::{AuthMode, MAX_TIMEOUT, OAuthConfig, ServerConfig, ToolFilter, TransportChoice};
 use super::node::Text;
-use super::raw::{Bearer, RawServer, Seconds};
+use super::raw::{Bearer, RawOAuth, RawServer, Seconds};
 use super::{EnvLookup, FileReader};
 use mcp_transport::Secret;
 
@@ -161,6 +161,13 @@ fn build(raw: RawServer, cx: &Context<'_>, out: &mut Problems) -> ServerConfig {
             }
         },
     };
+    server.auth = raw.auth.unwrap_or_default();
+    if server.auth == AuthMode::Bearer && server.bearer_token.is_none() && !server.headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")) {
+        out.push("auth", "\"bearer\" needs a bearer token or an Authorization header");
+    }
+    if let Some(oauth) = &raw.oauth {
+        server.oauth = oauth_config(oauth, cx, out);
+    }
     for (slot, seconds) in [
         (&mut server.startup_timeout, &raw.startup_timeout),
         (&mut server.request_timeout, &raw.request_timeout),
@@ -322,4 +329,53 @@ fn unquote(value: &str) -> &str {
         }
     }
     value
+}
+
+/// The OAuth settings, interpolated and checked.
+fn oauth_config(raw: &RawOAuth, cx: &Context<'_>, out: &mut Problems) -> OAuthConfig {
+    let expand = |text: &Text, out: &mut Problems| match cx.interpolator.expand(&text.value) {
+        Ok(value) => value,
+        Err(errors) => {
+            for error in errors {
+                out.push(&text.field, error);
+            }
+            text.value.clone()
+        }
+    };
+    let mut config = OAuthConfig {
+        client_id: raw.client_id.as_ref().map(|t| expand(t, out)).filter(|v| !v.trim().is_empty()),
+        ..OAuthConfig::default()
+    };
+    config.client_secret = match &raw.client_secret {
+        None => None,
+        Some(Bearer::Value(text)) => Some(Secret::new(expand(text, out))),
+        Some(Bearer::EnvVar(var)) => match variable(&var.value, cx) {
+            Ok(value) => Some(Secret::new(value)),
+            Err(message) => {
+                out.push(&var.field, format!("{message} (the client secret comes from it)"));
+                None
+            }
+        },
+    };
+    if config.client_secret.is_some() && config.client_id.is_none() {
+        if let Some(Bearer::Value(t) | Bearer::EnvVar(t)) = &raw.client_secret {
+            out.push(&t.field, "a client secret needs a client id");
+        }
+    }
+    config.scopes = raw.scopes.as_ref().map(|v| v.iter().map(|t| expand(t, out)).filter(|s| !s.trim().is_empty()).collect());
+    if let Some((field, n)) = &raw.redirect_port {
+        if n.fract() == 0.0 && (1.0..=65535.0).contains(n) {
+            config.redirect_port = Some(*n as u16);
+        } else {
+            out.push(field, format!("{n} is not a port (1 to 65535)"));
+        }
+    }
+    if let Some(text) = &raw.client_metadata_url {
+        let value = expand(text, out);
+        match url::Url::parse(value.trim()) {
+            Ok(u) if u.scheme() == "https" && u.path() != "/" => config.client_metadata_url = Some(value.trim().to_owned()),
+            _ => out.push(&text.field, "a client metadata document URL must be an https URL with a path"),
+        }
+    }
+    config
 }
