@@ -90,9 +90,7 @@ pub fn canonical_resource(url: &Url) -> String {
     let mut url = url.clone();
     url.set_fragment(None);
     let mut s = url.to_string();
-    if url.path() == "/" && url.query().is_none() {
-        s.pop();
-    } else if url.query().is_none() && s.ends_with('/') {
+    if url.query().is_none() && s.ends_with('/') {
         s.pop();
     }
     s
