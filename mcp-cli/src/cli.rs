@@ -131,8 +131,12 @@ pub enum Command {
     Templates,
     /// Read a resource
     Read(ReadArgs),
-    /// Show each server's state, transport, protocol revision, counts and last error
+    /// Show each server's state, transport, protocol revision, counts, authorization and last error
     Status,
+    /// Log in to a remote server that asks for OAuth authorization (opens the browser)
+    Login(LoginArgs),
+    /// Forget the registration and tokens kept for a remote server
+    Logout(LogoutArgs),
     /// Chat with an OpenAI-compatible LLM that can call every tool
     Chat(ChatArgs),
     /// Run the built-in demo MCP server on stdin and stdout
@@ -151,6 +155,8 @@ impl Command {
             Command::Templates => "templates",
             Command::Read(_) => "read",
             Command::Status => "status",
+            Command::Login(_) => "login",
+            Command::Logout(_) => "logout",
             Command::Chat(_) => "chat",
             Command::ServeDemo => "serve-demo",
         }
@@ -163,6 +169,31 @@ pub struct ToolsArgs {
     /// Show each tool's input and output schemas
     #[arg(long)]
     pub schema: bool,
+}
+
+/// `mcp login`.
+#[derive(Debug, Args)]
+#[command(after_help = "Tokens and registrations are kept in auth.json in $MCP_AUTH_DIR, else \
+    $XDG_CONFIG_HOME/mcp/ (~/.config/mcp/), readable by you only; later runs reuse them.")]
+pub struct LoginArgs {
+    /// The server (as the config names it); may be left out when there is one server
+    pub name: Option<String>,
+
+    /// Do not open a browser: print the authorization URL on stderr, on a line of its own, and
+    /// wait for the redirect on the loopback listener
+    #[arg(long)]
+    pub no_browser: bool,
+
+    /// How long to wait for the login to complete, in seconds
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub wait: u64,
+}
+
+/// `mcp logout`.
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    /// The server (as the config names it); may be left out when there is one server
+    pub name: Option<String>,
 }
 
 /// `mcp call`.

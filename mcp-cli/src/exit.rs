@@ -233,7 +233,7 @@ pub fn session_exit_code(error: &SessionError) -> ExitCode {
 /// reached or did not start.
 pub fn transport_exit_code(error: &TransportError) -> ExitCode {
     match error {
-        TransportError::Http { status: 401 | 403, .. } => ExitCode::AuthRequired,
+        TransportError::Http { status: 401 | 403, .. } | TransportError::Auth(_) => ExitCode::AuthRequired,
         TransportError::MessageTooLarge { .. } => ExitCode::Protocol,
         _ => ExitCode::Unreachable,
     }

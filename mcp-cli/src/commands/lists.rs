@@ -84,11 +84,13 @@ pub(crate) fn templates(manager: &McpManager, json: bool) -> Result<ExitCode, Cl
     Ok(ExitCode::Ok)
 }
 
-pub(crate) fn status(manager: &McpManager, json: bool) -> Result<ExitCode, CliError> {
-    let rows: Vec<StatusRow> = manager
+pub(crate) fn status(session: &super::setup::Started, json: bool) -> Result<ExitCode, CliError> {
+    let rows: Vec<StatusRow> = session
+        .manager
         .status()
         .into_iter()
         .map(|s| StatusRow {
+            auth: super::auth::describe(&session.config, &s.name, s.needs_login),
             name: s.name,
             state: s.state.to_string(),
             transport: s.transport,

@@ -2,6 +2,7 @@
 //! (`setup`), starts an `McpManager` on them, does its work through the manager's routing, and
 //! ends with one of the documented exit codes.
 
+mod auth;
 mod chat;
 mod lists;
 mod setup;
@@ -34,6 +35,11 @@ pub fn run(cli: &Cli) -> i32 {
 }
 
 async fn run_async(cli: &Cli) -> Result<ExitCode, CliError> {
+    match &cli.command {
+        Command::Login(args) => return auth::login(cli, args).await,
+        Command::Logout(args) => return auth::logout(cli, args),
+        _ => {}
+    }
     let session = setup::start(cli).await?;
     let result = dispatch(cli, &session).await;
     if cli.global.server_logs {
@@ -51,12 +57,13 @@ async fn dispatch(cli: &Cli, session: &setup::Started) -> Result<ExitCode, CliEr
         Command::Prompts => lists::prompts(manager, json),
         Command::Resources => lists::resources(manager, json),
         Command::Templates => lists::templates(manager, json),
-        Command::Status => lists::status(manager, json),
+        Command::Status => lists::status(session, json),
         Command::Call(args) => call(cli, session, args).await,
         Command::Prompt(args) => prompt(manager, args, json).await,
         Command::Read(args) => read(cli, manager, args).await,
         Command::Chat(args) => chat::run(session, args).await,
         Command::ServeDemo => Err(CliError::usage("serve-demo runs on its own")),
+        Command::Login(_) | Command::Logout(_) => Err(CliError::usage("login and logout run on their own")),
     }
 }
 

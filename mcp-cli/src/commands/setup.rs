@@ -30,6 +30,8 @@ use crate::output::terminal;
 /// A started manager and what the command needs around it.
 pub(crate) struct Started {
     pub(crate) manager: McpManager,
+    /// The servers, as resolved.
+    pub(crate) config: McpConfig,
     /// The registry the LLM-facing names come from (the manager's tools as provider `mcp`).
     pub(crate) registry: ToolRegistry,
 }
@@ -55,13 +57,22 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, CliError> {
         return Err(CliError::usage("the config names no enabled server"));
     }
     let bridge = host_bridge(cli, &config)?;
-    let options = ManagerOptions { callbacks: bridge.callbacks(), ..Default::default() };
+    let options = ManagerOptions {
+        callbacks: bridge.callbacks(),
+        authorization: super::auth::options(None),
+        ..Default::default()
+    };
     let spinner = Spinner::start("connecting to servers");
-    let manager = McpManager::start(config, options).await;
+    let manager = McpManager::start(config.clone(), options).await;
     drop(spinner);
     let status = manager.status();
     let failed: Vec<_> = status.iter().filter(|s| s.state == ServerState::Failed).collect();
     if !status.iter().any(|s| matches!(s.state, ServerState::Ready | ServerState::Degraded)) {
+        if let Some(s) = failed.iter().find(|s| s.needs_login) {
+            let message = s.last_error.clone().unwrap_or_default();
+            manager.close().await;
+            return Err(super::auth::login_needed(&s.name, &message));
+        }
         let first = failed.first();
         let message = first.and_then(|s| s.last_error.clone()).unwrap_or_else(|| "no server is ready".into());
         let tail = first.map(|s| s.stderr_tail.join("\n")).filter(|t| !t.is_empty());
@@ -82,13 +93,16 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, CliError> {
         for line in &s.stderr_tail {
             terminal::errln(&format!("  stderr: {line}"));
         }
+        if s.needs_login {
+            terminal::errln(&format!("  log in with: mcp login {}", s.name));
+        }
     }
     let registry = ToolRegistry::new();
     registry.register(McpToolProvider::new(manager.clone())).await;
-    Ok(Started { manager, registry })
+    Ok(Started { manager, config, registry })
 }
 
-fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
+pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
     let global = &cli.global;
     if global.stdio {
         let Some((command, args)) = global.stdio_command.split_first() else {

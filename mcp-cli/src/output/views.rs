@@ -55,6 +55,9 @@ pub struct Served<T> {
 pub struct StatusRow {
     /// The server's name.
     pub name: String,
+    /// Its authorization (`none`, `authorized until ...`, `expired`, `needs login`), for
+    /// remote servers that use OAuth.
+    pub auth: Option<String>,
     /// Its state (`ready`, `failed`, ...).
     pub state: String,
     /// The transport (`stdio`, `streamable_http`, `sse`).
@@ -362,6 +365,7 @@ pub fn status_table(rows: &[StatusRow], width: Option<usize>) -> String {
         "PROMPTS",
         "RESOURCES",
         "TEMPLATES",
+        "AUTH",
         "LAST ERROR",
     ]);
     for r in rows {
@@ -379,6 +383,7 @@ pub fn status_table(rows: &[StatusRow], width: Option<usize>) -> String {
             r.prompts.to_string(),
             r.resources.to_string(),
             r.templates.to_string(),
+            text_or_dash(r.auth.as_deref()),
             text_or_dash(r.last_error.as_deref()),
         ]);
     }

@@ -1,8 +1,13 @@
 //! From a [`ServerConfig`] to what opens its transport: a `StdioConfig` or a [`RemoteTarget`].
 
-use mcp_transport::StdioConfig;
+use std::sync::Arc;
 
-use super::model::{ServerConfig, TransportChoice};
+use mcp_transport::StdioConfig;
+use mcp_transport::auth::browser::BrowserStep;
+use mcp_transport::auth::oauth::OAuthSettings;
+use mcp_transport::auth::store::TokenStore;
+
+use super::model::{AuthMode, ServerConfig, TransportChoice};
 use crate::connection::{RemoteTarget, RemoteTimeouts};
 
 impl ServerConfig {
@@ -31,6 +36,43 @@ impl ServerConfig {
         target.bearer = self.bearer_token.clone();
         target.timeouts = RemoteTimeouts { read: self.read_timeout, ..RemoteTimeouts::default() };
         Some(target)
+    }
+}
+
+impl ServerConfig {
+    /// Whether this server is authorized with OAuth: a remote server whose `auth` is `oauth`,
+    /// or `auto` (the default) with neither a bearer token nor an `Authorization` header.
+    pub fn uses_oauth(&self) -> bool {
+        if !self.transport.is_remote() {
+            return false;
+        }
+        match self.auth {
+            AuthMode::OAuth => true,
+            AuthMode::Auto => {
+                self.bearer_token.is_none() && !self.headers.keys().any(|k| k.trim().eq_ignore_ascii_case("authorization"))
+            }
+            AuthMode::Bearer | AuthMode::None => false,
+        }
+    }
+
+    /// The OAuth client settings of this server, keeping what it gets in `store` and asking the
+    /// user through `browser` (none: a needed login fails with `LoginRequired`).
+    pub fn oauth_settings(
+        &self,
+        client_name: &str,
+        store: Arc<dyn TokenStore>,
+        browser: Option<Arc<dyn BrowserStep>>,
+    ) -> OAuthSettings {
+        OAuthSettings {
+            client_id: self.oauth.client_id.clone(),
+            client_secret: self.oauth.client_secret.clone(),
+            client_metadata_url: self.oauth.client_metadata_url.clone(),
+            client_name: client_name.to_owned(),
+            scopes: self.oauth.scopes.clone(),
+            browser,
+            store,
+            ..OAuthSettings::default()
+        }
     }
 }
 

@@ -22,6 +22,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_transport::auth::Authorization;
 use mcp_transport::{
     Secret, SseConfig, SseTransport, StreamableHttpConfig, StreamableHttpTransport, Transport, TransportError,
     TransportKind,
@@ -76,6 +77,9 @@ pub struct RemoteTarget {
     /// A bearer token, sent as `Authorization: Bearer <token>`; it replaces any configured
     /// `Authorization` header.
     pub bearer: Option<Secret>,
+    /// What authorizes the requests (an OAuth client, say); it takes precedence over `bearer`.
+    /// One provider serves every transport the target opens (reconnections, the fallback).
+    pub authorization: Option<Arc<dyn Authorization>>,
     /// Time limits.
     pub timeouts: RemoteTimeouts,
 }
@@ -88,6 +92,7 @@ impl RemoteTarget {
             transport: None,
             headers: Vec::new(),
             bearer: None,
+            authorization: None,
             timeouts: RemoteTimeouts::default(),
         }
     }
@@ -103,6 +108,7 @@ impl RemoteTarget {
         let mut config = StreamableHttpConfig::new(name, self.url.clone());
         config.headers = self.headers.clone();
         config.bearer_token = self.bearer.clone();
+        config.authorization = self.authorization.clone();
         config.connect_timeout = self.timeouts.connect;
         config.read_timeout = self.timeouts.read;
         config
@@ -113,6 +119,7 @@ impl RemoteTarget {
         let mut config = SseConfig::new(name, self.url.clone());
         config.headers = self.headers.clone();
         config.bearer_token = self.bearer.clone();
+        config.authorization = self.authorization.clone();
         config.connect_timeout = self.timeouts.connect;
         config.endpoint_timeout = self.timeouts.sse_endpoint;
         config.post_timeout = self.timeouts.sse_post;
@@ -129,6 +136,7 @@ impl fmt::Debug for RemoteTarget {
             .field("transport", &self.transport)
             .field("header_names", &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field("bearer", &self.bearer)
+            .field("authorization", &self.authorization)
             .field("timeouts", &self.timeouts)
             .finish()
     }

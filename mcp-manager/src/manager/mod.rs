@@ -32,7 +32,7 @@ use tokio::sync::watch;
 use tool_system::ToolExecutionResult;
 
 pub use self::hooks::{Hooks, ManagerEvent, ManagerObserver};
-pub use self::plan::PlanOverride;
+pub use self::plan::{AuthOptions, PlanOverride, oauth_client};
 pub use self::provider::McpToolProvider;
 pub use self::routing::{Conflict, ConflictKind, RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool, Routing};
 use self::server::ManagedServer;
@@ -72,6 +72,8 @@ pub struct ManagerOptions {
     pub hooks: Hooks,
     /// Transport plans of the host's own making (custom transports, tests).
     pub transport_override: Option<PlanOverride>,
+    /// How remote servers that use OAuth are authorized (token store, browser step).
+    pub authorization: AuthOptions,
 }
 
 impl std::fmt::Debug for ManagerOptions {
@@ -81,6 +83,7 @@ impl std::fmt::Debug for ManagerOptions {
             .field("reconnect", &self.reconnect)
             .field("skip_argument_validation", &self.skip_argument_validation)
             .field("transport_override", &self.transport_override.is_some())
+            .field("authorization", &self.authorization)
             .finish_non_exhaustive()
     }
 }

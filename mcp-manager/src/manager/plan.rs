@@ -5,8 +5,13 @@ use std::sync::Arc;
 
 use mcp_protocol::types::common::Implementation;
 
+use mcp_transport::auth::AuthError;
+use mcp_transport::auth::browser::BrowserStep;
+use mcp_transport::auth::oauth::OAuthClient;
+use mcp_transport::auth::store::{MemoryStore, TokenStore};
+
 use crate::HostCallbacks;
-use crate::config::{ClientConfig, ServerConfig, TransportChoice};
+use crate::config::{AuthMode, ClientConfig, ServerConfig, TransportChoice};
 use crate::connection::{ConnectionOptions, TransportPlan, stdio_factory};
 
 /// Builds the transport plan of a server, instead of the one its config describes. Hosts use it
@@ -14,15 +19,64 @@ use crate::connection::{ConnectionOptions, TransportPlan, stdio_factory};
 /// config.
 pub type PlanOverride = Arc<dyn Fn(&ServerConfig) -> Option<TransportPlan> + Send + Sync>;
 
+/// How the manager authorizes the remote servers that use OAuth ([`ServerConfig::uses_oauth`]).
+#[derive(Clone)]
+pub struct AuthOptions {
+    /// Where registrations and tokens are kept (default: in memory, for the manager's life).
+    pub store: Arc<dyn TokenStore>,
+    /// The browser step for a login in the middle of a request; `None` (the default): a server
+    /// that needs a login fails with an `AuthStep::LoginRequired` error, and the host logs in
+    /// with [`OAuthClient::login`] (as `mcp login` does).
+    pub browser: Option<Arc<dyn BrowserStep>>,
+}
+
+impl Default for AuthOptions {
+    fn default() -> Self {
+        AuthOptions { store: Arc::new(MemoryStore::new()), browser: None }
+    }
+}
+
+impl std::fmt::Debug for AuthOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthOptions").field("store", &self.store).field("browser", &self.browser).finish()
+    }
+}
+
+/// The OAuth client of `server`, when it uses OAuth.
+pub fn oauth_client(
+    server: &ServerConfig,
+    client: &ClientConfig,
+    auth: &AuthOptions,
+) -> Option<Result<OAuthClient, AuthError>> {
+    if !server.uses_oauth() {
+        return None;
+    }
+    let url = server.url.as_deref()?;
+    let settings = server.oauth_settings(&client.name, auth.store.clone(), auth.browser.clone());
+    Some(OAuthClient::new(&server.name, url, settings))
+}
+
 /// The transport plan of `server`.
-pub(crate) fn transport_plan(server: &ServerConfig, custom: Option<&PlanOverride>) -> Result<TransportPlan, String> {
+pub(crate) fn transport_plan(
+    server: &ServerConfig,
+    client: &ClientConfig,
+    custom: Option<&PlanOverride>,
+    auth: &AuthOptions,
+) -> Result<TransportPlan, String> {
     if let Some(plan) = custom.and_then(|f| f(server)) {
         return Ok(plan);
     }
     if server.transport.is_remote() {
-        let target = server
+        let mut target = server
             .remote_target()
             .ok_or_else(|| format!("server {:?}: field \"url\": missing (a remote server needs a url)", server.name))?;
+        if server.auth == AuthMode::None {
+            target.bearer = None;
+        }
+        if let Some(oauth) = oauth_client(server, client, auth) {
+            let oauth = oauth.map_err(|e| format!("server {:?}: {e}", server.name))?;
+            target.authorization = Some(Arc::new(oauth));
+        }
         TransportPlan::remote(&server.name, &target).map_err(|e| e.to_string())
     } else {
         let config = server.stdio_config().filter(|c| !c.command.trim().is_empty()).ok_or_else(|| {

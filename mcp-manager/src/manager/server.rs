@@ -59,6 +59,9 @@ pub struct ServerStatus {
     pub last_error: Option<String>,
     /// The last lines of the server's stderr (stdio), kept with the last error.
     pub stderr_tail: Vec<String>,
+    /// The server asked for authorization that this run could not obtain: it needs a login
+    /// (`OAuthClient::login`, `mcp login`).
+    pub needs_login: bool,
     /// The server's process id (stdio), while it runs.
     pub pid: Option<u32>,
     /// Reconnection attempts since the server was last ready.
@@ -85,6 +88,7 @@ impl ServerStatus {
             warnings: Vec::new(),
             last_error: None,
             stderr_tail: Vec::new(),
+            needs_login: false,
             pid: None,
             reconnect_attempts: 0,
         }
@@ -124,7 +128,13 @@ impl ManagedServer {
     /// A server for `config`; `Err` when its transport cannot be planned (no command, bad URL).
     pub(crate) fn new(config: ServerConfig, shared: &ManagerShared) -> Arc<ManagedServer> {
         let status = ServerStatus::new(&config);
-        let (conn, error) = match plan::transport_plan(&config, shared.options.transport_override.as_ref()) {
+        let plan = plan::transport_plan(
+            &config,
+            &shared.client(),
+            shared.options.transport_override.as_ref(),
+            &shared.options.authorization,
+        );
+        let (conn, error) = match plan {
             Ok(p) => {
                 let options = plan::connection_options(&config, &shared.client(), &shared.options.callbacks);
                 (McpConnection::with_plan(p, options), None)
@@ -302,7 +312,11 @@ impl ManagedServer {
                         Served::Lost(reason, tail) => (reason, tail),
                     }
                 }
-                Ok(Err(e)) => (e.to_string(), stderr_of(&e)),
+                Ok(Err(e)) => {
+                    let needs_login = needs_login(&e);
+                    self.status.send_modify(|s| s.needs_login = needs_login);
+                    (e.to_string(), stderr_of(&e))
+                }
                 Err(_) => (
                     format!(
                         "server {:?} did not finish starting within {:?} (startup timeout)",
@@ -438,6 +452,7 @@ impl ManagedServer {
             s.reconnect_attempts = 0;
             if connected {
                 s.last_error = None;
+                s.needs_login = false;
                 s.stderr_tail.clear();
             }
         });
@@ -497,6 +512,18 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// The stderr lines a failure carries (a stdio server that exited).
+/// Whether `error` is an authorization that needs a person's login.
+fn needs_login(error: &ConnectionError) -> bool {
+    let transport = match error {
+        ConnectionError::Transport { error, .. } | ConnectionError::Session(SessionError::Transport { error, .. }) => {
+            error
+        }
+        ConnectionError::FallbackFailed { first, fallback, .. } => return needs_login(first) || needs_login(fallback),
+        _ => return false,
+    };
+    matches!(transport, TransportError::Auth(e) if e.needs_login())
+}
+
 fn stderr_of(error: &ConnectionError) -> Vec<String> {
     let reason = match error {
         ConnectionError::Session(SessionError::Closed { reason, .. }) => reason,

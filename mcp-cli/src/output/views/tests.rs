@@ -174,6 +174,7 @@ fn read_results_and_prompts() {
 fn status_rows() {
     let rows = [
         StatusRow {
+            auth: None,
             name: "demo".into(),
             state: "ready".into(),
             transport: "stdio".into(),
@@ -186,6 +187,7 @@ fn status_rows() {
             last_error: None,
         },
         StatusRow {
+            auth: None,
             name: "broken".into(),
             state: "failed".into(),
             last_error: Some("exited".into()),

@@ -1,0 +1,161 @@
+//! `mcp login`, `mcp logout`, and the authorization shown by `mcp status`.
+//!
+//! Registrations and tokens live in the user's file store (`auth.json` in `$MCP_AUTH_DIR`, else
+//! the platform's config directory), so later runs reuse them without a new login. A command
+//! other than `login` never opens a browser: a server that needs a login fails it with exit 3
+//! and a line naming `mcp login NAME`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_manager::config::{McpConfig, ServerConfig};
+use mcp_manager::manager::{AuthOptions, oauth_client};
+use mcp_transport::auth::browser::{BrowserStep, LoopbackBrowser, open_browser_or_print, print_to_stderr};
+use mcp_transport::auth::oauth::AuthState;
+use mcp_transport::auth::store::{FileStore, MemoryStore, TokenStore};
+
+use crate::cli::{Cli, LoginArgs, LogoutArgs};
+use crate::exit::{CliError, ExitCode};
+use crate::output::terminal;
+
+/// The token store of this user (in memory when there is no home directory).
+fn store() -> Arc<dyn TokenStore> {
+    match FileStore::for_user() {
+        Some(store) => Arc::new(store),
+        None => Arc::new(MemoryStore::new()),
+    }
+}
+
+/// The manager's authorization options: the user's store, and `browser` for a login.
+pub(crate) fn options(browser: Option<Arc<dyn BrowserStep>>) -> AuthOptions {
+    AuthOptions { store: store(), browser }
+}
+
+/// The error of a command whose server needs a login.
+pub(crate) fn login_needed(name: &str, message: &str) -> CliError {
+    CliError::new(ExitCode::AuthRequired, format!("server {name:?} requires a login: run `mcp login {name}`"))
+        .with_detail(message.to_owned())
+}
+
+/// The server `name` (or the only one) of the config, which must use OAuth.
+fn oauth_server<'a>(config: &'a McpConfig, name: Option<&str>) -> Result<&'a ServerConfig, CliError> {
+    let server = match name {
+        Some(name) => config.servers.iter().find(|s| s.name == name).ok_or_else(|| {
+            let known: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
+            CliError::usage(format!("no server named {name:?} in the config (servers: {})", known.join(", ")))
+        })?,
+        None => match config.servers.as_slice() {
+            [only] => only,
+            _ => return Err(CliError::usage("name the server to log in to (mcp login NAME)")),
+        },
+    };
+    if !server.uses_oauth() {
+        let why = if server.transport.is_remote() {
+            "its config sets a bearer token, an Authorization header or `auth` other than oauth"
+        } else {
+            "it is a stdio server"
+        };
+        return Err(CliError::usage(format!("server {:?} does not use OAuth: {why}", server.name)));
+    }
+    Ok(server)
+}
+
+fn auth_error(name: &str, e: mcp_transport::auth::AuthError) -> CliError {
+    CliError::new(ExitCode::AuthRequired, format!("logging in to {name:?} failed: {e}"))
+}
+
+/// `mcp login [NAME] [--no-browser]`.
+pub(crate) async fn login(cli: &Cli, args: &LoginArgs) -> Result<ExitCode, CliError> {
+    let config = super::setup::resolve_config(cli)?;
+    let server = oauth_server(&config, args.name.as_deref().or(cli.global.server.as_deref()))?;
+    let opener = if args.no_browser { print_to_stderr() } else { open_browser_or_print() };
+    let mut browser = LoopbackBrowser::new(opener);
+    browser.port = server.oauth.redirect_port;
+    browser.timeout = Duration::from_secs(args.wait.clamp(1, 24 * 3600));
+    let auth = options(Some(Arc::new(browser)));
+    let client = oauth_client(server, &config.client, &auth)
+        .ok_or_else(|| CliError::usage(format!("server {:?} has no url", server.name)))?
+        .map_err(|e| auth_error(&server.name, e))?;
+    let state = client.login().await.map_err(|e| auth_error(&server.name, e))?;
+    terminal::errln(&format!("mcp: logged in to {:?}: {}", server.name, state_text(&state, false)));
+    Ok(ExitCode::Ok)
+}
+
+/// `mcp logout [NAME]`.
+pub(crate) fn logout(cli: &Cli, args: &LogoutArgs) -> Result<ExitCode, CliError> {
+    let config = super::setup::resolve_config(cli)?;
+    let server = oauth_server(&config, args.name.as_deref().or(cli.global.server.as_deref()))?;
+    let client = oauth_client(server, &config.client, &options(None))
+        .ok_or_else(|| CliError::usage(format!("server {:?} has no url", server.name)))?
+        .map_err(|e| auth_error(&server.name, e))?;
+    let removed = client.logout().map_err(|e| auth_error(&server.name, e))?;
+    let what = if removed == 0 { "nothing was stored" } else { "its registration and tokens are forgotten" };
+    terminal::errln(&format!("mcp: logged out of {:?}: {what}", server.name));
+    Ok(ExitCode::Ok)
+}
+
+/// A point in time (seconds since the epoch) as UTC `YYYY-MM-DD HH:MM`.
+fn utc(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
+}
+
+fn state_text(state: &AuthState, needs_login: bool) -> String {
+    match state {
+        AuthState::None if needs_login => "needs login".into(),
+        AuthState::None => "not logged in".into(),
+        AuthState::Authorized { expires_at, refreshable, .. } => {
+            let until = expires_at.map(|t| format!(" until {}", utc(t))).unwrap_or_default();
+            let refresh = if *refreshable { ", refreshable" } else { "" };
+            if needs_login {
+                format!("needs login (a token is kept{until})")
+            } else {
+                format!("authorized{until}{refresh}")
+            }
+        }
+        AuthState::Expired { refreshable: true, .. } if !needs_login => "expired (refreshable)".into(),
+        AuthState::Expired { .. } => "expired: needs login".into(),
+    }
+}
+
+/// The authorization of server `name` for `mcp status`; `None` for servers without OAuth.
+pub(crate) fn describe(config: &McpConfig, name: &str, needs_login: bool) -> Option<String> {
+    let server = config.servers.iter().find(|s| s.name == name)?;
+    let client = oauth_client(server, &config.client, &options(None))?.ok()?;
+    Some(match client.state() {
+        Ok(state) => state_text(&state, needs_login),
+        Err(e) => format!("unknown ({e})"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_shown_in_utc() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_796_083_200), "2026-12-01 00:00 UTC");
+        assert_eq!(utc(951_827_400), "2000-02-29 12:30 UTC");
+    }
+
+    #[test]
+    fn states_read_as_a_person_would_say_them() {
+        let authorized =
+            AuthState::Authorized { issuer: "i".into(), expires_at: Some(0), refreshable: true, scopes: vec![] };
+        assert_eq!(state_text(&authorized, false), "authorized until 1970-01-01 00:00 UTC, refreshable");
+        assert_eq!(state_text(&AuthState::None, true), "needs login");
+        assert_eq!(state_text(&AuthState::Expired { issuer: "i".into(), refreshable: false }, false), "expired: needs login");
+    }
+}
