@@ -316,6 +316,6 @@ fn debug_hides_code_and_state() {
 #[test]
 fn the_openers_can_be_made() {
     // Only constructed: calling them would print, or start a browser.
-    let _ = mcp_transport::auth::browser::print_to_stderr();
+    let _ = mcp_transport::auth::browser::print_url();
     let _ = mcp_transport::auth::browser::open_browser_or_print();
 }

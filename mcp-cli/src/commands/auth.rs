@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mcp_manager::config::{McpConfig, ServerConfig};
 use mcp_manager::manager::{AuthOptions, oauth_client};
-use mcp_transport::auth::browser::{BrowserStep, LoopbackBrowser, open_browser_or_print, print_to_stderr};
+use mcp_transport::auth::browser::{BrowserStep, LoopbackBrowser, open_browser_or_print, print_url};
 use mcp_transport::auth::oauth::AuthState;
 use mcp_transport::auth::store::{FileStore, MemoryStore, TokenStore};
 
@@ -68,7 +68,7 @@ fn auth_error(name: &str, e: mcp_transport::auth::AuthError) -> CliError {
 pub(crate) async fn login(cli: &Cli, args: &LoginArgs) -> Result<ExitCode, CliError> {
     let config = super::setup::resolve_config(cli)?;
     let server = oauth_server(&config, args.name.as_deref().or(cli.global.server.as_deref()))?;
-    let opener = if args.no_browser { print_to_stderr() } else { open_browser_or_print() };
+    let opener = if args.no_browser { print_url() } else { open_browser_or_print() };
     let mut browser = LoopbackBrowser::new(opener);
     browser.port = server.oauth.redirect_port;
     browser.timeout = Duration::from_secs(args.wait.clamp(1, 24 * 3600));
@@ -156,6 +156,9 @@ mod tests {
             AuthState::Authorized { issuer: "i".into(), expires_at: Some(0), refreshable: true, scopes: vec![] };
         assert_eq!(state_text(&authorized, false), "authorized until 1970-01-01 00:00 UTC, refreshable");
         assert_eq!(state_text(&AuthState::None, true), "needs login");
-        assert_eq!(state_text(&AuthState::Expired { issuer: "i".into(), refreshable: false }, false), "expired: needs login");
+        assert_eq!(
+            state_text(&AuthState::Expired { issuer: "i".into(), refreshable: false }, false),
+            "expired: needs login"
+        );
     }
 }

@@ -7,7 +7,7 @@ use jsonc_parser::ParseOptions;
 
 use super::error::{ConfigError, ConfigProblem};
 use super::node::Node;
-use super::raw::{RawServer, Spelling, OAUTH_CAMEL};
+use super::raw::{OAUTH_CAMEL, RawServer, Spelling};
 use super::{Document, position};
 
 /// Parses JSON with comments and trailing commas.

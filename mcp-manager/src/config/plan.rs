@@ -49,7 +49,8 @@ impl ServerConfig {
         match self.auth {
             AuthMode::OAuth => true,
             AuthMode::Auto => {
-                self.bearer_token.is_none() && !self.headers.keys().any(|k| k.trim().eq_ignore_ascii_case("authorization"))
+                self.bearer_token.is_none()
+                    && !self.headers.keys().any(|k| k.trim().eq_ignore_ascii_case("authorization"))
             }
             AuthMode::Bearer | AuthMode::None => false,
         }

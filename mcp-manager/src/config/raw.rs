@@ -240,21 +240,20 @@ impl Spelling {
                 .filter(|k| r.has_content(k))
                 .map(str::to_owned)
                 .collect();
-        let remote_keys =
-            [
-                Some(self.url),
-                Some(self.headers),
-                self.env_headers,
-                self.bearer_token,
-                self.bearer_token_env_var,
-                self.auth,
-                self.oauth.map(|(k, _)| k),
-            ]
-            .into_iter()
-                .flatten()
-                .filter(|k| r.has_content(k))
-                .map(str::to_owned)
-                .collect();
+        let remote_keys = [
+            Some(self.url),
+            Some(self.headers),
+            self.env_headers,
+            self.bearer_token,
+            self.bearer_token_env_var,
+            self.auth,
+            self.oauth.map(|(k, _)| k),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|k| r.has_content(k))
+        .map(str::to_owned)
+        .collect();
         let bearer =
             match (self.bearer_token.and_then(|k| r.string(k)), self.bearer_token_env_var.and_then(|k| r.string(k))) {
                 (Some(value), Some(_)) => {

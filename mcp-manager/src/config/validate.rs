@@ -162,7 +162,10 @@ fn build(raw: RawServer, cx: &Context<'_>, out: &mut Problems) -> ServerConfig {
         },
     };
     server.auth = raw.auth.unwrap_or_default();
-    if server.auth == AuthMode::Bearer && server.bearer_token.is_none() && !server.headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")) {
+    if server.auth == AuthMode::Bearer
+        && server.bearer_token.is_none()
+        && !server.headers.keys().any(|k| k.eq_ignore_ascii_case("authorization"))
+    {
         out.push("auth", "\"bearer\" needs a bearer token or an Authorization header");
     }
     if let Some(oauth) = &raw.oauth {
@@ -362,7 +365,8 @@ fn oauth_config(raw: &RawOAuth, cx: &Context<'_>, out: &mut Problems) -> OAuthCo
             out.push(&t.field, "a client secret needs a client id");
         }
     }
-    config.scopes = raw.scopes.as_ref().map(|v| v.iter().map(|t| expand(t, out)).filter(|s| !s.trim().is_empty()).collect());
+    config.scopes =
+        raw.scopes.as_ref().map(|v| v.iter().map(|t| expand(t, out)).filter(|s| !s.trim().is_empty()).collect());
     if let Some((field, n)) = &raw.redirect_port {
         if n.fract() == 0.0 && (1.0..=65535.0).contains(n) {
             config.redirect_port = Some(*n as u16);
@@ -373,7 +377,9 @@ fn oauth_config(raw: &RawOAuth, cx: &Context<'_>, out: &mut Problems) -> OAuthCo
     if let Some(text) = &raw.client_metadata_url {
         let value = expand(text, out);
         match url::Url::parse(value.trim()) {
-            Ok(u) if u.scheme() == "https" && u.path() != "/" => config.client_metadata_url = Some(value.trim().to_owned()),
+            Ok(u) if u.scheme() == "https" && u.path() != "/" => {
+                config.client_metadata_url = Some(value.trim().to_owned())
+            }
             _ => out.push(&text.field, "a client metadata document URL must be an https URL with a path"),
         }
     }

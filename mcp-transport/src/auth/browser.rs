@@ -10,7 +10,7 @@
 //! request head is bounded in size and time, and connections are served concurrently, so a
 //! silent one cannot hold up the redirect.
 //!
-//! Openers: [`print_to_stderr`] prints the URL; [`open_browser_or_print`] also starts the
+//! Openers: [`print_url`] prints the URL; [`open_browser_or_print`] also starts the
 //! system browser.
 
 use std::fmt;
@@ -407,11 +407,11 @@ fn html_escape(s: &str) -> String {
 }
 
 /// An opener that prints the URL on stderr, on a line of its own, for the user to open.
-pub fn print_to_stderr() -> UrlOpener {
-    Arc::new(print_url)
+pub fn print_url() -> UrlOpener {
+    Arc::new(show_url)
 }
 
-fn print_url(url: &url::Url) {
+fn show_url(url: &url::Url) {
     eprintln!("Open this URL in a browser to log in:");
     eprintln!("{url}");
 }
@@ -421,7 +421,7 @@ fn print_url(url: &url::Url) {
 pub fn open_browser_or_print() -> UrlOpener {
     Arc::new(|url: &url::Url| {
         spawn_browser(url);
-        print_url(url);
+        show_url(url);
     })
 }
 

@@ -216,9 +216,8 @@ impl Inner {
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<reqwest::Response, TransportError> {
         self.send_built(reqwest::Method::POST, session_id, version, |request| {
-            let mut request = request
-                .header(ACCEPT, "application/json, text/event-stream")
-                .header(CONTENT_TYPE, "application/json");
+            let mut request =
+                request.header(ACCEPT, "application/json, text/event-stream").header(CONTENT_TYPE, "application/json");
             for (name, value) in extra {
                 request = request.header(name, value);
             }

@@ -145,10 +145,9 @@ impl SseTransport {
                 request = request.header(name, value);
             }
             async {
-                tokio::time::timeout(config.endpoint_timeout, request.send())
-                    .await
-                    .map_err(|_| timed_out())?
-                    .map_err(|e| TransportError::Other(format!("opening the SSE stream failed: {}", body::describe(&e))))
+                tokio::time::timeout(config.endpoint_timeout, request.send()).await.map_err(|_| timed_out())?.map_err(
+                    |e| TransportError::Other(format!("opening the SSE stream failed: {}", body::describe(&e))),
+                )
             }
         })
         .await?;
@@ -294,7 +293,9 @@ impl Inner {
                 async move {
                     match tokio::time::timeout(self.post_timeout, request.send()).await {
                         Ok(Ok(r)) => Ok(r),
-                        Ok(Err(e)) => Err(TransportError::Other(format!("HTTP request failed: {}", body::describe(&e)))),
+                        Ok(Err(e)) => {
+                            Err(TransportError::Other(format!("HTTP request failed: {}", body::describe(&e))))
+                        }
                         Err(_) => Err(TransportError::Other(format!(
                             "no response from the server within {:?}",
                             self.post_timeout

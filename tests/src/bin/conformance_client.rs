@@ -197,11 +197,10 @@ impl PendingRedirect for HeadlessRedirect {
                 .map_err(|e| fail(format!("cannot build an HTTP client: {e}")))?;
             println!("authorizing at {}", url.origin().ascii_serialization());
             let response = client.get(url).send().await.map_err(|e| fail(format!("GET authorization URL: {e}")))?;
-            let location = response
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|l| l.to_str().ok())
-                .ok_or_else(|| fail(format!("the authorization endpoint answered {} without a redirect", response.status())))?;
+            let location =
+                response.headers().get(reqwest::header::LOCATION).and_then(|l| l.to_str().ok()).ok_or_else(|| {
+                    fail(format!("the authorization endpoint answered {} without a redirect", response.status()))
+                })?;
             let redirect = url::Url::parse(REDIRECT_URI)
                 .and_then(|base| base.join(location))
                 .map_err(|e| fail(format!("the redirect is not a URL: {e}")))?;
