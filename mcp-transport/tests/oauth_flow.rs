@@ -272,6 +272,14 @@ async fn the_resource_moving_to_another_authorization_server_registers_there() {
         }
         call(&t, 3).await.unwrap();
         assert_eq!(fake.with(|s| s.code_exchanges), 2, "the new token is used");
+
+        // A later run starts from the entry of the new issuer.
+        let next_run = fake.client(shared, |_| {});
+        call(&fake.transport(&next_run), 4).await.unwrap();
+        fake.with(|s| {
+            assert_eq!(s.registrations.len(), 2, "no new registration");
+            assert_eq!((s.authorizations.len(), s.code_exchanges), (2, 2), "no new authorization");
+        });
     })
     .await;
 }
