@@ -123,6 +123,42 @@ async fn a_refused_refresh_token_leads_back_to_the_code_flow() {
 }
 
 #[tokio::test]
+async fn a_refused_refresh_for_32_concurrent_requests_leads_to_one_new_authorization() {
+    bounded(async {
+        let fake = Fake::start().await;
+        fake.with(|s| s.code_expires_in = 1);
+        let client = fake.client(store(), |s| s.refresh_margin = Duration::from_secs(30));
+        client.login().await.unwrap();
+        fake.with(|s| {
+            s.refuse_refresh = true;
+            s.code_expires_in = 3600;
+        });
+        let outcomes = calls(&fake.transport(&client), 1, 32).await;
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+        fake.with(|s| {
+            assert_eq!(s.refreshes, 1, "one refused refresh");
+            assert_eq!((s.authorizations.len(), s.code_exchanges, s.registrations.len()), (2, 2, 1));
+        });
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn thirty_two_requests_short_of_a_scope_share_one_step_up() {
+    bounded(async {
+        let fake = Fake::start().await;
+        let client = fake.client(store(), |_| {});
+        let t = fake.transport(&client);
+        call(&t, 1).await.unwrap();
+        fake.with(|s| s.call_requires = Some("write".into()));
+        let outcomes = calls(&t, 2, 32).await;
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+        assert_eq!(fake.with(|s| s.authorizations.clone()), [vec!["read"], vec!["read", "write"]]);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_second_run_reuses_the_registration_and_the_tokens() {
     bounded(async {
         let fake = Fake::start().await;
