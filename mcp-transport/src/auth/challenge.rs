@@ -54,7 +54,7 @@ pub fn parse(value: &str) -> Vec<Challenge> {
     while !value.is_char_boundary(cut) {
         cut -= 1;
     }
-    let mut lexer = Lexer { s: value[..cut].as_bytes(), i: 0 };
+    let mut lexer = Lexer { s: &value.as_bytes()[..cut], i: 0 };
     let mut out: Vec<Challenge> = Vec::new();
     loop {
         lexer.skip(|b| b == b' ' || b == b'\t' || b == b',');

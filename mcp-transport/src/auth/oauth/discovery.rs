@@ -90,9 +90,8 @@ pub fn canonical_resource(url: &Url) -> String {
     let mut url = url.clone();
     url.set_fragment(None);
     let mut s = url.to_string();
-    if url.path() == "/" && url.query().is_none() {
-        s.pop();
-    } else if url.query().is_none() && s.ends_with('/') {
+    // The root path's slash too: `https://host/` is `https://host`.
+    if url.query().is_none() && s.ends_with('/') {
         s.pop();
     }
     s
