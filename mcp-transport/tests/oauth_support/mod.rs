@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,8 +18,9 @@ use futures::future::BoxFuture;
 use mcp_transport::auth::AuthError;
 use mcp_transport::auth::browser::{AuthorizationResponse, BrowserStep, PendingRedirect};
 use mcp_transport::auth::oauth::{OAuthClient, OAuthSettings};
+use mcp_transport::auth::store::MemoryStore;
 use mcp_transport::auth::store::TokenStore;
-use mcp_transport::{Secret, StreamableHttpTransport};
+use mcp_transport::{Secret, StreamableHttpTransport, Transport, TransportError, TransportEvent};
 use serde_json::{Value, json};
 
 /// What the browser step does with the authorization URL.
@@ -443,4 +444,48 @@ fn token(s: &mut FakeState, n: u8, headers: &HeaderMap, body: &[u8]) -> Response
             "scope": grant.scopes.join(" "),
         }),
     )
+}
+
+pub fn store() -> Arc<MemoryStore> {
+    Arc::new(MemoryStore::new())
+}
+
+/// Send `n` tools/call requests (ids `first..first + n`) at once and collect their outcomes.
+pub async fn calls(t: &StreamableHttpTransport, first: i64, n: i64) -> Vec<Result<(), TransportError>> {
+    let sends = (first..first + n).map(|id| {
+        t.send(crate::http_support::request(id, "tools/call", json!({"name": "echo", "arguments": {"n": id}})))
+    });
+    for sent in futures::future::join_all(sends).await {
+        sent.unwrap();
+    }
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    while out.len() < n as usize {
+        let (id, outcome) = match crate::http_support::next_event(t).await {
+            TransportEvent::Message(mcp_protocol::Message::Response(r)) => {
+                let id = r.id.clone().unwrap();
+                (id, r.into_result().map(|_| ()).map_err(|e| TransportError::Other(format!("{e:?}"))))
+            }
+            TransportEvent::RequestFailed { id, error } => (id, Err(error)),
+            other => panic!("unexpected event {other:?}"),
+        };
+        assert!(seen.insert(id), "one outcome per request");
+        out.push(outcome);
+    }
+    out
+}
+
+/// One tools/call.
+pub async fn call(t: &StreamableHttpTransport, id: i64) -> Result<(), TransportError> {
+    calls(t, id, 1).await.pop().unwrap()
+}
+
+/// The authorization error of a failed request; no secret of `fake` shows in it.
+pub fn auth_error(fake: &Fake, outcome: Result<(), TransportError>) -> AuthError {
+    let e = match outcome {
+        Err(TransportError::Auth(e)) => e,
+        other => panic!("expected an authorization error, got {other:?}"),
+    };
+    fake.with(|s| s.assert_clean(&format!("{e} {e:?} {}", TransportError::Auth(e.clone()))));
+    e
 }
