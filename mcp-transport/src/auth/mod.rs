@@ -208,13 +208,15 @@ where
         }
         let values = response.headers().get_all(reqwest::header::WWW_AUTHENTICATE);
         let challenge = Challenge::pick(values.iter().filter_map(|v| v.to_str().ok()));
-        if (status == 403 && challenge.is_none()) || attempt + 1 >= MAX_SENDS {
+        if status == 403 && challenge.is_none() {
             return Ok(response);
         }
+        // The provider hears of the last refusal too, so that it can name it (an
+        // `AuthStep::Refused` error) rather than leave a bare 401 or 403.
         let rejection = Rejection { status, challenge, generation, attempt };
         match auth.rejected(&rejection).await.map_err(crate::TransportError::Auth)? {
-            Verdict::Retry => attempt += 1,
-            Verdict::GiveUp => return Ok(response),
+            Verdict::Retry if attempt + 1 < MAX_SENDS => attempt += 1,
+            Verdict::Retry | Verdict::GiveUp => return Ok(response),
         }
     }
 }

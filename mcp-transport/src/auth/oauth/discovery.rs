@@ -90,6 +90,7 @@ pub fn canonical_resource(url: &Url) -> String {
     let mut url = url.clone();
     url.set_fragment(None);
     let mut s = url.to_string();
+    // The root path's slash too: `https://host/` is `https://host`.
     if url.query().is_none() && s.ends_with('/') {
         s.pop();
     }
@@ -152,8 +153,9 @@ fn server_metadata_urls(issuer: &Url) -> Vec<Url> {
     }
 }
 
-/// Fetch the first document of `urls` that answers 200 with a JSON object. A status of 4xx or
-/// 5xx moves to the next URL; a network failure too, but is reported when nothing answers.
+/// Fetch the first document of `urls` that answers 200 with a JSON object. A 4xx moves to the
+/// next URL; a 5xx or a network failure too, but is reported when nothing answers (a server
+/// error is no proof that the document does not exist).
 async fn first_document<T: serde::de::DeserializeOwned>(
     http: &AuthHttp,
     urls: &[Url],
@@ -170,6 +172,9 @@ async fn first_document<T: serde::de::DeserializeOwned>(
                 let doc = serde_json::from_value(value)
                     .map_err(|e| discovery(format!("the {what} at {} is invalid: {e}", redact_url(url))))?;
                 return Ok(Some((url.clone(), doc)));
+            }
+            Ok(answer) if answer.status >= 500 => {
+                failures.push(format!("{}: HTTP {}", redact_url(url), answer.status));
             }
             Ok(answer) => tracing::debug!(url = %redact_url(url), status = answer.status, "no {what} here"),
             Err(e) => failures.push(format!("{}: {e}", redact_url(url))),

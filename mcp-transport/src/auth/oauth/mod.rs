@@ -428,9 +428,15 @@ impl OAuthClient {
             return Ok(Verdict::Retry);
         }
         let found = discovery::discover(&self.http, &self.server, challenge).await?;
-        if let Some((key, creds)) = current
-            && key.issuer == found.server.issuer
-            && held.is_some()
+        // The entry of the discovered issuer is refreshed when it can be, even when this run
+        // started from another issuer's (the newest entry is picked by the second it was written).
+        let key = CredentialKey { resource: self.resource_key.clone(), issuer: found.server.issuer.clone() };
+        let kept = match current {
+            Some((current_key, creds)) if current_key == key => Some(creds),
+            _ => self.settings.store.load(&key)?,
+        };
+        if let Some(creds) = kept
+            && creds.tokens.is_some()
             && self.refresh(&key, creds).await?
         {
             return Ok(Verdict::Retry);
