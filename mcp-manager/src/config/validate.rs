@@ -360,16 +360,17 @@ fn oauth_config(raw: &RawOAuth, cx: &Context<'_>, out: &mut Problems) -> OAuthCo
             }
         },
     };
-    if config.client_secret.is_some() && config.client_id.is_none() {
-        if let Some(Bearer::Value(t) | Bearer::EnvVar(t)) = &raw.client_secret {
-            out.push(&t.field, "a client secret needs a client id");
-        }
+    if config.client_secret.is_some()
+        && config.client_id.is_none()
+        && let Some(Bearer::Value(t) | Bearer::EnvVar(t)) = &raw.client_secret
+    {
+        out.push(&t.field, "a client secret needs a client id");
     }
     config.scopes =
         raw.scopes.as_ref().map(|v| v.iter().map(|t| expand(t, out)).filter(|s| !s.trim().is_empty()).collect());
     if let Some((field, n)) = &raw.redirect_port {
         if n.fract() == 0.0 && (1.0..=65535.0).contains(n) {
-            config.redirect_port = Some(*n as u16);
+            config.redirect_port = u16::try_from(*n as u32).ok();
         } else {
             out.push(field, format!("{n} is not a port (1 to 65535)"));
         }
