@@ -58,7 +58,10 @@ fn bad_auth_settings_are_named() {
         (r#"{"mcpServers": {"s": {"url": "https://h/mcp", "auth": "kerberos"}}}"#, "unknown auth \"kerberos\""),
         (r#"{"mcpServers": {"s": {"url": "https://h/mcp", "auth": "bearer"}}}"#, "\"bearer\" needs a bearer token"),
         (r#"{"mcpServers": {"s": {"url": "https://h/mcp", "oauth": {"redirectPort": 70000}}}}"#, "oauth.redirectPort"),
-        (r#"{"mcpServers": {"s": {"url": "https://h/mcp", "oauth": {"clientMetadataUrl": "http://h/c.json"}}}}"#, "https URL"),
+        (
+            r#"{"mcpServers": {"s": {"url": "https://h/mcp", "oauth": {"clientMetadataUrl": "http://h/c.json"}}}}"#,
+            "https URL",
+        ),
         (r#"{"mcpServers": {"s": {"url": "https://h/mcp", "oauth": {"clientSecret": "x"}}}}"#, "needs a client id"),
         (r#"{"mcpServers": {"s": {"url": "https://h/mcp", "oauth": {"clientID": "x"}}}}"#, "did you mean \"clientId\""),
     ];

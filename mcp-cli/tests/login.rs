@@ -1,0 +1,238 @@
+//! `mcp` against a server that asks for OAuth: a command exits 3 naming `mcp login NAME`;
+//! `mcp login --no-browser` prints the authorization URL on a line of its own and completes on
+//! the loopback listener; the next run uses the stored token; `mcp logout` forgets it.
+//!
+//! The server is an in-process fake (resource + authorization server in one axum app on
+//! 127.0.0.1:0); the redirect is made by the test, as a browser would after the user's consent.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "fake-access-token-4242";
+
+#[derive(Default)]
+struct Fake {
+    port: u16,
+    tokens_issued: u32,
+}
+
+fn start_fake() -> (u16, Arc<Mutex<Fake>>) {
+    let state = Arc::new(Mutex::new(Fake::default()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let shared = state.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            shared.lock().unwrap().port = port;
+            let base = format!("http://127.0.0.1:{port}");
+            let prm = json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]});
+            let meta = json!({
+                "issuer": base,
+                "authorization_endpoint": format!("{base}/authorize"),
+                "token_endpoint": format!("{base}/token"),
+                "registration_endpoint": format!("{base}/register"),
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["none"],
+                "response_types_supported": ["code"],
+            });
+            let s2 = shared.clone();
+            let app = Router::new()
+                .route("/mcp", post(move |headers: HeaderMap, body: String| mcp(headers, body, port)))
+                .route("/.well-known/oauth-protected-resource/mcp", get(move || async move { json_body(prm) }))
+                .route("/.well-known/oauth-authorization-server", get(move || async move { json_body(meta) }))
+                .route(
+                    "/register",
+                    post(|| async { (StatusCode::CREATED, json_body(json!({"client_id": "cli-client"}))) }),
+                )
+                .route(
+                    "/token",
+                    post(move |body: String| {
+                        let s2 = s2.clone();
+                        async move {
+                            assert!(body.contains("code_verifier="), "PKCE verifier sent: {body}");
+                            assert!(body.contains("resource="), "resource sent: {body}");
+                            s2.lock().unwrap().tokens_issued += 1;
+                            json_body(json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}))
+                        }
+                    }),
+                );
+            tx.send(port).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    let port = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    (port, state)
+}
+
+async fn mcp(headers: HeaderMap, body: String, port: u16) -> Response {
+    let authorized =
+        headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {TOKEN}"));
+    if !authorized {
+        let challenge =
+            format!("Bearer resource_metadata=\"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp\"");
+        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, challenge)]).into_response();
+    }
+    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let Some(id) = request.get("id").cloned() else { return StatusCode::ACCEPTED.into_response() };
+    let result = match request["method"].as_str() {
+        Some("initialize") => json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fake-oauth", "version": "1"}
+        }),
+        Some("tools/list") => json!({"tools": [{"name": "secret_tool", "inputSchema": {"type": "object"}}]}),
+        Some(other) => {
+            let error = json!({"code": -32601, "message": format!("no {other}")});
+            return json_body(json!({"jsonrpc": "2.0", "id": id, "error": error})).into_response();
+        }
+        None => Value::Null,
+    };
+    json_body(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
+}
+
+fn json_body(value: Value) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
+}
+
+fn mcp_cmd(config: &std::path::Path, auth_dir: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp"));
+    command.arg("--config").arg(config).env("MCP_AUTH_DIR", auth_dir).env_remove("XDG_CONFIG_HOME");
+    command
+}
+
+#[test]
+fn login_then_use_then_logout() {
+    let (port, fake) = start_fake();
+    let dir = tempfile::tempdir().unwrap();
+    let auth_dir = dir.path().join("auth");
+    let config = dir.path().join("mcp.toml");
+    std::fs::write(
+        &config,
+        format!("[[mcp.servers]]\nname = \"saas\"\nurl = \"http://127.0.0.1:{port}/mcp\"\nera = \"legacy\"\n"),
+    )
+    .unwrap();
+
+    // Not logged in: exit 3, naming the command to run, without waiting on a browser.
+    let out = support::run_bounded(
+        {
+            let mut c = mcp_cmd(&config, &auth_dir);
+            c.arg("tools");
+            c
+        },
+        None,
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
+    assert!(stderr.contains("mcp login saas"), "{stderr}");
+
+    // Log in: the authorization URL is a line of its own on stderr; the test plays the browser.
+    let mut login = mcp_cmd(&config, &auth_dir)
+        .args(["login", "saas", "--no-browser", "--wait", "60"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(login.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut line = String::new();
+    let authorization = loop {
+        assert!(Instant::now() < deadline, "no authorization URL printed");
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "stderr closed before the URL");
+        if line.trim().starts_with("http://127.0.0.1") && line.contains("/authorize?") {
+            break url::Url::parse(line.trim()).unwrap();
+        }
+    };
+    let query: std::collections::HashMap<String, String> = authorization.query_pairs().into_owned().collect();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert_eq!(query["client_id"], "cli-client");
+    let redirect = url::Url::parse(&query["redirect_uri"]).unwrap();
+    assert_eq!(redirect.host_str(), Some("127.0.0.1"));
+    let target = format!("{}?code=the-code&state={}", redirect.path(), query["state"]);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redirect.port().unwrap())).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(stream, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut page = String::new();
+    let _ = stream.read_to_string(&mut page);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    let status = loop {
+        if let Some(status) = login.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "login did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut rest = String::new();
+    let _ = stderr.read_to_string(&mut rest);
+    assert!(status.success(), "login failed: {rest}");
+    assert!(rest.contains("logged in to \"saas\""), "{rest}");
+    assert!(!rest.contains(TOKEN), "the token is never shown: {rest}");
+    let file = auth_dir.join("auth.json");
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    assert_eq!(fake.lock().unwrap().tokens_issued, 1);
+
+    // The next run uses the stored token: no new login, the tool is listed.
+    let out = support::run_bounded(
+        {
+            let mut c = mcp_cmd(&config, &auth_dir);
+            c.args(["tools", "--json"]);
+            c
+        },
+        None,
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("secret_tool"), "{stdout}");
+    let out = support::run_bounded(
+        {
+            let mut c = mcp_cmd(&config, &auth_dir);
+            c.arg("status");
+            c
+        },
+        None,
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("authorized until"), "{stdout}");
+    assert_eq!(fake.lock().unwrap().tokens_issued, 1, "no new token");
+
+    // Logout forgets it: the next command needs a login again.
+    let out = support::run_bounded(
+        {
+            let mut c = mcp_cmd(&config, &auth_dir);
+            c.args(["logout", "saas"]);
+            c
+        },
+        None,
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = support::run_bounded(
+        {
+            let mut c = mcp_cmd(&config, &auth_dir);
+            c.arg("tools");
+            c
+        },
+        None,
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(3));
+}
