@@ -23,6 +23,20 @@ use super::{Result, capture, collect_results, conformance_dir, node_command, out
 /// The suite versions that bundle requirement sets, and the sets run with each.
 pub const REQUIREMENT_SETS: &[(&str, &[&str])] = &[("0.2.0-alpha.12", &["2026-07-28", "2025-11-25"])];
 
+/// The scenarios whose client is right to stop with an error (the suite's `allowClientError`):
+/// the server misbehaves and the client must refuse to go on. In a set run such a client passes
+/// when its checks pass and it stopped on a refused authorization (its last stderr line is an
+/// `authorization failed (...)` error), not on anything else.
+pub const CLIENT_MUST_REFUSE: &[&str] = &[
+    "auth/scope-retry-limit",
+    "auth/resource-mismatch",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+];
+
 /// The longest a whole requirement-set run may take (its scenarios run concurrently, each bounded
 /// by the suite's client timeout).
 const SET_DEADLINE: Duration = Duration::from_secs(300);
@@ -136,7 +150,9 @@ pub(super) fn run_set(
                 if row.problem.is_none() && !client_finished(&stdout, scenario) {
                     let stderr = fs::read_to_string(written.join("stderr.txt")).unwrap_or_default();
                     let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no stderr)");
-                    row.problem = Some(format!("the client did not finish: {last}"));
+                    if !refused_as_it_must(scenario, last) {
+                        row.problem = Some(format!("the client did not finish: {last}"));
+                    }
                 }
             }
             None => {
@@ -148,6 +164,12 @@ pub(super) fn run_set(
     }
     let _ = fs::remove_dir_all(&out_dir);
     Ok(rows)
+}
+
+/// Whether a client that stopped with `last_stderr_line` did what `scenario` asks: refuse the
+/// authorization (see [`CLIENT_MUST_REFUSE`]).
+fn refused_as_it_must(scenario: &str, last_stderr_line: &str) -> bool {
+    CLIENT_MUST_REFUSE.contains(&scenario) && last_stderr_line.contains("authorization failed (")
 }
 
 /// Whether the conformance client's stdout ends its run with `conformance-client: <scenario>:
@@ -226,6 +248,14 @@ mod tests {
         assert_eq!(find_scenario_dir(&out, "tools_call"), None, "no timestamp");
         assert_eq!(find_scenario_dir(&out, "initialize"), None);
         let _ = fs::remove_dir_all(&out);
+    }
+
+    #[test]
+    fn only_the_refusing_scenarios_may_stop_and_only_on_a_refused_authorization() {
+        let refused = "conformance-client: auth/iss-wrong-issuer: connect: authorization failed (authorization): the redirect names the issuer";
+        assert!(refused_as_it_must("auth/iss-wrong-issuer", refused));
+        assert!(!refused_as_it_must("auth/iss-wrong-issuer", "conformance-client: auth/iss-wrong-issuer: gave up after 25s"));
+        assert!(!refused_as_it_must("auth/metadata-default", refused));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! - On 401: discovery ([`discovery`]: protected resource metadata, then the authorization
 //!   server's metadata, with the 2025-03-26 fallback), then a refresh when the issuer is the same
 //!   and a refresh token is kept, else the authorization code flow: registration
-//!   ([`registration`]), the browser step, the code exchange ([`token`]). A rejected refresh
+//!   (`registration`), the browser step, the code exchange (`token`). A rejected refresh
 //!   token leads back to the code flow; a changed issuer to a new registration.
 //! - On 403 `insufficient_scope`: the code flow again with the union of the token's scopes and
 //!   the challenged ones, unless the token already had them (no loop).
