@@ -12,7 +12,8 @@
 //! - [`HttpBrowser`]: a [`BrowserStep`] that runs [`click_through`] and counts how many times it
 //!   was asked (a second run with stored tokens must not ask again).
 //!
-//! Nothing here prints a code or a token: progress lines name only the URL paths visited.
+//! Nothing here prints a code or a token: progress lines name only the method and the first
+//! segment of each path visited.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -59,7 +60,7 @@ pub async fn click_through(authorization_url: &Url, login: &str, step_timeout: D
         if let Some(header) = cookies.header() {
             request = request.header(COOKIE, header);
         }
-        println!("browser: {} {}", next.method(), url.path());
+        println!("browser: {} {}", next.method(), shown_path(&url));
         let response = request.send().await.map_err(|e| format!("{} {}: {e}", next.method(), url.path()))?;
         cookies.take(&response);
         let status = response.status();
@@ -168,13 +169,26 @@ impl Form {
     }
 }
 
+/// The first segment of a URL's path (`/interaction/…`): the rest may be a session handle.
+fn shown_path(url: &Url) -> String {
+    let first = url.path_segments().and_then(|mut s| s.next()).unwrap_or_default();
+    let more = url.path().len() > first.len() + 1;
+    format!("/{first}{}", if more { "/…" } else { "" })
+}
+
 /// The value of `name="..."` in a tag, with the common entities decoded.
 fn attribute(tag: &str, name: &str) -> Option<String> {
     let needle = format!(" {name}=\"");
     let from = tag.find(&needle)? + needle.len();
     let len = tag[from..].find('"')?;
     let raw = &tag[from..from + len];
-    Some(raw.replace("&amp;", "&").replace("&quot;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">"))
+    Some(
+        raw.replace("&amp;", "&")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">"),
+    )
 }
 
 /// A page's `<title>` and first heading, for an error message (never its whole body).

@@ -152,10 +152,7 @@ async fn oidc_provider(node_modules: &Path, python: &Path) {
     let (_, creds) = stored(&*store, &resource_key);
     let refreshed = creds.tokens.expect("tokens");
     assert!(refreshed.access_token.expose() != first_tokens.access_token.expose(), "the access token was refreshed");
-    println!(
-        "refresh grants seen by the provider: {}",
-        provider.output_count("event: grant.success refresh_token")
-    );
+    println!("refresh grants seen by the provider: {}", provider.output_count("event: grant.success refresh_token"));
 
     server.stop().await;
     provider.stop().await;
@@ -268,10 +265,7 @@ fn connection(
 }
 
 /// The one stored entry of `resource`.
-fn stored(
-    store: &dyn TokenStore,
-    resource: &str,
-) -> (mcp_transport::auth::store::CredentialKey, StoredCredentials) {
+fn stored(store: &dyn TokenStore, resource: &str) -> (mcp_transport::auth::store::CredentialKey, StoredCredentials) {
     let mut entries = store.entries(resource).expect("the store answers");
     assert_eq!(entries.len(), 1, "one stored entry for {resource}");
     entries.remove(0)
