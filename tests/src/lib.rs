@@ -9,10 +9,13 @@
 //!   read `/proc`.
 //! - [`peers`]: helpers for the interop tests against real peers: finding the provisioned peers,
 //!   HTTP servers in their own process group on a loopback port, recording host callbacks.
+//! - [`oauth_peers`]: the browser part of an OAuth authorization done over HTTP (clicking
+//!   through a real authorization server's login and consent pages), as a `BrowserStep`.
 
 pub mod bench;
 pub mod chaos;
 pub mod fake;
 pub mod fake_llm;
+pub mod oauth_peers;
 pub mod peers;
 pub mod support;

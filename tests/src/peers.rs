@@ -187,6 +187,11 @@ impl HttpPeer {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
+    /// How many of the last 100 lines the server printed (stdout and stderr) contain `needle`.
+    pub fn output_count(&self, needle: &str) -> usize {
+        self.output.lock().unwrap().iter().filter(|line| line.contains(needle)).count()
+    }
+
     fn output_tail(&self) -> String {
         self.output.lock().unwrap().iter().cloned().collect::<Vec<_>>().join("\n")
     }

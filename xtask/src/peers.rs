@@ -1,9 +1,10 @@
 //! The real peers: MCP servers that no one here wrote, installed into `target/peers/` and run by
 //! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs`, `peers_http.rs`,
-//! `peers_python.rs`, `peers_bridge.rs` and `peers_manager.rs`, and the `mcp` command's
+//! `peers_python.rs`, `peers_bridge.rs`, `peers_manager.rs` and `peers_oauth.rs`, and the `mcp` command's
 //! `mcp-cli/tests/peers_cli.rs`).
 //!
-//! - `target/peers/npm`: the npm reference servers, at the exact versions of [`NPM_PACKAGES`];
+//! - `target/peers/npm`: the npm reference servers and the `oidc-provider` authorization server,
+//!   at the exact versions of [`NPM_PACKAGES`];
 //! - `target/peers/venv`: a Python virtual environment with [`PYTHON_PACKAGES`]: the
 //!   `mcp-server-time` server, the Python `mcp` SDK and `fastmcp`, which run the test servers kept
 //!   in this repository (`tests/peers/python/`).
@@ -25,10 +26,16 @@ use xtask::command::{output_tail, shown};
 use xtask::project_root;
 
 /// npm packages, pinned to exact versions.
+///
+/// `oidc-provider` is the OAuth authorization server of `peers_oauth.rs` (run with the system
+/// `node`, as the reference servers are, through `tests/peers/oauth/oidc-as.mjs`). 9.x declares
+/// no `engines`, but warns at start-up that it wants Node 22 LTS or later; it runs on Node 20.19+
+/// (its `jose` 6 dependency is loaded through `require(esm)`), and the tests pass on Node 20.
 pub const NPM_PACKAGES: &[(&str, &str)] = &[
     ("@modelcontextprotocol/server-everything", "2026.8.31"),
     ("@modelcontextprotocol/server-filesystem", "2026.8.31"),
     ("@modelcontextprotocol/server-memory", "2026.8.31"),
+    ("oidc-provider", "9.13.3"),
 ];
 
 /// Python packages installed into the venv, pinned to exact versions.
@@ -45,6 +52,7 @@ pub const PEER_TESTS: &[(&str, &str)] = &[
     ("tests", "peers_python"),
     ("tests", "peers_bridge"),
     ("tests", "peers_manager"),
+    ("tests", "peers_oauth"),
     ("mcp-cli", "peers_cli"),
 ];
 

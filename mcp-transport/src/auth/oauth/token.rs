@@ -172,12 +172,14 @@ impl TokenClient<'_> {
         }
         let Some(code) = response.code else { return Err(authz("the redirect carries no code".into())) };
         let client = self.oauth_client(Some(redirect_uri))?;
-        let result = client
+        let mut request = client
             .exchange_code(AuthorizationCode::new(code.expose().to_owned()))
             .set_pkce_verifier(pending.verifier)
-            .add_extra_param("resource", self.resource.to_owned())
-            .request_async(self.http)
-            .await;
+            .add_extra_param("resource", self.resource.to_owned());
+        if let Some(client_id) = self.client_id_in_body() {
+            request = request.add_extra_param("client_id", client_id);
+        }
+        let result = request.request_async(self.http).await;
         tokens(result, &pending.scopes, None).map_err(|f| f.into_error("exchanging the authorization code"))
     }
 
@@ -185,12 +187,21 @@ impl TokenClient<'_> {
     pub(crate) async fn refresh(&self, refresh_token: &Secret, scopes: &[String]) -> Result<Tokens, TokenFailure> {
         let client = self.oauth_client(None).map_err(TokenFailure::Failed)?;
         let token = RefreshToken::new(refresh_token.expose().to_owned());
-        let result = client
-            .exchange_refresh_token(&token)
-            .add_extra_param("resource", self.resource.to_owned())
-            .request_async(self.http)
-            .await;
+        let mut request = client.exchange_refresh_token(&token).add_extra_param("resource", self.resource.to_owned());
+        if let Some(client_id) = self.client_id_in_body() {
+            request = request.add_extra_param("client_id", client_id);
+        }
+        let result = request.request_async(self.http).await;
         tokens(result, scopes, Some(refresh_token))
+    }
+
+    /// The client id to repeat in the body of a token request that authenticates with HTTP Basic
+    /// (`oauth2` sends it only in the `Authorization` header then). RFC 6749 allows it there;
+    /// the `mcp` Python SDK's token endpoint (FastMCP's too) refuses a request without it
+    /// ("Missing client_id") even when the header names the client.
+    fn client_id_in_body(&self) -> Option<String> {
+        let (auth_type, send_secret) = auth_type(self.client, self.auth_methods);
+        (matches!(auth_type, AuthType::BasicAuth) && send_secret).then(|| self.client.client_id.clone())
     }
 }
 
