@@ -236,3 +236,97 @@ fn login_then_use_then_logout() {
     );
     assert_eq!(out.status.code(), Some(3));
 }
+
+/// A shell-quoted word.
+fn quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// `mcp ARGS` on a pseudo-terminal (util-linux `script`), with `answer` typed at it.
+fn on_terminal(config: &std::path::Path, auth_dir: &std::path::Path, args: &str, answer: &str) -> std::process::Child {
+    let inner = format!(
+        "/usr/bin/env PATH=/nonexistent MCP_AUTH_DIR={} {} --config {} {args}",
+        quoted(&auth_dir.display().to_string()),
+        quoted(env!("CARGO_BIN_EXE_mcp")),
+        quoted(&config.display().to_string()),
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("util-linux script runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let answer = answer.to_owned();
+    // Typed after the prompt has had time to appear; the pty buffers it anyway.
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = stdin.write_all(answer.as_bytes());
+        std::thread::sleep(Duration::from_secs(30));
+    });
+    child
+}
+
+fn wait_with_deadline(child: &mut std::process::Child, deadline: Instant) -> std::process::ExitStatus {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the command did not finish in time");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_terminal_is_offered_a_login() {
+    let (port, fake) = start_fake();
+    let dir = tempfile::tempdir().unwrap();
+    let auth_dir = dir.path().join("auth");
+    let config = dir.path().join("mcp.toml");
+    let toml = format!("[[mcp.servers]]\nname = \"saas\"\nurl = \"http://127.0.0.1:{port}/mcp\"\nera = \"legacy\"\n");
+    std::fs::write(&config, toml).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+
+    // Declined: the offer was made, and the command ends with exit 3.
+    let mut declined = on_terminal(&config, &auth_dir, "tools", "n\n");
+    let mut shown = String::new();
+    let _ = declined.stdout.take().unwrap().read_to_string(&mut shown);
+    let status = wait_with_deadline(&mut declined, deadline);
+    assert!(shown.contains("requires a login. Log in now? [Y/n]"), "{shown}");
+    assert_eq!(status.code(), Some(3), "{shown}");
+    assert_eq!(fake.lock().unwrap().tokens_issued, 0);
+
+    // Accepted: the URL is shown, the redirect completes the login, and the command goes on.
+    let mut accepted = on_terminal(&config, &auth_dir, "tools", "\n");
+    let mut reader = BufReader::new(accepted.stdout.take().unwrap());
+    let mut line = String::new();
+    let authorization = loop {
+        assert!(Instant::now() < deadline, "no authorization URL shown");
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "output ended before the URL");
+        let text = line.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+        if let Some(at) = text.find("http://127.0.0.1")
+            && text.contains("/authorize?")
+        {
+            break url::Url::parse(&text[at..]).unwrap();
+        }
+    };
+    let query: std::collections::HashMap<String, String> = authorization.query_pairs().into_owned().collect();
+    let redirect = url::Url::parse(&query["redirect_uri"]).unwrap();
+    let target = format!("{}?code=the-code&state={}", redirect.path(), query["state"]);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redirect.port().unwrap())).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(stream, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut page = String::new();
+    let _ = stream.read_to_string(&mut page);
+    let mut rest = String::new();
+    let _ = reader.read_to_string(&mut rest);
+    let status = wait_with_deadline(&mut accepted, deadline);
+    assert!(status.success(), "{rest}");
+    assert!(rest.contains("secret_tool"), "the command went on after the login: {rest}");
+    assert_eq!(fake.lock().unwrap().tokens_issued, 1);
+}

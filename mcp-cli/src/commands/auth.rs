@@ -2,8 +2,9 @@
 //!
 //! Registrations and tokens live in the user's file store (`auth.json` in `$MCP_AUTH_DIR`, else
 //! the platform's config directory), so later runs reuse them without a new login. A command
-//! other than `login` never opens a browser: a server that needs a login fails it with exit 3
-//! and a line naming `mcp login NAME`.
+//! other than `login` never opens a browser on its own: a server that needs a login fails it
+//! with exit 3 and a line naming `mcp login NAME`, except on a terminal (stdin and stderr), where
+//! the user is first asked whether to log in now.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,19 +67,43 @@ fn auth_error(name: &str, e: mcp_transport::auth::AuthError) -> CliError {
 
 /// `mcp login [NAME] [--no-browser]`.
 pub(crate) async fn login(cli: &Cli, args: &LoginArgs) -> Result<ExitCode, CliError> {
+    let name = args.name.as_deref().or(cli.global.server.as_deref());
+    run_login(cli, name, args.no_browser, Duration::from_secs(args.wait.clamp(1, 24 * 3600))).await?;
+    Ok(ExitCode::Ok)
+}
+
+/// On a terminal: ask whether to log in to `name` now, and do it. `Ok(false)`: the user said no.
+pub(crate) async fn offer_login(cli: &Cli, name: &str) -> Result<bool, CliError> {
+    terminal::err(&format!("mcp: server {name:?} requires a login. Log in now? [Y/n] "));
+    let answer = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| line)
+    })
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .unwrap_or_default();
+    if !matches!(answer.trim().to_ascii_lowercase().as_str(), "" | "y" | "yes") {
+        return Ok(false);
+    }
+    run_login(cli, Some(name), false, Duration::from_secs(300)).await?;
+    Ok(true)
+}
+
+async fn run_login(cli: &Cli, name: Option<&str>, no_browser: bool, wait: Duration) -> Result<(), CliError> {
     let config = super::setup::resolve_config(cli)?;
-    let server = oauth_server(&config, args.name.as_deref().or(cli.global.server.as_deref()))?;
-    let opener = if args.no_browser { print_url() } else { open_browser_or_print() };
+    let server = oauth_server(&config, name)?;
+    let opener = if no_browser { print_url() } else { open_browser_or_print() };
     let mut browser = LoopbackBrowser::new(opener);
     browser.port = server.oauth.redirect_port;
-    browser.timeout = Duration::from_secs(args.wait.clamp(1, 24 * 3600));
+    browser.timeout = wait;
     let auth = options(Some(Arc::new(browser)));
     let client = oauth_client(server, &config.client, &auth)
         .ok_or_else(|| CliError::usage(format!("server {:?} has no url", server.name)))?
         .map_err(|e| auth_error(&server.name, e))?;
     let state = client.login().await.map_err(|e| auth_error(&server.name, e))?;
     terminal::errln(&format!("mcp: logged in to {:?}: {}", server.name, state_text(&state, false)));
-    Ok(ExitCode::Ok)
+    Ok(())
 }
 
 /// `mcp logout [NAME]`.

@@ -39,6 +39,48 @@ pub(crate) struct Started {
 /// Resolve the servers of `cli`, start them, and fail (exit 4) when none of the wanted ones
 /// became ready.
 pub(crate) async fn start(cli: &Cli) -> Result<Started, CliError> {
+    match start_once(cli).await {
+        // On a terminal, a server that needs a login is offered one, then started again.
+        Err(NotStarted::NeedsLogin { name, error }) if offers_login(cli) => {
+            if !super::auth::offer_login(cli, &name).await? {
+                return Err(error);
+            }
+            start_once(cli).await.map_err(NotStarted::into_error)
+        }
+        other => other.map_err(NotStarted::into_error),
+    }
+}
+
+/// Whether this run may ask the user to log in: stdin and stderr are a terminal, and stdin is
+/// not the chat's conversation.
+fn offers_login(cli: &Cli) -> bool {
+    let chatting = matches!(cli.command, crate::cli::Command::Chat(_));
+    std::io::stdin().is_terminal() && terminal::stderr_is_terminal() && !cli.global.json && !chatting
+}
+
+/// Why [`start_once`] did not start.
+enum NotStarted {
+    /// No server is ready and `name` needs a login.
+    NeedsLogin { name: String, error: CliError },
+    /// Any other reason.
+    Failed(CliError),
+}
+
+impl NotStarted {
+    fn into_error(self) -> CliError {
+        match self {
+            NotStarted::NeedsLogin { error, .. } | NotStarted::Failed(error) => error,
+        }
+    }
+}
+
+impl From<CliError> for NotStarted {
+    fn from(error: CliError) -> Self {
+        NotStarted::Failed(error)
+    }
+}
+
+async fn start_once(cli: &Cli) -> Result<Started, NotStarted> {
     let mut config = resolve_config(cli)?;
     if let Some(name) = &cli.global.server {
         if !config.servers.iter().any(|s| &s.name == name) {
@@ -71,17 +113,18 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, CliError> {
         if let Some(s) = failed.iter().find(|s| s.needs_login) {
             let message = s.last_error.clone().unwrap_or_default();
             manager.close().await;
-            return Err(super::auth::login_needed(&s.name, &message));
+            let error = super::auth::login_needed(&s.name, &message);
+            return Err(NotStarted::NeedsLogin { name: s.name.clone(), error });
         }
         let first = failed.first();
         let message = first.and_then(|s| s.last_error.clone()).unwrap_or_else(|| "no server is ready".into());
         let tail = first.map(|s| s.stderr_tail.join("\n")).filter(|t| !t.is_empty());
         manager.close().await;
         let error = CliError::unreachable(message);
-        return Err(match tail {
+        return Err(NotStarted::Failed(match tail {
             Some(tail) => error.with_detail(format!("stderr of the server:\n{tail}")),
             None => error,
-        });
+        }));
     }
     // Some servers work: the others are reported, and the command goes on.
     for s in &failed {
