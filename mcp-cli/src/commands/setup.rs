@@ -88,7 +88,8 @@ async fn start_once(cli: &Cli) -> Result<Started, NotStarted> {
             return Err(CliError::usage(format!(
                 "no server named {name:?} in the config (servers: {})",
                 known.join(", ")
-            )));
+            ))
+            .into());
         }
         config.servers.retain(|s| &s.name == name);
         for s in &mut config.servers {
@@ -96,7 +97,7 @@ async fn start_once(cli: &Cli) -> Result<Started, NotStarted> {
         }
     }
     if !config.servers.iter().any(|s| s.enabled) {
-        return Err(CliError::usage("the config names no enabled server"));
+        return Err(CliError::usage("the config names no enabled server").into());
     }
     let bridge = host_bridge(cli, &config)?;
     let options = ManagerOptions {

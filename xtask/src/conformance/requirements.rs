@@ -254,7 +254,10 @@ mod tests {
     fn only_the_refusing_scenarios_may_stop_and_only_on_a_refused_authorization() {
         let refused = "conformance-client: auth/iss-wrong-issuer: connect: authorization failed (authorization): the redirect names the issuer";
         assert!(refused_as_it_must("auth/iss-wrong-issuer", refused));
-        assert!(!refused_as_it_must("auth/iss-wrong-issuer", "conformance-client: auth/iss-wrong-issuer: gave up after 25s"));
+        assert!(!refused_as_it_must(
+            "auth/iss-wrong-issuer",
+            "conformance-client: auth/iss-wrong-issuer: gave up after 25s"
+        ));
         assert!(!refused_as_it_must("auth/metadata-default", refused));
     }
 
