@@ -103,6 +103,10 @@ async fn secrets_show_in_no_debug_error_or_log() {
         for kind in ["access", "refresh", "code", "client-secret"] {
             assert!(issued.iter().any(|s| s.starts_with(kind)), "the fake issued no {kind}");
         }
+        // Plus the client's own: its `state` values (22 characters) and PKCE verifiers (43 and more).
+        let own: Vec<usize> = issued.iter().filter(|s| !s.contains("-s3cr3t-")).map(String::len).collect();
+        assert!(own.iter().filter(|n| **n >= 43).count() >= 2, "PKCE verifiers recorded: {own:?}");
+        assert!(own.iter().filter(|n| **n < 43).count() >= 2, "states recorded: {own:?}");
         fake.with(|s| {
             s.assert_clean(&format!("{client:?}"));
             s.assert_clean(&format!("{shared:?}"));

@@ -201,6 +201,8 @@ impl Fake {
         let code = s.secret("code");
         s.codes.insert(code.clone(), Grant { issuer: issuer.clone(), scopes });
         let state = q.get("state").cloned();
+        // The client's own secrets count too: its state never shows either.
+        s.issued_secrets.extend(state.clone());
         match s.browser_mode {
             BrowserMode::Approve => AuthorizationResponse {
                 code: Some(Secret::new(code)),
@@ -411,7 +413,10 @@ fn token(s: &mut FakeState, n: u8, headers: &HeaderMap, body: &[u8]) -> Response
             let Some(grant) = form.get("code").and_then(|c| s.codes.remove(c)) else {
                 return token_error("invalid_grant");
             };
-            assert!(form.contains_key("code_verifier"), "PKCE verifier sent");
+            let verifier = form.get("code_verifier").cloned();
+            assert!(verifier.is_some(), "PKCE verifier sent");
+            // The PKCE verifier is a secret of the client's: it must not show anywhere either.
+            s.issued_secrets.extend(verifier);
             (grant, s.code_expires_in)
         }
         Some("refresh_token") => {
