@@ -1,7 +1,8 @@
 //! An in-process fake for the OAuth flow tests: one axum app on 127.0.0.1:0 that is both a
 //! protected MCP resource (POST /mcp) and two authorization servers (issuer `http://127.0.0.1:P`
 //! and `http://127.0.0.1:P/as2`), with counters the tests assert on, and a browser step that
-//! answers the authorization URL itself.
+//! answers the authorization URL itself. The same resource is also served over the legacy
+//! HTTP+SSE transport (GET /sse, POST /messages), with the same token checks.
 
 #![allow(dead_code)]
 
@@ -85,6 +86,10 @@ pub struct FakeState {
     access: HashMap<String, Grant>,
     refresh: HashMap<String, Grant>,
     codes: HashMap<String, Grant>,
+    /// The open legacy SSE stream, where POST /messages answers go.
+    sse: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    /// GET /sse requests refused with 401.
+    pub sse_401: usize,
 }
 
 impl FakeState {
@@ -149,6 +154,8 @@ impl Fake {
             access: HashMap::new(),
             refresh: HashMap::new(),
             codes: HashMap::new(),
+            sse: None,
+            sse_401: 0,
         }));
         let fake = Fake { port, state };
         let app = axum::Router::new().fallback(handle).with_state(fake.clone());
@@ -299,6 +306,21 @@ async fn handle(State(fake): State<Fake>, method: Method, uri: Uri, headers: Hea
     let path = uri.path().to_owned();
     match (method.as_str(), path.as_str()) {
         ("POST", "/mcp") => mcp(&mut s, &headers, &body),
+        ("GET", "/sse") => sse_stream(&mut s, &headers),
+        ("POST", "/messages") => {
+            let answer = mcp(&mut s, &headers, &body);
+            if answer.status() != StatusCode::OK {
+                return answer;
+            }
+            // The answer goes on the stream; the body is a complete `Full` body, read at once.
+            let sender = s.sse.clone();
+            let bytes =
+                futures::executor::block_on(axum::body::to_bytes(answer.into_body(), 1 << 20)).unwrap_or_default();
+            if let Some(sender) = sender {
+                let _ = sender.send(String::from_utf8_lossy(&bytes).into_owned());
+            }
+            empty(202)
+        }
         ("GET", "/mcp") => empty(405),
         ("DELETE", "/mcp") => empty(200),
         ("GET", "/.well-known/oauth-protected-resource/mcp") => {
@@ -326,6 +348,35 @@ async fn handle(State(fake): State<Fake>, method: Method, uri: Uri, headers: Hea
         ("POST", "/as2/token") => token(&mut s, 2, &headers, &body),
         _ => empty(404),
     }
+}
+
+/// GET /sse: with a valid token, a stream that announces `/messages` and then carries the
+/// answers to what is POSTed there.
+fn sse_stream(s: &mut FakeState, headers: &HeaderMap) -> Response {
+    let bearer = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    let active = s.issuer(s.active_as);
+    if bearer.and_then(|t| s.access.get(&t).cloned()).is_none_or(|g| g.issuer != active) {
+        s.sse_401 += 1;
+        let challenge = format!("Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"", s.base);
+        return json_response(401, &[("www-authenticate", challenge.as_str())], &json!({"error": "unauthorized"}));
+    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    s.sse = Some(tx);
+    let first =
+        futures::stream::once(async { Ok::<_, std::io::Error>(Bytes::from("event: endpoint\ndata: /messages\n\n")) });
+    let rest = futures::stream::unfold(rx, |mut rx| async move {
+        let data = rx.recv().await?;
+        Some((Ok(Bytes::from(format!("event: message\ndata: {data}\n\n"))), rx))
+    });
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(futures::StreamExt::chain(first, rest)))
+        .unwrap()
 }
 
 fn mcp(s: &mut FakeState, headers: &HeaderMap, body: &[u8]) -> Response {
