@@ -1,7 +1,7 @@
 //! The real peers: MCP servers that no one here wrote, installed into `target/peers/` and run by
 //! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs`, `peers_http.rs`,
 //! `peers_python.rs`, `peers_bridge.rs`, `peers_manager.rs` and `peers_oauth.rs`, and the `mcp` command's
-//! `mcp-cli/tests/peers_cli.rs`).
+//! `mcp-cli/tests/peers_cli.rs` and `peers_cli_oauth.rs`).
 //!
 //! - `target/peers/npm`: the npm reference servers and the `oidc-provider` authorization server,
 //!   at the exact versions of [`NPM_PACKAGES`];
@@ -54,6 +54,7 @@ pub const PEER_TESTS: &[(&str, &str)] = &[
     ("tests", "peers_manager"),
     ("tests", "peers_oauth"),
     ("mcp-cli", "peers_cli"),
+    ("mcp-cli", "peers_cli_oauth"),
 ];
 
 /// Where the tests find the provisioned peers (an absolute path).
