@@ -17,9 +17,9 @@ pub(crate) struct Seconds {
     pub value: f64,
 }
 
-/// Where the bearer token comes from.
+/// Where a secret (a bearer token, a client secret) comes from.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Bearer {
+pub(crate) enum SecretSource {
     /// The token itself (interpolated).
     Value(Text),
     /// The name of the variable that holds it.
@@ -30,7 +30,7 @@ pub(crate) enum Bearer {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct RawOAuth {
     pub client_id: Option<Text>,
-    pub client_secret: Option<Bearer>,
+    pub client_secret: Option<SecretSource>,
     pub scopes: Option<Vec<Text>>,
     pub redirect_port: Option<(String, f64)>,
     pub client_metadata_url: Option<Text>,
@@ -78,18 +78,7 @@ impl OAuthSpelling {
             self.redirect_port,
             self.client_metadata_url,
         ]);
-        let client_secret = match (o.string(self.client_secret), o.string(self.client_secret_env_var)) {
-            (Some(value), Some(_)) => {
-                o.problem(
-                    self.client_secret_env_var,
-                    format!("give either {:?} or {:?}, not both", self.client_secret, self.client_secret_env_var),
-                );
-                Some(Bearer::Value(value))
-            }
-            (Some(value), None) => Some(Bearer::Value(value)),
-            (None, Some(var)) => Some(Bearer::EnvVar(var)),
-            (None, None) => None,
-        };
+        let client_secret = value_or_variable(&mut o, Some(self.client_secret), Some(self.client_secret_env_var));
         let redirect_port = o.number(self.redirect_port).map(|n| (o.field(self.redirect_port), n));
         let out = RawOAuth {
             client_id: o.string(self.client_id),
@@ -100,6 +89,23 @@ impl OAuthSpelling {
         };
         r.problems.extend(o.problems);
         Some(out)
+    }
+}
+
+/// A secret given either as a value (`value_key`) or as the name of the variable that holds it
+/// (`var_key`); both at once is a problem, and the value wins.
+fn value_or_variable(r: &mut ObjectReader<'_>, value_key: Option<&str>, var_key: Option<&str>) -> Option<SecretSource> {
+    let value = value_key.and_then(|k| r.string(k));
+    let var = var_key.and_then(|k| r.string(k));
+    match (value, var) {
+        (Some(value), Some(_)) => {
+            let (value_key, var_key) = (value_key.unwrap_or_default(), var_key.unwrap_or_default());
+            r.problem(var_key, format!("give either {value_key:?} or {var_key:?}, not both"));
+            Some(SecretSource::Value(value))
+        }
+        (Some(value), None) => Some(SecretSource::Value(value)),
+        (None, Some(var)) => Some(SecretSource::EnvVar(var)),
+        (None, None) => None,
     }
 }
 
@@ -124,7 +130,7 @@ pub(crate) struct RawServer {
     pub headers: Vec<Pair>,
     /// Header name -> variable holding its value (Codex `env_http_headers`).
     pub env_headers: Vec<Pair>,
-    pub bearer: Option<Bearer>,
+    pub bearer: Option<SecretSource>,
     /// `auth`: `oauth`, `bearer` or `none`.
     pub auth: Option<super::model::AuthMode>,
     pub oauth: Option<RawOAuth>,
@@ -254,20 +260,7 @@ impl Spelling {
         .filter(|k| r.has_content(k))
         .map(str::to_owned)
         .collect();
-        let bearer =
-            match (self.bearer_token.and_then(|k| r.string(k)), self.bearer_token_env_var.and_then(|k| r.string(k))) {
-                (Some(value), Some(_)) => {
-                    let key = self.bearer_token_env_var.unwrap_or_default();
-                    r.problem(
-                        key,
-                        format!("give either {:?} or {key:?}, not both", self.bearer_token.unwrap_or_default()),
-                    );
-                    Some(Bearer::Value(value))
-                }
-                (Some(value), None) => Some(Bearer::Value(value)),
-                (None, Some(var)) => Some(Bearer::EnvVar(var)),
-                (None, None) => None,
-            };
+        let bearer = value_or_variable(&mut r, self.bearer_token, self.bearer_token_env_var);
         let auth = self.auth.and_then(|k| r.parsed(k, |s| s.parse::<super::model::AuthMode>()));
         let oauth = self.oauth.and_then(|(key, spelling)| spelling.read(&mut r, key));
         let mut seconds = |key: Option<&str>| {

@@ -11,7 +11,7 @@ use super::error::ConfigProblem;
 use super::interpolate::{Interpolator, is_variable_name};
 use super::model::{AuthMode, MAX_TIMEOUT, OAuthConfig, ServerConfig, ToolFilter, TransportChoice};
 use super::node::Text;
-use super::raw::{Bearer, RawOAuth, RawServer, Seconds};
+use super::raw::{RawOAuth, RawServer, Seconds, SecretSource};
 use super::{EnvLookup, FileReader};
 use mcp_transport::Secret;
 
@@ -76,15 +76,7 @@ fn build(raw: RawServer, cx: &Context<'_>, out: &mut Problems) -> ServerConfig {
     for (field, message) in &raw.problems {
         out.push(field, message.clone());
     }
-    let expand = |text: &Text, out: &mut Problems| match cx.interpolator.expand(&text.value) {
-        Ok(value) => value,
-        Err(errors) => {
-            for error in errors {
-                out.push(&text.field, error);
-            }
-            text.value.clone()
-        }
-    };
+    let expand = |text: &Text, out: &mut Problems| expand_text(text, cx, out);
 
     server.transport = transport(&raw, out);
     if let Some(command) = &raw.command {
@@ -144,7 +136,7 @@ fn build(raw: RawServer, cx: &Context<'_>, out: &mut Problems) -> ServerConfig {
     }
     server.bearer_token = match &raw.bearer {
         None => None,
-        Some(Bearer::Value(text)) => {
+        Some(SecretSource::Value(text)) => {
             let value = expand(text, out);
             if value.trim().is_empty() && !text.value.trim().is_empty() {
                 out.push(&text.field, "empty after interpolation (a bearer token cannot be empty)");
@@ -153,7 +145,7 @@ fn build(raw: RawServer, cx: &Context<'_>, out: &mut Problems) -> ServerConfig {
             }
             Some(Secret::new(value))
         }
-        Some(Bearer::EnvVar(var)) => match variable(&var.value, cx) {
+        Some(SecretSource::EnvVar(var)) => match variable(&var.value, cx) {
             Ok(value) => Some(Secret::new(value)),
             Err(message) => {
                 out.push(&var.field, format!("{message} (the bearer token comes from it)"));
@@ -334,9 +326,10 @@ fn unquote(value: &str) -> &str {
     value
 }
 
-/// The OAuth settings, interpolated and checked.
-fn oauth_config(raw: &RawOAuth, cx: &Context<'_>, out: &mut Problems) -> OAuthConfig {
-    let expand = |text: &Text, out: &mut Problems| match cx.interpolator.expand(&text.value) {
+/// `text` with its variables expanded; an expansion error is reported on its field, and the text
+/// is kept as written.
+fn expand_text(text: &Text, cx: &Context<'_>, out: &mut Problems) -> String {
+    match cx.interpolator.expand(&text.value) {
         Ok(value) => value,
         Err(errors) => {
             for error in errors {
@@ -344,15 +337,20 @@ fn oauth_config(raw: &RawOAuth, cx: &Context<'_>, out: &mut Problems) -> OAuthCo
             }
             text.value.clone()
         }
-    };
+    }
+}
+
+/// The OAuth settings, interpolated and checked.
+fn oauth_config(raw: &RawOAuth, cx: &Context<'_>, out: &mut Problems) -> OAuthConfig {
+    let expand = |text: &Text, out: &mut Problems| expand_text(text, cx, out);
     let mut config = OAuthConfig {
         client_id: raw.client_id.as_ref().map(|t| expand(t, out)).filter(|v| !v.trim().is_empty()),
         ..OAuthConfig::default()
     };
     config.client_secret = match &raw.client_secret {
         None => None,
-        Some(Bearer::Value(text)) => Some(Secret::new(expand(text, out))),
-        Some(Bearer::EnvVar(var)) => match variable(&var.value, cx) {
+        Some(SecretSource::Value(text)) => Some(Secret::new(expand(text, out))),
+        Some(SecretSource::EnvVar(var)) => match variable(&var.value, cx) {
             Ok(value) => Some(Secret::new(value)),
             Err(message) => {
                 out.push(&var.field, format!("{message} (the client secret comes from it)"));
@@ -362,7 +360,7 @@ fn oauth_config(raw: &RawOAuth, cx: &Context<'_>, out: &mut Problems) -> OAuthCo
     };
     if config.client_secret.is_some()
         && config.client_id.is_none()
-        && let Some(Bearer::Value(t) | Bearer::EnvVar(t)) = &raw.client_secret
+        && let Some(SecretSource::Value(t) | SecretSource::EnvVar(t)) = &raw.client_secret
     {
         out.push(&t.field, "a client secret needs a client id");
     }
