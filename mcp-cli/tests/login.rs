@@ -112,6 +112,28 @@ fn mcp_cmd(config: &std::path::Path, auth_dir: &std::path::Path) -> Command {
     command
 }
 
+/// `mcp ARGS`, run to completion (bounded).
+fn run(config: &std::path::Path, auth_dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut command = mcp_cmd(config, auth_dir);
+    command.args(args);
+    support::run_bounded(command, None, Duration::from_secs(60))
+}
+
+/// What the browser does after the user's consent: GET the authorization URL's redirect URI
+/// with a code and the request's state. Returns the loopback listener's page.
+fn redirect_back(authorization: &url::Url) -> String {
+    let query: std::collections::HashMap<String, String> = authorization.query_pairs().into_owned().collect();
+    let redirect = url::Url::parse(&query["redirect_uri"]).unwrap();
+    assert_eq!(redirect.host_str(), Some("127.0.0.1"), "the loopback listener");
+    let target = format!("{}?code=the-code&state={}", redirect.path(), query["state"]);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redirect.port().unwrap())).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(stream, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut page = String::new();
+    let _ = stream.read_to_string(&mut page);
+    page
+}
+
 #[test]
 fn login_then_use_then_logout() {
     let (port, fake) = start_fake();
@@ -125,15 +147,7 @@ fn login_then_use_then_logout() {
     .unwrap();
 
     // Not logged in: exit 3, naming the command to run, without waiting on a browser.
-    let out = support::run_bounded(
-        {
-            let mut c = mcp_cmd(&config, &auth_dir);
-            c.arg("tools");
-            c
-        },
-        None,
-        Duration::from_secs(60),
-    );
+    let out = run(&config, &auth_dir, &["tools"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
     assert!(stderr.contains("mcp login saas"), "{stderr}");
@@ -160,22 +174,9 @@ fn login_then_use_then_logout() {
     let query: std::collections::HashMap<String, String> = authorization.query_pairs().into_owned().collect();
     assert_eq!(query["code_challenge_method"], "S256");
     assert_eq!(query["client_id"], "cli-client");
-    let redirect = url::Url::parse(&query["redirect_uri"]).unwrap();
-    assert_eq!(redirect.host_str(), Some("127.0.0.1"));
-    let target = format!("{}?code=the-code&state={}", redirect.path(), query["state"]);
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redirect.port().unwrap())).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(stream, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
-    let mut page = String::new();
-    let _ = stream.read_to_string(&mut page);
+    let page = redirect_back(&authorization);
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
-    let status = loop {
-        if let Some(status) = login.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "login did not finish");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_with_deadline(&mut login, deadline);
     let mut rest = String::new();
     let _ = stderr.read_to_string(&mut rest);
     assert!(status.success(), "login failed: {rest}");
@@ -189,51 +190,19 @@ fn login_then_use_then_logout() {
     assert_eq!(fake.lock().unwrap().tokens_issued, 1);
 
     // The next run uses the stored token: no new login, the tool is listed.
-    let out = support::run_bounded(
-        {
-            let mut c = mcp_cmd(&config, &auth_dir);
-            c.args(["tools", "--json"]);
-            c
-        },
-        None,
-        Duration::from_secs(60),
-    );
+    let out = run(&config, &auth_dir, &["tools", "--json"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("secret_tool"), "{stdout}");
-    let out = support::run_bounded(
-        {
-            let mut c = mcp_cmd(&config, &auth_dir);
-            c.arg("status");
-            c
-        },
-        None,
-        Duration::from_secs(60),
-    );
+    let out = run(&config, &auth_dir, &["status"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("authorized until"), "{stdout}");
     assert_eq!(fake.lock().unwrap().tokens_issued, 1, "no new token");
 
     // Logout forgets it: the next command needs a login again.
-    let out = support::run_bounded(
-        {
-            let mut c = mcp_cmd(&config, &auth_dir);
-            c.args(["logout", "saas"]);
-            c
-        },
-        None,
-        Duration::from_secs(60),
-    );
+    let out = run(&config, &auth_dir, &["logout", "saas"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = support::run_bounded(
-        {
-            let mut c = mcp_cmd(&config, &auth_dir);
-            c.arg("tools");
-            c
-        },
-        None,
-        Duration::from_secs(60),
-    );
+    let out = run(&config, &auth_dir, &["tools"]);
     assert_eq!(out.status.code(), Some(3));
 }
 
@@ -315,14 +284,8 @@ fn a_terminal_is_offered_a_login() {
             break url::Url::parse(&text[at..]).unwrap();
         }
     };
-    let query: std::collections::HashMap<String, String> = authorization.query_pairs().into_owned().collect();
-    let redirect = url::Url::parse(&query["redirect_uri"]).unwrap();
-    let target = format!("{}?code=the-code&state={}", redirect.path(), query["state"]);
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redirect.port().unwrap())).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(stream, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
-    let mut page = String::new();
-    let _ = stream.read_to_string(&mut page);
+    let page = redirect_back(&authorization);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     let mut rest = String::new();
     let _ = reader.read_to_string(&mut rest);
     let status = wait_with_deadline(&mut accepted, deadline);
