@@ -64,6 +64,7 @@ fn creds(token: &str, updated_at: u64) -> StoredCredentials {
             token_endpoint_auth_methods_supported: vec!["client_secret_basic".into()],
         },
         resource: None,
+        dpop_key: Some(Secret::new(format!("dpop-key-{token}"))),
         updated_at,
     }
 }
@@ -244,7 +245,12 @@ fn debug_shows_no_secret_while_the_file_holds_them() {
     let store = FileStore::new(&path);
     store.save(&key("r", "i"), &value).unwrap();
 
-    let secrets = ["access-sekrit-token-value", "refresh-sekrit-token-value", "client-secret-sekrit-token-value"];
+    let secrets = [
+        "access-sekrit-token-value",
+        "refresh-sekrit-token-value",
+        "client-secret-sekrit-token-value",
+        "dpop-key-sekrit-token-value",
+    ];
     let file = std::fs::read_to_string(&path).unwrap();
     for secret in secrets {
         assert!(file.contains(secret), "the file keeps {secret}");

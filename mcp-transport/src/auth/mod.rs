@@ -11,10 +11,13 @@
 //! - [`store`]: where registrations and tokens are kept ([`store::TokenStore`], in memory or in a
 //!   0600 file); [`browser`]: the pluggable browser step ([`browser::BrowserStep`]) and the
 //!   loopback redirect listener.
+//! - [`jose`]: the JWTs the client signs (`private_key_jwt` assertions, DPoP proofs) and its
+//!   keys ([`jose::SigningKey`], [`jose::DpopKey`]).
 //! - [`AuthError`]: a failed authorization, naming its [`AuthStep`]. Secrets never appear in it.
 
 pub mod browser;
 mod challenge;
+pub mod jose;
 pub mod oauth;
 pub mod store;
 
@@ -63,6 +66,19 @@ impl Credentials {
         Credentials { headers: Vec::new(), generation }
     }
 
+    /// `Authorization: DPoP <token>` and the `DPoP` proof, marked sensitive (RFC 9449 §7.1).
+    pub fn dpop(token: &Secret, proof: &str, generation: u64) -> Result<Self, AuthError> {
+        let invalid = || AuthError::new(AuthStep::Token, "the DPoP-bound access token is not a valid header value");
+        let mut value = HeaderValue::from_str(&format!("DPoP {}", token.expose().trim())).map_err(|_| invalid())?;
+        value.set_sensitive(true);
+        let mut proof = HeaderValue::from_str(proof).map_err(|_| invalid())?;
+        proof.set_sensitive(true);
+        Ok(Credentials {
+            headers: vec![(reqwest::header::AUTHORIZATION, value), (HeaderName::from_static("dpop"), proof)],
+            generation,
+        })
+    }
+
     /// `Authorization: Bearer <token>`, marked sensitive.
     pub fn bearer(token: &Secret, generation: u64) -> Result<Self, AuthError> {
         let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose().trim()))
@@ -79,6 +95,10 @@ pub struct Rejection {
     pub status: u16,
     /// The `Bearer` (or `DPoP`) challenge of the `WWW-Authenticate` headers, if any.
     pub challenge: Option<Challenge>,
+    /// The `DPoP` challenge, if any (RFC 9449 §7.1: `use_dpop_nonce`, `invalid_dpop_proof`).
+    pub dpop: Option<Challenge>,
+    /// The `DPoP-Nonce` header (RFC 9449 §9), if any.
+    pub dpop_nonce: Option<String>,
     /// The generation of the credentials the refused request carried.
     pub generation: u64,
     /// How many times this request was already retried after a refusal.
@@ -207,13 +227,17 @@ where
             return Ok(response);
         }
         let values = response.headers().get_all(reqwest::header::WWW_AUTHENTICATE);
-        let challenge = Challenge::pick(values.iter().filter_map(|v| v.to_str().ok()));
+        let texts: Vec<&str> = values.iter().filter_map(|v| v.to_str().ok()).collect();
+        let challenge = Challenge::pick(texts.iter().copied());
         if status == 403 && challenge.is_none() {
             return Ok(response);
         }
+        let dpop = texts.iter().flat_map(|t| challenge::parse(t)).find(|c| c.scheme == "dpop");
+        let dpop_nonce =
+            response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok()).map(|v| v.trim().to_owned());
         // The provider hears of the last refusal too, so that it can name it (an
         // `AuthStep::Refused` error) rather than leave a bare 401 or 403.
-        let rejection = Rejection { status, challenge, generation, attempt };
+        let rejection = Rejection { status, challenge, dpop, dpop_nonce, generation, attempt };
         match auth.rejected(&rejection).await.map_err(crate::TransportError::Auth)? {
             Verdict::Retry if attempt + 1 < MAX_SENDS => attempt += 1,
             Verdict::Retry | Verdict::GiveUp => return Ok(response),

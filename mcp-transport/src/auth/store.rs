@@ -108,6 +108,10 @@ pub struct StoredCredentials {
     /// the key's resource or was learnt from the protected resource metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
+    /// The client's DPoP private key (PKCS#8 DER, base64url), when its tokens are DPoP-bound:
+    /// kept with the tokens, which are useless without it.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "secret_opt")]
+    pub dpop_key: Option<Secret>,
     /// When this entry was last written (seconds since the epoch): the newest entry of a
     /// resource is the one used before discovery.
     #[serde(default)]

@@ -48,7 +48,8 @@ use mcp_protocol::types::prompts::GetPromptParams;
 use mcp_protocol::types::tools::Tool;
 use mcp_protocol::{Era, ErrorObject, ProtocolVersion};
 use mcp_transport::auth::browser::{AuthorizationResponse, BrowserStep, PendingRedirect};
-use mcp_transport::auth::oauth::{OAuthClient, OAuthSettings};
+use mcp_transport::auth::jose::{SigningAlgorithm, SigningKey};
+use mcp_transport::auth::oauth::{CredentialSource, EnterpriseSettings, Grant, OAuthClient, OAuthSettings};
 use mcp_transport::auth::{AuthError, AuthStep, Authorization};
 use mcp_transport::{Secret, StreamableHttpConfig, StreamableHttpTransport, Transport};
 use serde_json::Value;
@@ -98,9 +99,14 @@ fn main() {
 async fn run(scenario: &str, url: &str) -> Result<(), Failure> {
     println!("scenario {scenario}, server {url}");
     if let Ok(context) = std::env::var("MCP_CONFORMANCE_CONTEXT") {
-        println!("context: {context}");
+        // Its keys only: the values hold secrets (client secrets, private keys, tokens).
+        let keys: Vec<String> = serde_json::from_str::<Value>(&context)
+            .ok()
+            .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
+            .unwrap_or_default();
+        println!("context keys: {}", keys.join(", "));
     }
-    let connection = connection(url)?;
+    let connection = connection(scenario, url)?;
     let server = connection.connect().await.map_err(|e| format!("connect: {e}"))?;
     println!(
         "connected: {} {} (protocol {}, capabilities {})",
@@ -122,9 +128,9 @@ async fn run(scenario: &str, url: &str) -> Result<(), Failure> {
 
 /// A connection over streamable HTTP to `url`, offering the revision the suite names when it is
 /// one this stack speaks in the legacy era.
-fn connection(url: &str) -> Result<McpConnection, Failure> {
+fn connection(scenario: &str, url: &str) -> Result<McpConnection, Failure> {
     let mut config = StreamableHttpConfig::new("conformance", url);
-    config.authorization = Some(authorization(url)?);
+    config.authorization = Some(authorization(scenario, url)?);
     // Fail on a bad URL now rather than inside connect.
     StreamableHttpTransport::new(config.clone()).map_err(|e| format!("transport: {e}"))?;
     let factory: TransportFactory = Arc::new(move || {
@@ -150,19 +156,45 @@ fn connection(url: &str) -> Result<McpConnection, Failure> {
 }
 
 /// The OAuth client: pre-registered credentials from the context, the suite's metadata
-/// document URL, a headless browser step.
-fn authorization(url: &str) -> Result<Arc<dyn Authorization>, Failure> {
+/// document URL, a headless browser step; for the extension scenarios, the grant their
+/// context describes (client credentials with a secret or a private key, workload identity,
+/// enterprise-managed authorization).
+fn authorization(scenario: &str, url: &str) -> Result<Arc<dyn Authorization>, Failure> {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or(Value::Null);
     let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let client_key = match text("private_key_pem") {
+        Some(pem) => {
+            let algorithm = text("signing_algorithm").map(|a| a.parse::<SigningAlgorithm>()).transpose()?;
+            Some(SigningKey::from_pem(&pem, algorithm).map_err(|e| format!("private_key_pem: {e}"))?)
+        }
+        None => None,
+    };
+    let grant = if let Some(token_endpoint) = text("idp_token_endpoint") {
+        let Some(id_token) = text("idp_id_token") else { return Err("the context has no idp_id_token".into()) };
+        Grant::Enterprise(EnterpriseSettings {
+            token_endpoint,
+            client_id: text("idp_client_id"),
+            client_secret: text("idp_client_secret").map(Secret::new),
+            id_token: CredentialSource::Value(Secret::new(id_token)),
+        })
+    } else if let Some(jwt) = text("valid_jwt") {
+        Grant::WorkloadIdentity { token: CredentialSource::Value(Secret::new(jwt)) }
+    } else if scenario.contains("client-credentials") {
+        Grant::ClientCredentials
+    } else {
+        Grant::AuthorizationCode
+    };
     let settings = OAuthSettings {
         client_id: text("client_id"),
         client_secret: text("client_secret").map(Secret::new),
         client_metadata_url: Some(CLIENT_METADATA_URL.into()),
         client_name: "mcp-stack-conformance-client".into(),
-        browser: Some(Arc::new(Headless)),
+        browser: (!grant.is_unattended()).then(|| Arc::new(Headless) as Arc<dyn BrowserStep>),
+        grant,
+        client_key,
         http_timeout: Duration::from_secs(5),
         ..OAuthSettings::default()
     };

@@ -54,6 +54,12 @@ pub struct ServerMetadata {
     /// RFC 9207: the `iss` parameter is sent on authorization responses.
     #[serde(default)]
     pub authorization_response_iss_parameter_supported: bool,
+    /// RFC 9449: the DPoP proof algorithms it accepts (it issues DPoP-bound tokens).
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
+    /// The grant types it supports.
+    #[serde(default)]
+    pub grant_types_supported: Option<Vec<String>>,
 }
 
 impl ServerMetadata {

@@ -11,11 +11,22 @@
 //!   the challenged ones, unless the token already had them (no loop).
 //! - Credentials are kept per (resource, issuer) in the [`TokenStore`]. Without a
 //!   [`BrowserStep`] (an unattended run) a needed login is an [`AuthStep::LoginRequired`] error.
+//! - Unattended grants ([`Grant`]: client credentials, workload identity, enterprise-managed)
+//!   replace the code flow and the browser: see [`grant`](self::grant).
+//! - DPoP (RFC 9449, [`DpopPolicy`]): when the authorization server advertises it (or the
+//!   settings ask for it), token requests and MCP requests carry fresh proofs of a key kept
+//!   with the tokens, and each server's nonce is honoured (one retry per nonce).
 
 pub mod discovery;
+mod dpop;
+pub mod grant;
 mod http;
 mod registration;
 mod token;
+mod unattended;
+
+pub use dpop::DpopPolicy;
+pub use grant::{CredentialProvider, CredentialSource, EnterpriseSettings, Grant};
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -29,6 +40,7 @@ use self::discovery::Discovered;
 use self::http::AuthHttp;
 use self::token::TokenClient;
 use super::browser::BrowserStep;
+use super::jose::{DpopKey, NonceFrom, SigningKey};
 use super::store::{CredentialKey, MemoryStore, StoredCredentials, TokenStore, Tokens, now_secs};
 use super::{AuthError, AuthStep, Authorization, Challenge, Credentials, Rejection, RequestInfo, Verdict};
 use crate::Secret;
@@ -50,6 +62,16 @@ pub struct OAuthSettings {
     pub client_uri: Option<String>,
     /// Scopes to ask for instead of the ones the server names.
     pub scopes: Option<Vec<String>>,
+    /// How tokens are obtained (default: the authorization code flow).
+    pub grant: Grant,
+    /// The client's private key, for `private_key_jwt` client authentication (RFC 7523).
+    pub client_key: Option<SigningKey>,
+    /// The token endpoint authentication method to use (`client_secret_basic`,
+    /// `client_secret_post`, `private_key_jwt`, `none`) instead of the one chosen from the
+    /// client's credentials and the server's metadata.
+    pub token_endpoint_auth_method: Option<String>,
+    /// Whether tokens are DPoP-bound (default: when the authorization server offers it).
+    pub dpop: DpopPolicy,
     /// The browser step; `None`: a login that is needed fails with [`AuthStep::LoginRequired`].
     pub browser: Option<Arc<dyn BrowserStep>>,
     /// Where registrations and tokens are kept.
@@ -69,6 +91,10 @@ impl Default for OAuthSettings {
             client_name: "mcp-client".into(),
             client_uri: None,
             scopes: None,
+            grant: Grant::AuthorizationCode,
+            client_key: None,
+            token_endpoint_auth_method: None,
+            dpop: DpopPolicy::Auto,
             browser: None,
             store: Arc::new(MemoryStore::new()),
             http_timeout: Duration::from_secs(30),
@@ -85,6 +111,10 @@ impl fmt::Debug for OAuthSettings {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("client_name", &self.client_name)
             .field("scopes", &self.scopes)
+            .field("grant", &self.grant)
+            .field("client_key", &self.client_key)
+            .field("token_endpoint_auth_method", &self.token_endpoint_auth_method)
+            .field("dpop", &self.dpop)
             .field("browser", &self.browser)
             .field("store", &self.store)
             .finish_non_exhaustive()
@@ -121,6 +151,8 @@ struct State {
     loaded: bool,
     generation: u64,
     current: Option<(CredentialKey, StoredCredentials)>,
+    /// The DPoP key of an entry, loaded or made once (its nonces live with it).
+    dpop: Option<(CredentialKey, Arc<DpopKey>, Secret)>,
 }
 
 /// The OAuth 2.1 client of one MCP server. See the module docs.
@@ -170,7 +202,7 @@ impl OAuthClient {
             name: name.into(),
             resource_key: discovery::canonical_resource(&server),
             server,
-            http: AuthHttp { client, timeout: settings.http_timeout },
+            http: AuthHttp { client, timeout: settings.http_timeout, dpop: None },
             settings,
             state: Mutex::new(State::default()),
             flight: tokio::sync::Mutex::new(()),
@@ -220,8 +252,14 @@ impl OAuthClient {
         let (Some(tokens), Some(client)) = (creds.tokens.clone(), creds.client.clone()) else { return Ok(false) };
         let Some(refresh_token) = tokens.refresh_token.clone() else { return Ok(false) };
         let Some(token_endpoint) = creds.endpoints.token_endpoint.clone() else { return Ok(false) };
+        let dpop = if creds.dpop_key.is_some() || tokens.token_type.eq_ignore_ascii_case("dpop") {
+            Some(self.dpop_key(key, &mut creds)?)
+        } else {
+            None
+        };
+        let http = self.http.with_dpop(dpop);
         let tc = TokenClient {
-            http: &self.http,
+            http: &http,
             client: &client,
             authorization_endpoint: None,
             token_endpoint: &token_endpoint,
@@ -253,7 +291,8 @@ impl OAuthClient {
             .or_else(|| challenge.and_then(Challenge::scopes))
             .or_else(|| found.resource.as_ref().and_then(|r| r.scopes_supported.clone()))
             .unwrap_or_default();
-        with_offline_access(base, found)
+        // A refresh token is for a person's login; unattended grants simply run again.
+        if self.settings.grant.is_unattended() { base } else { with_offline_access(base, found) }
     }
 
     /// The code flow with `scopes`, at the server `found` names. Returns the new generation.
@@ -285,8 +324,11 @@ impl OAuthClient {
             tokens: None,
             endpoints: server.endpoints(),
             resource: Some(found.resource_indicator.clone()),
+            dpop_key: stored.dpop_key.clone(),
             updated_at: 0,
         };
+        let dpop = if self.wants_dpop(server) { Some(self.dpop_key(&key, &mut creds)?) } else { None };
+        let http = self.http.with_dpop(dpop);
         if stored.client.as_ref() != Some(&client) {
             // Kept at once: a registration is reused even when this authorization fails.
             creds.updated_at = now_secs();
@@ -296,7 +338,7 @@ impl OAuthClient {
             return Err(AuthError::new(AuthStep::Discovery, format!("{issuer} names no token endpoint")));
         };
         let tc = TokenClient {
-            http: &self.http,
+            http: &http,
             client: &client,
             authorization_endpoint: server.authorization_endpoint.as_deref(),
             token_endpoint: &token_endpoint,
@@ -320,8 +362,18 @@ impl OAuthClient {
         let challenge = self.probe().await;
         let found = discovery::discover(&self.http, &self.server, challenge.as_ref()).await?;
         let scopes = self.scopes_for(challenge.as_ref(), &found);
-        self.authorize(&found, scopes).await?;
+        self.obtain(&found, scopes).await?;
         self.state()
+    }
+
+    /// New tokens from `found`'s authorization server for `scopes`: the configured unattended
+    /// grant, else the code flow.
+    async fn obtain(&self, found: &Discovered, scopes: Vec<String>) -> Result<u64, AuthError> {
+        if self.settings.grant.is_unattended() {
+            self.unattended(found, scopes).await
+        } else {
+            self.authorize(found, scopes).await
+        }
     }
 
     /// The challenge of an unauthenticated request, if the server answers with one.
@@ -361,13 +413,32 @@ impl OAuthClient {
         })
     }
 
-    async fn credentials_now(&self) -> Result<Credentials, AuthError> {
+    /// The header(s) carrying `tokens` on `request`: a bearer token, or a DPoP-bound token and
+    /// a fresh proof.
+    fn present(
+        &self,
+        key: &CredentialKey,
+        creds: &StoredCredentials,
+        tokens: &Tokens,
+        request: RequestInfo<'_>,
+        generation: u64,
+    ) -> Result<Credentials, AuthError> {
+        if !tokens.token_type.eq_ignore_ascii_case("dpop") {
+            return Credentials::bearer(&tokens.access_token, generation);
+        }
+        let dpop = self.dpop_key(key, &mut creds.clone())?;
+        let proof =
+            dpop.proof(request.method.as_str(), request.url, NonceFrom::ResourceServer, Some(&tokens.access_token))?;
+        Credentials::dpop(&tokens.access_token, &proof, generation)
+    }
+
+    async fn credentials_now(&self, request: RequestInfo<'_>) -> Result<Credentials, AuthError> {
         self.ensure_loaded()?;
         let (generation, current) = self.snapshot();
         let Some((key, creds)) = current else { return Ok(Credentials::none(generation)) };
         let Some(tokens) = creds.tokens.clone() else { return Ok(Credentials::none(generation)) };
         if !self.expiring(&tokens) {
-            return Credentials::bearer(&tokens.access_token, generation);
+            return self.present(&key, &creds, &tokens, request, generation);
         }
         if tokens.refresh_token.is_none() {
             // Expired and not refreshable: send nothing, the server's challenge starts the flow.
@@ -376,21 +447,27 @@ impl OAuthClient {
         let _flight = self.flight.lock().await;
         let (now_generation, now_current) = self.snapshot();
         if now_generation == generation {
-            if let Err(e) = self.refresh(&key, creds).await {
+            if let Err(e) = self.refresh(&key, creds.clone()).await {
                 tracing::warn!(server = %self.name, error = %e, "could not refresh the access token; sending the old one");
-                return Credentials::bearer(&tokens.access_token, generation);
+                return self.present(&key, &creds, &tokens, request, generation);
             }
         } else if now_current.and_then(|(_, c)| c.tokens).is_none() {
             return Ok(Credentials::none(now_generation));
         }
         let (generation, current) = self.snapshot();
-        match current.and_then(|(_, c)| c.tokens) {
-            Some(t) => Credentials::bearer(&t.access_token, generation),
+        match current {
+            Some((key, creds)) => match creds.tokens.clone() {
+                Some(t) => self.present(&key, &creds, &t, request, generation),
+                None => Ok(Credentials::none(generation)),
+            },
             None => Ok(Credentials::none(generation)),
         }
     }
 
     async fn rejected_now(&self, rejection: &Rejection) -> Result<Verdict, AuthError> {
+        if let Some(verdict) = self.dpop_rejected(rejection) {
+            return Ok(verdict);
+        }
         let challenge = rejection.challenge.as_ref();
         let step_up = rejection.status == 403 || challenge.and_then(Challenge::error) == Some("insufficient_scope");
         if rejection.status == 403 && challenge.and_then(Challenge::error) != Some("insufficient_scope") {
@@ -423,8 +500,9 @@ impl OAuthClient {
                 ));
             }
             let found = discovery::discover(&self.http, &self.server, challenge).await?;
-            let scopes = with_offline_access(union(&had, &challenged), &found);
-            self.authorize(&found, scopes).await?;
+            let scopes = union(&had, &challenged);
+            let scopes = if self.settings.grant.is_unattended() { scopes } else { with_offline_access(scopes, &found) };
+            self.obtain(&found, scopes).await?;
             return Ok(Verdict::Retry);
         }
         let found = discovery::discover(&self.http, &self.server, challenge).await?;
@@ -442,7 +520,7 @@ impl OAuthClient {
             return Ok(Verdict::Retry);
         }
         let scopes = self.scopes_for(challenge, &found);
-        self.authorize(&found, scopes).await?;
+        self.obtain(&found, scopes).await?;
         Ok(Verdict::Retry)
     }
 }
@@ -461,8 +539,8 @@ fn with_offline_access(mut scopes: Vec<String>, found: &Discovered) -> Vec<Strin
 }
 
 impl Authorization for OAuthClient {
-    fn credentials<'a>(&'a self, _request: RequestInfo<'a>) -> BoxFuture<'a, Result<Credentials, AuthError>> {
-        self.credentials_now().boxed()
+    fn credentials<'a>(&'a self, request: RequestInfo<'a>) -> BoxFuture<'a, Result<Credentials, AuthError>> {
+        self.credentials_now(request).boxed()
     }
 
     fn rejected<'a>(&'a self, rejection: &'a Rejection) -> BoxFuture<'a, Result<Verdict, AuthError>> {
