@@ -210,7 +210,7 @@ struct AssertionClaims<'a> {
 
 /// An RFC 7523 client assertion for `private_key_jwt`: `iss` = `sub` = `client_id`, `aud` =
 /// the authorization server's issuer, a fresh `jti`, and a lifetime of a minute.
-pub(crate) fn client_assertion(key: &SigningKey, client_id: &str, audience: &str) -> Result<Secret, super::AuthError> {
+pub fn client_assertion(key: &SigningKey, client_id: &str, audience: &str) -> Result<Secret, super::AuthError> {
     let iat = now_secs();
     let claims = AssertionClaims {
         iss: client_id,
@@ -241,7 +241,7 @@ struct ProofClaims<'a> {
 
 /// Which server a DPoP nonce came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum NonceFrom {
+pub enum NonceFrom {
     /// The authorization server (its token endpoint).
     AuthorizationServer,
     /// The resource server (the MCP server).
@@ -262,7 +262,7 @@ impl fmt::Debug for DpopKey {
 }
 
 /// The `htu` of a proof: the URL without its query and fragment (RFC 9449 §4.2).
-pub(crate) fn htu(url: &url::Url) -> String {
+pub fn htu(url: &url::Url) -> String {
     let mut url = url.clone();
     url.set_query(None);
     url.set_fragment(None);
@@ -288,7 +288,7 @@ impl DpopKey {
     }
 
     /// Remember the nonce a server gave (`DPoP-Nonce`). Returns whether it is new.
-    pub(crate) fn set_nonce(&self, from: NonceFrom, nonce: &str) -> bool {
+    pub fn set_nonce(&self, from: NonceFrom, nonce: &str) -> bool {
         let nonce = nonce.trim();
         // RFC 9449 §8.1: a nonce is a non-empty run of NQCHAR; anything else is ignored.
         if nonce.is_empty() || nonce.len() > 1024 || !nonce.bytes().all(|b| (0x21..=0x7e).contains(&b) && b != b'"') {
@@ -303,7 +303,7 @@ impl DpopKey {
     /// A fresh proof for `method` `url`: `typ` `dpop+jwt`, the public `jwk`, a unique `jti`,
     /// `htm`, `htu` (no query), `iat`, the server's nonce when it gave one, and `ath` (the
     /// access token's hash) on requests to the resource server.
-    pub(crate) fn proof(
+    pub fn proof(
         &self,
         method: &str,
         url: &url::Url,
