@@ -46,7 +46,8 @@ struct Jws {
 fn split(jwt: &str) -> Jws {
     let parts: Vec<&str> = jwt.split('.').collect();
     assert_eq!(parts.len(), 3, "a compact JWS has three parts: {jwt}");
-    let json = |p: &str| -> Value { serde_json::from_slice(&URL_SAFE_NO_PAD.decode(p).expect("base64url")).expect("json") };
+    let json =
+        |p: &str| -> Value { serde_json::from_slice(&URL_SAFE_NO_PAD.decode(p).expect("base64url")).expect("json") };
     Jws {
         header: json(parts[0]),
         claims: json(parts[1]),
@@ -59,7 +60,8 @@ fn split(jwt: &str) -> Jws {
 fn verify_es256(jws: &Jws, jwk: &Value) {
     // RustCrypto's JWK reader takes the key members only (no `alg`).
     let members = serde_json::json!({"kty": jwk["kty"], "crv": jwk["crv"], "x": jwk["x"], "y": jwk["y"]});
-    let public = p256::PublicKey::from_jwk_str(&members.to_string()).unwrap_or_else(|e| panic!("a P-256 JWK: {e} {jwk}"));
+    let public =
+        p256::PublicKey::from_jwk_str(&members.to_string()).unwrap_or_else(|e| panic!("a P-256 JWK: {e} {jwk}"));
     let key = p256::ecdsa::VerifyingKey::from(public);
     let signature = p256::ecdsa::Signature::from_slice(&jws.signature).expect("64-byte r||s");
     key.verify(jws.input.as_bytes(), &signature).expect("the ES256 signature verifies");
@@ -94,7 +96,11 @@ fn check_assertion(key: &SigningKey, alg: &str) {
             _ => verify_rs256(&jws, &jwk_of(key)),
         }
         let c = &jws.claims;
-        assert_eq!((c["iss"].as_str(), c["sub"].as_str()), (Some("client-7"), Some("client-7")), "iss = sub = client_id");
+        assert_eq!(
+            (c["iss"].as_str(), c["sub"].as_str()),
+            (Some("client-7"), Some("client-7")),
+            "iss = sub = client_id"
+        );
         assert_eq!(c["aud"], "https://as.example", "aud is the authorization server's issuer");
         let (iat, exp) = (c["iat"].as_u64().unwrap(), c["exp"].as_u64().unwrap());
         assert!(iat.abs_diff(now()) <= 5, "iat is now");

@@ -4,69 +4,19 @@
 //! callsite another test registered at the same moment (tracing caches interest per callsite).
 
 mod http_support;
+mod log_capture;
 mod oauth_support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use http_support::bounded;
 use mcp_transport::auth::AuthStep;
 use oauth_support::{BrowserMode, Fake, auth_error, call, store};
 
-/// A tracing subscriber that writes every event's and span's fields into a buffer
-/// (tracing-subscriber is no dependency of this crate).
-struct Capture {
-    text: Arc<std::sync::Mutex<String>>,
-    next_span: std::sync::atomic::AtomicU64,
-}
-
-struct Fields<'a>(&'a mut String);
-
-impl tracing::field::Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!("{}={value:?} ", field.name()));
-    }
-
-    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        self.0.push_str(&format!("{}={value} ", field.name()));
-    }
-}
-
-impl tracing::Subscriber for Capture {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-
-    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        span.record(&mut Fields(&mut self.text.lock().unwrap()));
-        tracing::span::Id::from_u64(self.next_span.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-    }
-
-    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
-        values.record(&mut Fields(&mut self.text.lock().unwrap()));
-    }
-
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut text = self.text.lock().unwrap();
-        text.push_str(event.metadata().target());
-        text.push(' ');
-        event.record(&mut Fields(&mut text));
-        text.push('\n');
-    }
-
-    fn enter(&self, _: &tracing::span::Id) {}
-
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 // A current-thread runtime (the default), so that the thread's subscriber sees every task.
 #[tokio::test]
 async fn secrets_show_in_no_debug_error_or_log() {
-    let log = Arc::new(std::sync::Mutex::new(String::new()));
-    let capture = Capture { text: log.clone(), next_span: 1.into() };
-    let _guard = tracing::subscriber::set_default(capture);
+    let (log, _guard) = log_capture::capture();
     bounded(async {
         let fake = Fake::start().await;
         fake.with(|s| {

@@ -74,9 +74,9 @@ impl OAuthClient {
         Ok(dpop)
     }
 
-    /// The resource server's DPoP refusals: `use_dpop_nonce` with a new nonce, or an
-    /// `invalid_dpop_proof` of a first send, are answered by sending again with a fresh proof
-    /// (and the nonce). `None`: not a DPoP matter.
+    /// The resource server's DPoP refusals: `use_dpop_nonce` with a new nonce, or
+    /// `invalid_dpop_proof`, are answered by sending again with a fresh proof (and the nonce),
+    /// within the transport's bound on sends. `None`: not a DPoP matter.
     pub(super) fn dpop_rejected(&self, rejection: &Rejection) -> Option<Verdict> {
         let error = rejection.dpop.as_ref().and_then(|c| c.error())?;
         let dpop = lock(&self.state).dpop.as_ref().map(|(_, d, _)| d.clone())?;
@@ -87,11 +87,13 @@ impl OAuthClient {
                 tracing::debug!(server = %self.name, fresh, "the server asked for a DPoP nonce");
                 Some(if fresh { Verdict::Retry } else { Verdict::GiveUp })
             }
+            // A fresh proof may pass where one did not (a clock step, a replay cache that
+            // saw a jti twice); the transport bounds the sends of one request.
             "invalid_dpop_proof" => {
                 if let Some(n) = rejection.dpop_nonce.as_deref() {
                     dpop.set_nonce(NonceFrom::ResourceServer, n);
                 }
-                Some(if rejection.attempt == 0 { Verdict::Retry } else { Verdict::GiveUp })
+                Some(Verdict::Retry)
             }
             _ => None,
         }
