@@ -138,6 +138,32 @@ async fn private_key_jwt_assertions_verify_at_the_server_and_a_revoked_token_is_
 }
 
 #[tokio::test]
+async fn an_expiring_token_is_renewed_by_the_grant_before_it_is_sent() {
+    bounded(async {
+        let fake = Fake::start(|s| {
+            s.expires_in = 1;
+            s.dpop_algs = vec!["ES256".into()];
+        })
+        .await;
+        let oauth = client(&fake, store(), |s| s.refresh_margin = Duration::from_secs(30));
+        let t = transport(&fake, &oauth);
+        for id in 1..=3 {
+            call(&t, id).await.unwrap();
+        }
+        // The first call's refusal started the grant; each later call renewed the token before
+        // sending (it expires within the margin), without a refusal and without discovery.
+        assert_eq!(fake.with(|s| s.mcp_refused.clone()), ["no token"]);
+        // (Every request renews: each token expires within the margin. The transport's stream
+        // GET is one more request.)
+        let grants = grants(&fake);
+        assert!(grants.len() >= 3 && grants.iter().all(|g| g == "client_credentials"), "{grants:?}");
+        assert!(fake.with(|s| s.token_requests.iter().all(|r| r.proof.is_some())), "the renewals keep DPoP on");
+        assert!(fake.with(|s| s.mcp_ok.iter().all(|m| m.scheme == "dpop")));
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_client_credentials_grant_without_a_client_id_names_what_is_missing() {
     bounded(async {
         let fake = Fake::start(|_| {}).await;

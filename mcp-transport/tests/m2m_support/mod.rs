@@ -69,6 +69,8 @@ pub struct FakeState {
     pub issued_token_type: String,
     /// Every token is refused with this error.
     pub refuse_grant: Option<String>,
+    /// `expires_in` of the access tokens (default 3600).
+    pub expires_in: u64,
 
     pub token_requests: Vec<TokenRequest>,
     pub mcp_ok: Vec<McpRequest>,
@@ -124,6 +126,7 @@ impl Fake {
             base: format!("http://127.0.0.1:{port}"),
             auth_methods: vec!["client_secret_basic".into()],
             issued_token_type: "urn:ietf:params:oauth:token-type:id-jag".into(),
+            expires_in: 3600,
             ..FakeState::default()
         };
         tweak(&mut state);
@@ -337,7 +340,7 @@ fn token(s: &mut FakeState, headers: &HeaderMap, body: &[u8]) -> Response {
     let access = format!("at-{}-{}", s.next, if jkt.is_some() { "dpop" } else { "bearer" });
     s.tokens.insert(access.clone(), (jkt.clone(), false));
     let token_type = if jkt.is_some() { "DPoP" } else { "Bearer" };
-    json_response(200, &[], &json!({"access_token": access, "token_type": token_type, "expires_in": 3600}))
+    json_response(200, &[], &json!({"access_token": access, "token_type": token_type, "expires_in": s.expires_in}))
 }
 
 fn idp_token(s: &mut FakeState, headers: &HeaderMap, body: &[u8]) -> Response {

@@ -432,6 +432,18 @@ impl OAuthClient {
         Credentials::dpop(&tokens.access_token, &proof, generation)
     }
 
+    /// The current tokens on `request`, if any.
+    fn present_current(&self, request: RequestInfo<'_>) -> Result<Credentials, AuthError> {
+        let (generation, current) = self.snapshot();
+        match current {
+            Some((key, creds)) => match creds.tokens.clone() {
+                Some(t) => self.present(&key, &creds, &t, request, generation),
+                None => Ok(Credentials::none(generation)),
+            },
+            None => Ok(Credentials::none(generation)),
+        }
+    }
+
     async fn credentials_now(&self, request: RequestInfo<'_>) -> Result<Credentials, AuthError> {
         self.ensure_loaded()?;
         let (generation, current) = self.snapshot();
@@ -441,6 +453,9 @@ impl OAuthClient {
             return self.present(&key, &creds, &tokens, request, generation);
         }
         if tokens.refresh_token.is_none() {
+            if self.settings.grant.is_unattended() && creds.endpoints.token_endpoint.is_some() {
+                return self.regrant(key, creds, tokens, request, generation).await;
+            }
             // Expired and not refreshable: send nothing, the server's challenge starts the flow.
             return Ok(Credentials::none(generation));
         }
@@ -454,14 +469,48 @@ impl OAuthClient {
         } else if now_current.and_then(|(_, c)| c.tokens).is_none() {
             return Ok(Credentials::none(now_generation));
         }
-        let (generation, current) = self.snapshot();
-        match current {
-            Some((key, creds)) => match creds.tokens.clone() {
-                Some(t) => self.present(&key, &creds, &t, request, generation),
-                None => Ok(Credentials::none(generation)),
-            },
-            None => Ok(Credentials::none(generation)),
+        self.present_current(request)
+    }
+
+    /// Run the unattended grant again before the token expires, at the endpoints kept with it
+    /// (no discovery). When that fails the old token is sent while it is valid, else none: the
+    /// server's challenge then starts the whole flow.
+    async fn regrant(
+        &self,
+        key: CredentialKey,
+        creds: StoredCredentials,
+        tokens: Tokens,
+        request: RequestInfo<'_>,
+        generation: u64,
+    ) -> Result<Credentials, AuthError> {
+        let _flight = self.flight.lock().await;
+        if self.snapshot().0 == generation {
+            let server = discovery::ServerMetadata {
+                issuer: key.issuer.clone(),
+                token_endpoint: creds.endpoints.token_endpoint.clone(),
+                token_endpoint_auth_methods_supported: Some(
+                    creds.endpoints.token_endpoint_auth_methods_supported.clone(),
+                ),
+                dpop_signing_alg_values_supported: creds.dpop_key.is_some().then(|| vec!["ES256".to_owned()]),
+                ..Default::default()
+            };
+            let found = Discovered {
+                resource: None,
+                resource_indicator: creds.resource_indicator(&self.resource_key),
+                server,
+                defaulted: false,
+            };
+            if let Err(e) = self.unattended(&found, tokens.scopes.clone()).await {
+                tracing::warn!(server = %self.name, error = %e, "could not renew the expiring token");
+                let valid = tokens.expires_at.is_some_and(|t| t > now_secs());
+                return if valid {
+                    self.present(&key, &creds, &tokens, request, generation)
+                } else {
+                    Ok(Credentials::none(generation))
+                };
+            }
         }
+        self.present_current(request)
     }
 
     async fn rejected_now(&self, rejection: &Rejection) -> Result<Verdict, AuthError> {
