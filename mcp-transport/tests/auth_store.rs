@@ -56,6 +56,7 @@ fn creds(token: &str, updated_at: u64) -> StoredCredentials {
             token_type: "Bearer".into(),
             refresh_token: Some(Secret::new(format!("refresh-{token}"))),
             expires_at: Some(1_900_000_000),
+            issued_at: None,
             scopes: vec!["mcp:read".into()],
         }),
         endpoints: Endpoints {

@@ -18,9 +18,9 @@ use oauth_support::{BrowserMode, Fake, auth_error, call, calls, store};
 async fn an_expiring_token_is_refreshed_once_for_32_concurrent_requests() {
     bounded(async {
         let fake = Fake::start().await;
-        // The code's token counts as expiring at once (expires_in 1 < margin 30); the refreshed
+        // The code's token counts as expiring at once (expires_in 0: it expires now); the refreshed
         // one does not.
-        fake.with(|s| s.code_expires_in = 1);
+        fake.with(|s| s.code_expires_in = 0);
         let client = fake.client(store(), |s| s.refresh_margin = Duration::from_secs(30));
         client.login().await.unwrap();
         assert_eq!(fake.with(|s| (s.code_exchanges, s.refreshes, s.mcp_401)), (1, 0, 1), "the login's probe");
@@ -56,7 +56,7 @@ async fn thirty_two_first_requests_share_one_authorization() {
 async fn a_refused_refresh_token_leads_back_to_the_code_flow() {
     bounded(async {
         let fake = Fake::start().await;
-        fake.with(|s| s.code_expires_in = 1);
+        fake.with(|s| s.code_expires_in = 0);
         let client = fake.client(store(), |s| s.refresh_margin = Duration::from_secs(30));
         client.login().await.unwrap();
         fake.with(|s| {
@@ -79,7 +79,7 @@ async fn a_refused_refresh_token_leads_back_to_the_code_flow() {
 async fn a_refused_refresh_for_32_concurrent_requests_leads_to_one_new_authorization() {
     bounded(async {
         let fake = Fake::start().await;
-        fake.with(|s| s.code_expires_in = 1);
+        fake.with(|s| s.code_expires_in = 0);
         let client = fake.client(store(), |s| s.refresh_margin = Duration::from_secs(30));
         client.login().await.unwrap();
         fake.with(|s| {
@@ -143,13 +143,13 @@ async fn a_second_run_reuses_the_registration_and_the_tokens() {
             assert_eq!((s.authorizations.len(), s.code_exchanges), (2, 2));
         });
 
-        // An unattended run whose stored token counts as expiring refreshes it, without a login.
+        // An unattended run whose stored token has expired refreshes it, without a login.
         fake.with(|s| s.refuse_refresh = false);
         let refreshes = fake.with(|s| s.refreshes);
-        let fourth = fake.client(shared, |s| {
-            s.browser = None;
-            s.refresh_margin = Duration::from_secs(7200);
-        });
+        let fourth = fake.client(shared.clone(), |s| s.browser = None);
+        let (key, mut creds) = shared.entries(fourth.resource()).unwrap().remove(0);
+        creds.tokens.as_mut().unwrap().expires_at = Some(mcp_transport::auth::store::now_secs() - 1);
+        shared.save(&key, &creds).unwrap();
         call(&fake.transport(&fourth), 4).await.unwrap();
         fake.with(|s| {
             assert_eq!(s.refreshes, refreshes + 1);

@@ -21,7 +21,7 @@ async fn secrets_show_in_no_debug_error_or_log() {
         let fake = Fake::start().await;
         fake.with(|s| {
             s.confidential = true;
-            s.code_expires_in = 1;
+            s.code_expires_in = 0;
             s.call_requires = Some("write".into());
         });
         let shared = store();

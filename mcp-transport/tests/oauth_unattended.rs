@@ -141,7 +141,8 @@ async fn private_key_jwt_assertions_verify_at_the_server_and_a_revoked_token_is_
 async fn an_expiring_token_is_renewed_by_the_grant_before_it_is_sent() {
     bounded(async {
         let fake = Fake::start(|s| {
-            s.expires_in = 1;
+            // It expires as it is issued: every later request renews it first.
+            s.expires_in = 0;
             s.dpop_algs = vec!["ES256".into()];
         })
         .await;
@@ -159,6 +160,48 @@ async fn an_expiring_token_is_renewed_by_the_grant_before_it_is_sent() {
         assert!(grants.len() >= 3 && grants.iter().all(|g| g == "client_credentials"), "{grants:?}");
         assert!(fake.with(|s| s.token_requests.iter().all(|r| r.proof.is_some())), "the renewals keep DPoP on");
         assert!(fake.with(|s| s.mcp_ok.iter().all(|m| m.scheme == "dpop")));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_token_shorter_lived_than_the_margin_is_used_for_half_its_life() {
+    bounded(async {
+        let fake = Fake::start(|s| s.expires_in = 30).await;
+        // The default margin is 60 s: without the cap at half the lifetime, the fresh token
+        // would count as expiring and be renewed before every request.
+        let t = transport(&fake, &client(&fake, store(), |_| {}));
+        for id in 1..=3 {
+            call(&t, id).await.unwrap();
+        }
+        assert_eq!(grants(&fake), ["client_credentials"], "one grant for the three calls");
+        assert_eq!(fake.with(|s| s.mcp_ok.len()), 3);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn private_key_jwt_with_a_dpop_nonce_sends_a_new_assertion_with_the_nonce() {
+    bounded(async {
+        let (key, _) = SigningKey::generate_es256().unwrap();
+        let jwk = serde_json::to_value(key.public_jwk()).unwrap();
+        let fake = Fake::start(|s| {
+            s.auth_methods = vec!["private_key_jwt".into()];
+            s.client_jwk = Some(jwk);
+            s.dpop_algs = vec!["ES256".into()];
+            s.as_nonce = Some("as-nonce-7".into());
+        })
+        .await;
+        let oauth = client(&fake, store(), |s| {
+            s.client_secret = None;
+            s.client_key = Some(key);
+        });
+        call(&transport(&fake, &oauth), 1).await.unwrap();
+        let requests = fake.with(|s| s.token_requests.clone());
+        assert_eq!(requests.len(), 2, "refused for the nonce, then granted");
+        let assertion = |i: usize| requests[i].form.get("client_assertion").cloned().unwrap();
+        assert_ne!(assertion(0), assertion(1), "each send has its own assertion (a jti is good once)");
+        assert_eq!(fake.with(|s| s.assertion_jti.len()), 1, "the server accepted the second one");
     })
     .await;
 }

@@ -139,8 +139,9 @@ async fn oidc_provider(node_modules: &Path, python: &Path) {
     let tokens = creds.tokens.expect("tokens");
     assert!(tokens.access_token.expose() == first_tokens.access_token.expose(), "the second run kept the token");
 
-    // Third run: a refresh margin longer than the token's 30 s life makes the client refresh.
-    let third = oauth_client(&resource, &store, &browser, Duration::from_secs(3600));
+    // Third run, after the token expired (its entry says so): the client refreshes it.
+    expire(&*store, &resource_key);
+    let third = oauth_client(&resource, &store, &browser, Duration::from_secs(5));
     let conn = connection(&resource, third, EraPreference::Auto, None);
     conn.connect().await.expect("connect with OAuth (third run)");
     let who = call(&conn, "whoami", json!({}), RequestOptions::default()).await;
@@ -210,8 +211,9 @@ async fn fastmcp(python: &Path, era: EraPreference) {
     let (_, creds) = stored(&*store, &resource_key);
     assert_eq!(creds.client.expect("registration").client_id, client_id, "the same client id");
 
-    // A refresh margin beyond the token's hour: refreshed before the first request.
-    let third = oauth_client(&url, &store, &browser, Duration::from_secs(2 * 3600));
+    // After the token expired (its entry says so): refreshed before the first request.
+    expire(&*store, &resource_key);
+    let third = oauth_client(&url, &store, &browser, Duration::from_secs(5));
     let conn = connection(&url, third, era, version);
     conn.connect().await.expect("connect with OAuth (third run)");
     let who = call(&conn, "whoami", json!({}), RequestOptions::default()).await;
@@ -223,6 +225,14 @@ async fn fastmcp(python: &Path, era: EraPreference) {
     assert!(refreshed.expose() != first_token.expose(), "the access token was refreshed");
 
     server.stop().await;
+}
+
+/// Mark the stored access token of `resource` as expired, as time passing would.
+fn expire(store: &dyn TokenStore, resource: &str) {
+    let (key, mut creds) = stored(store, resource);
+    let tokens = creds.tokens.as_mut().expect("tokens are stored");
+    tokens.expires_at = Some(mcp_transport::auth::store::now_secs() - 1);
+    store.save(&key, &creds).expect("the store takes the entry");
 }
 
 /// An OAuth client of `url` with the test's store and browser step.

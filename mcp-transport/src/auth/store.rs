@@ -68,6 +68,10 @@ pub struct Tokens {
     /// When the access token expires (seconds since the epoch), if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// When it was issued (seconds since the epoch), if known: a token is renewed early by at
+    /// most half its lifetime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<u64>,
     /// The scopes granted (or, when the server did not say, requested).
     #[serde(default)]
     pub scopes: Vec<String>,

@@ -81,6 +81,8 @@ pub struct FakeState {
     /// ID-JAGs the identity provider issued.
     pub id_jags: Vec<String>,
     pub seen_jti: HashSet<String>,
+    /// The `jti`s of the client assertions accepted (each is good once, RFC 7523 §3).
+    pub assertion_jti: HashSet<String>,
     pub next: u32,
 }
 
@@ -309,14 +311,16 @@ fn token(s: &mut FakeState, headers: &HeaderMap, body: &[u8]) -> Response {
         (Some(b), _) => b == format!("{CLIENT_ID}:{CLIENT_SECRET}"),
         (None, Some(assertion)) => {
             let jwk = s.client_jwk.clone().unwrap_or(Value::Null);
+            let verified = verify_jws(assertion, &jwk).filter(|(_, c)| {
+                c["iss"] == CLIENT_ID
+                    && c["sub"] == CLIENT_ID
+                    && c["aud"] == issuer.as_str()
+                    && c["exp"].as_u64().is_some_and(|e| e > now())
+            });
+            let jti = verified.and_then(|(_, c)| c["jti"].as_str().map(str::to_owned));
             form.get("client_assertion_type").map(String::as_str)
                 == Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-                && verify_jws(assertion, &jwk).is_some_and(|(_, c)| {
-                    c["iss"] == CLIENT_ID
-                        && c["sub"] == CLIENT_ID
-                        && c["aud"] == issuer.as_str()
-                        && c["exp"].as_u64().is_some_and(|e| e > now())
-                })
+                && jti.is_some_and(|jti| s.assertion_jti.insert(jti))
         }
         (None, None) => {
             form.get("client_secret").map(String::as_str) == Some(CLIENT_SECRET)

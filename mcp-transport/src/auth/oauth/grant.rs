@@ -270,34 +270,37 @@ pub(crate) async fn request(
     let failed = |m: String| TokenFailure::Failed(AuthError::new(AuthStep::Token, m));
     let url =
         url::Url::parse(endpoint).map_err(|e| failed(format!("the token endpoint {endpoint:?} is not a URL: {e}")))?;
-    let mut pairs: Vec<(&str, &str)> = params.to_vec();
-    let assertion;
-    let mut request = http.client.post(url.clone()).header(reqwest::header::ACCEPT, "application/json");
-    match auth {
-        ClientAuth::None(Some(id)) => pairs.push(("client_id", id)),
-        ClientAuth::None(None) => {}
-        ClientAuth::Basic(id, secret) => {
-            // RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
-            let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-            request = request.basic_auth(enc(id), Some(enc(secret.expose())));
+    // Built again for each send: a client assertion (its jti) is good for one request only.
+    let build = || -> Result<reqwest::Request, HttpFailure> {
+        let mut pairs: Vec<(&str, &str)> = params.to_vec();
+        let assertion;
+        let mut request = http.client.post(url.clone()).header(reqwest::header::ACCEPT, "application/json");
+        match auth {
+            ClientAuth::None(Some(id)) => pairs.push(("client_id", id)),
+            ClientAuth::None(None) => {}
+            ClientAuth::Basic(id, secret) => {
+                // RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
+                let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+                request = request.basic_auth(enc(id), Some(enc(secret.expose())));
+            }
+            ClientAuth::Post(id, secret) => {
+                pairs.push(("client_id", id));
+                pairs.push(("client_secret", secret.expose()));
+            }
+            ClientAuth::PrivateKeyJwt { client_id, key, audience } => {
+                assertion = client_assertion(key, client_id, audience).map_err(|e| HttpFailure(e.message))?;
+                pairs.push(("client_id", client_id));
+                pairs.push(("client_assertion_type", JWT_CLIENT_ASSERTION));
+                pairs.push(("client_assertion", assertion.expose()));
+            }
         }
-        ClientAuth::Post(id, secret) => {
-            pairs.push(("client_id", id));
-            pairs.push(("client_secret", secret.expose()));
-        }
-        ClientAuth::PrivateKeyJwt { client_id, key, audience } => {
-            assertion = client_assertion(key, client_id, audience).map_err(TokenFailure::Failed)?;
-            pairs.push(("client_id", client_id));
-            pairs.push(("client_assertion_type", JWT_CLIENT_ASSERTION));
-            pairs.push(("client_assertion", assertion.expose()));
-        }
-    }
-    let request = request
-        .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(form(&pairs))
-        .build()
-        .map_err(|e| failed(format!("the token request cannot be built: {}", crate::redact::describe(&e))))?;
-    let answer = http.send_token(request).await.map_err(|HttpFailure(m)| failed(m))?;
+        request
+            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(form(&pairs))
+            .build()
+            .map_err(|e| HttpFailure(format!("the token request cannot be built: {}", crate::redact::describe(&e))))
+    };
+    let answer = http.send_token(build).await.map_err(|HttpFailure(m)| failed(m))?;
     if !(200..300).contains(&answer.status) {
         return Err(match serde_json::from_slice::<ErrorAnswer>(&answer.body) {
             Ok(e) => TokenFailure::Refused { error: e.error, description: e.error_description },
@@ -330,6 +333,7 @@ pub(crate) async fn request(
             token_type: parsed.token_type.unwrap_or_else(|| "Bearer".into()),
             refresh_token: parsed.refresh_token.map(Secret::new),
             expires_at: expires_in.map(|d| now_secs().saturating_add(d)),
+            issued_at: Some(now_secs()),
             scopes,
         },
         issued_token_type: parsed.issued_token_type,

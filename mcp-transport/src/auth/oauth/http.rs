@@ -69,16 +69,19 @@ impl AuthHttp {
         }
     }
 
-    /// Send a token request: with a fresh DPoP proof when the client uses DPoP, and once more
-    /// with the authorization server's nonce when it answers `use_dpop_nonce` with a new one.
-    pub(crate) async fn send_token(&self, request: reqwest::Request) -> Result<Answer, HttpFailure> {
+    /// Send a token request, built by `build` for each send (a client assertion is good for
+    /// one request only): with a fresh DPoP proof when the client uses DPoP, and once more with
+    /// the authorization server's nonce when it answers `use_dpop_nonce` with a new one.
+    pub(crate) async fn send_token(
+        &self,
+        build: impl Fn() -> Result<reqwest::Request, HttpFailure>,
+    ) -> Result<Answer, HttpFailure> {
         let Some(dpop) = &self.dpop else {
-            return self.send(reqwest::RequestBuilder::from_parts(self.client.clone(), request)).await;
+            return self.send(reqwest::RequestBuilder::from_parts(self.client.clone(), build()?)).await;
         };
         let mut retried = false;
         loop {
-            let mut attempt =
-                request.try_clone().ok_or_else(|| HttpFailure("the token request cannot be repeated".into()))?;
+            let mut attempt = build()?;
             let proof = dpop
                 .proof(attempt.method().as_str(), attempt.url(), NonceFrom::AuthorizationServer, None)
                 .map_err(|e| HttpFailure(e.message))?;
@@ -125,7 +128,11 @@ impl<'c> oauth2::AsyncHttpClient<'c> for AuthHttp {
         Box::pin(async move {
             let request = reqwest::Request::try_from(request)
                 .map_err(|e| HttpFailure(format!("invalid token request: {}", body::describe(&e))))?;
-            let answer = self.send_token(request).await?;
+            let answer = self
+                .send_token(|| {
+                    request.try_clone().ok_or_else(|| HttpFailure("the token request cannot be repeated".into()))
+                })
+                .await?;
             let mut response = oauth2::HttpResponse::new(answer.body);
             *response.status_mut() =
                 oauth2::http::StatusCode::from_u16(answer.status).map_err(|e| HttpFailure(e.to_string()))?;

@@ -243,8 +243,15 @@ impl OAuthClient {
         Ok(state.generation)
     }
 
+    /// Whether `tokens` expire within the refresh margin, which is at most half their lifetime
+    /// (a token that lives 30 s is used for 15 s, not renewed at every request, nor unused).
     fn expiring(&self, tokens: &Tokens) -> bool {
-        tokens.expires_at.is_some_and(|t| t <= now_secs().saturating_add(self.settings.refresh_margin.as_secs()))
+        let Some(expires_at) = tokens.expires_at else { return false };
+        let mut margin = self.settings.refresh_margin.as_secs();
+        if let Some(issued_at) = tokens.issued_at {
+            margin = margin.min(expires_at.saturating_sub(issued_at) / 2);
+        }
+        expires_at <= now_secs().saturating_add(margin)
     }
 
     /// Refresh the current tokens. `Ok(false)`: the grant was refused and the tokens dropped.
@@ -396,6 +403,7 @@ impl OAuthClient {
         let removed = self.settings.store.remove(&self.resource_key)?;
         let mut state = lock(&self.state);
         state.current = None;
+        state.dpop = None;
         state.loaded = true;
         state.generation += 1;
         Ok(removed)

@@ -238,6 +238,7 @@ fn tokens(result: TokenResult, requested: &[String], old_refresh: Option<&Secret
         // A refresh that returns no new refresh token keeps the old one (RFC 6749 §6).
         refresh_token: refresh.map(Secret::new).or_else(|| old_refresh.cloned()),
         expires_at: response.expires_in().map(|d| now_secs().saturating_add(d.as_secs())),
+        issued_at: Some(now_secs()),
         scopes,
     })
 }
