@@ -2,7 +2,7 @@
 // `tests/tests/peers_oauth_m2m.rs`: oidc-provider (pinned in xtask/src/peers.rs), in memory, on
 // 127.0.0.1 only.
 //
-// Usage: node oidc-m2m.mjs PORT RESOURCE NODE_MODULES CLIENT_ID CLIENT_JWKS_FILE
+// Usage: node oidc-m2m.mjs PORT RESOURCE NODE_MODULES CLIENT_ID CLIENT_JWKS_FILE [TOKEN_TTL]
 //
 // NODE_MODULES is the provisioned `target/peers/npm/node_modules` (an ES module does not search
 // NODE_PATH, so the package is imported from there by path). CLIENT_JWKS_FILE holds the public
@@ -17,18 +17,19 @@
 //   `cnf.jkt` in the JWT).
 // - Resource indicators (RFC 8707): the one resource server is RESOURCE (the MCP server's URL);
 //   its access tokens are JWTs (signed with the provider's development keys, published at
-//   /jwks) whose audience is RESOURCE, with the scope `mcp:tools`, valid for 300 s.
+//   /jwks) whose audience is RESOURCE, with the scope `mcp:tools`, valid for TOKEN_TTL seconds
+//   (default 300).
 // - Every token issue and refusal is logged as one `event: NAME` line on stdout (errors with
-//   their OAuth error code, never a token or an assertion).
+//   their OAuth error code and the provider's detail, never a token or an assertion).
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [port, resource, nodeModules, clientId, jwksFile] = process.argv.slice(2);
+const [port, resource, nodeModules, clientId, jwksFile, ttlArg] = process.argv.slice(2);
 if (!port || !resource || !nodeModules || !clientId || !jwksFile) {
-  console.error('usage: node oidc-m2m.mjs PORT RESOURCE NODE_MODULES CLIENT_ID CLIENT_JWKS_FILE');
+  console.error('usage: node oidc-m2m.mjs PORT RESOURCE NODE_MODULES CLIENT_ID CLIENT_JWKS_FILE [TOKEN_TTL]');
   process.exit(2);
 }
 const entry = join(nodeModules, 'oidc-provider', 'lib', 'index.js');
@@ -36,6 +37,7 @@ const { default: Provider, errors } = await import(pathToFileURL(entry).href);
 const issuer = `http://127.0.0.1:${port}`;
 const SCOPE = 'mcp:tools';
 const jwks = JSON.parse(readFileSync(jwksFile, 'utf8'));
+const TTL = Number(ttlArg ?? 300);
 
 const configuration = {
   clients: [
@@ -67,12 +69,12 @@ const configuration = {
         if (indicator !== resource) {
           throw new errors.InvalidTarget(`unknown resource ${indicator}`);
         }
-        return { scope: SCOPE, audience: resource, accessTokenTTL: 300, accessTokenFormat: 'jwt' };
+        return { scope: SCOPE, audience: resource, accessTokenTTL: TTL, accessTokenFormat: 'jwt' };
       },
     },
   },
   enabledJWA: { dPoPSigningAlgValues: ['ES256'] },
-  ttl: { ClientCredentials: 300 },
+  ttl: { ClientCredentials: TTL },
 };
 
 const provider = new Provider(issuer, configuration);
@@ -82,7 +84,8 @@ provider.on('grant.success', (ctx) => {
   console.log(`event: grant.success ${grant}${dpop}`);
 });
 provider.on('grant.error', (ctx, error) => {
-  console.log(`event: grant.error ${error?.error ?? 'unknown'}`);
+  const detail = error?.error_detail ? ` (${error.error_detail})` : '';
+  console.log(`event: grant.error ${error?.error ?? 'unknown'}${detail}`);
 });
 provider.listen(Number(port), '127.0.0.1', () => {
   console.log(`oidc-m2m: issuer ${issuer}, resource ${resource}, client ${clientId}`);
