@@ -1,6 +1,7 @@
 //! The real peers: MCP servers that no one here wrote, installed into `target/peers/` and run by
 //! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs`, `peers_http.rs`,
-//! `peers_python.rs`, `peers_bridge.rs`, `peers_manager.rs` and `peers_oauth.rs`, and the `mcp` command's
+//! `peers_python.rs`, `peers_bridge.rs`, `peers_manager.rs`, `peers_oauth.rs` and
+//! `peers_oauth_m2m.rs`, and the `mcp` command's
 //! `mcp-cli/tests/peers_cli.rs` and `peers_cli_oauth.rs`).
 //!
 //! - `target/peers/npm`: the npm reference servers and the `oidc-provider` authorization server,
@@ -27,8 +28,9 @@ use xtask::project_root;
 
 /// npm packages, pinned to exact versions.
 ///
-/// `oidc-provider` is the OAuth authorization server of `peers_oauth.rs` (run with the system
-/// `node`, as the reference servers are, through `tests/peers/oauth/oidc-as.mjs`). 9.x declares
+/// `oidc-provider` is the OAuth authorization server of `peers_oauth.rs` and `peers_oauth_m2m.rs`
+/// (run with the system `node`, as the reference servers are, through
+/// `tests/peers/oauth/oidc-as.mjs` and `oidc-m2m.mjs`). 9.x declares
 /// no `engines`, but warns at start-up that it wants Node 22 LTS or later; it runs on Node 20.19+
 /// (its `jose` 6 dependency is loaded through `require(esm)`), and the tests pass on Node 20.
 pub const NPM_PACKAGES: &[(&str, &str)] = &[
@@ -53,6 +55,7 @@ pub const PEER_TESTS: &[(&str, &str)] = &[
     ("tests", "peers_bridge"),
     ("tests", "peers_manager"),
     ("tests", "peers_oauth"),
+    ("tests", "peers_oauth_m2m"),
     ("mcp-cli", "peers_cli"),
     ("mcp-cli", "peers_cli_oauth"),
 ];
