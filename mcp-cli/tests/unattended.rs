@@ -253,3 +253,18 @@ fn a_refused_grant_exits_3_in_one_line_without_the_secret() {
     let seen = seen.lock().unwrap();
     assert!(!seen.token_requests.is_empty() && seen.authorize_hits == 0);
 }
+
+#[test]
+fn a_bad_grant_is_named_with_the_file_server_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.toml");
+    let text = "[[mcp.servers]]\nname = \"svc\"\nurl = \"http://127.0.0.1:9/mcp\"\n[mcp.servers.oauth]\n\
+                grant = \"password\"\nclient_secret_env_var = \"SVC_SECRET\"\nclient_id = \"c\"\n";
+    std::fs::write(&config, text).unwrap();
+    let (code, stdout, stderr) = run(&config, &dir.path().join("auth"), GOOD_SECRET, &["tools"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains(&config.display().to_string()), "names the file: {stderr}");
+    assert!(stderr.contains("server \"svc\": field \"oauth.grant\": unknown grant \"password\""), "{stderr}");
+    assert!(stderr.contains("\"client_credentials\""), "names the accepted values: {stderr}");
+    assert!(!stderr.contains(GOOD_SECRET) && !stdout.contains(GOOD_SECRET));
+}
