@@ -61,6 +61,21 @@ fn oauth_server<'a>(config: &'a McpConfig, name: Option<&str>) -> Result<&'a Ser
     Ok(server)
 }
 
+/// The error of a command whose server refused authorization (or whose grant failed) without
+/// a login being what is missing: exit 3, one line, and for an unattended grant no offer of a
+/// login (a browser would not help).
+pub(crate) fn auth_failed(config: &McpConfig, name: &str, message: &str) -> CliError {
+    let unattended = config.server(name).is_some_and(|s| s.oauth.grant.is_unattended());
+    let message = if unattended {
+        format!(
+            "{message} (an unattended grant: a browser login would not help; check the credentials in its oauth settings)"
+        )
+    } else {
+        message.to_owned()
+    };
+    CliError::auth_required(message)
+}
+
 fn auth_error(name: &str, e: mcp_transport::auth::AuthError) -> CliError {
     CliError::new(ExitCode::AuthRequired, format!("logging in to {name:?} failed: {e}"))
 }
@@ -93,16 +108,24 @@ pub(crate) async fn offer_login(cli: &Cli, name: &str) -> Result<bool, CliError>
 async fn run_login(cli: &Cli, name: Option<&str>, no_browser: bool, wait: Duration) -> Result<(), CliError> {
     let config = super::setup::resolve_config(cli)?;
     let server = oauth_server(&config, name)?;
-    let opener = if no_browser { print_url() } else { open_browser_or_print() };
-    let mut browser = LoopbackBrowser::new(opener);
-    browser.port = server.oauth.redirect_port;
-    browser.timeout = wait;
-    let auth = options(Some(Arc::new(browser)));
+    let unattended = server.oauth.grant.is_unattended();
+    // An unattended grant runs now, at the token endpoint: no browser, no listener.
+    let browser: Option<Arc<dyn BrowserStep>> = if unattended {
+        None
+    } else {
+        let opener = if no_browser { print_url() } else { open_browser_or_print() };
+        let mut browser = LoopbackBrowser::new(opener);
+        browser.port = server.oauth.redirect_port;
+        browser.timeout = wait;
+        Some(Arc::new(browser))
+    };
+    let auth = options(browser);
     let client = oauth_client(server, &config.client, &auth)
         .ok_or_else(|| CliError::usage(format!("server {:?} has no url", server.name)))?
         .map_err(|e| auth_error(&server.name, e))?;
     let state = client.login().await.map_err(|e| auth_error(&server.name, e))?;
-    terminal::errln(&format!("mcp: logged in to {:?}: {}", server.name, state_text(&state, false)));
+    let how = if unattended { format!(" with the {} grant", server.oauth.grant.name()) } else { String::new() };
+    terminal::errln(&format!("mcp: logged in to {:?}{how}: {}", server.name, state_text(&state, false, unattended)));
     Ok(())
 }
 
@@ -136,32 +159,40 @@ fn utc(secs: u64) -> String {
     format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
 }
 
-fn state_text(state: &AuthState, needs_login: bool) -> String {
+/// `state` as a person would say it; `unattended`: the grant runs again by itself, so a missing
+/// or expired token needs no login.
+fn state_text(state: &AuthState, needs_login: bool, unattended: bool) -> String {
     match state {
+        AuthState::None if unattended => "no token yet (obtained when used)".into(),
         AuthState::None if needs_login => "needs login".into(),
         AuthState::None => "not logged in".into(),
         AuthState::Authorized { expires_at, refreshable, .. } => {
             let until = expires_at.map(|t| format!(" until {}", utc(t))).unwrap_or_default();
             let refresh = if *refreshable { ", refreshable" } else { "" };
-            if needs_login {
+            if needs_login && !unattended {
                 format!("needs login (a token is kept{until})")
             } else {
                 format!("authorized{until}{refresh}")
             }
         }
+        AuthState::Expired { .. } if unattended => "expired (renewed when used)".into(),
         AuthState::Expired { refreshable: true, .. } if !needs_login => "expired (refreshable)".into(),
         AuthState::Expired { .. } => "expired: needs login".into(),
     }
 }
 
-/// The authorization of server `name` for `mcp status`; `None` for servers without OAuth.
-pub(crate) fn describe(config: &McpConfig, name: &str, needs_login: bool) -> Option<String> {
+/// The authorization of server `name` for `mcp status`: its grant's name (`authorization_code`,
+/// `client_credentials`, ...) and what the AUTH column says (`client credentials
+/// (private_key_jwt), DPoP: authorized until ...`); `None` for servers without OAuth.
+pub(crate) fn describe(config: &McpConfig, name: &str, needs_login: bool) -> Option<(String, String)> {
     let server = config.servers.iter().find(|s| s.name == name)?;
     let client = oauth_client(server, &config.client, &options(None))?.ok()?;
-    Some(match client.state() {
-        Ok(state) => state_text(&state, needs_login),
+    let unattended = server.oauth.grant.is_unattended();
+    let state = match client.state() {
+        Ok(state) => state_text(&state, needs_login, unattended),
         Err(e) => format!("unknown ({e})"),
-    })
+    };
+    Some((server.oauth.grant.name().to_owned(), format!("{}: {state}", server.oauth.grant_label())))
 }
 
 #[cfg(test)]
@@ -179,11 +210,13 @@ mod tests {
     fn states_read_as_a_person_would_say_them() {
         let authorized =
             AuthState::Authorized { issuer: "i".into(), expires_at: Some(0), refreshable: true, scopes: vec![] };
-        assert_eq!(state_text(&authorized, false), "authorized until 1970-01-01 00:00 UTC, refreshable");
-        assert_eq!(state_text(&AuthState::None, true), "needs login");
-        assert_eq!(
-            state_text(&AuthState::Expired { issuer: "i".into(), refreshable: false }, false),
-            "expired: needs login"
-        );
+        assert_eq!(state_text(&authorized, false, false), "authorized until 1970-01-01 00:00 UTC, refreshable");
+        assert_eq!(state_text(&AuthState::None, true, false), "needs login");
+        let expired = AuthState::Expired { issuer: "i".into(), refreshable: false };
+        assert_eq!(state_text(&expired, false, false), "expired: needs login");
+        // An unattended grant runs again by itself: never "needs login".
+        assert_eq!(state_text(&AuthState::None, true, true), "no token yet (obtained when used)");
+        assert_eq!(state_text(&expired, true, true), "expired (renewed when used)");
+        assert_eq!(state_text(&authorized, true, true), "authorized until 1970-01-01 00:00 UTC, refreshable");
     }
 }

@@ -89,18 +89,22 @@ pub(crate) fn status(session: &super::setup::Started, json: bool) -> Result<Exit
         .manager
         .status()
         .into_iter()
-        .map(|s| StatusRow {
-            auth: super::auth::describe(&session.config, &s.name, s.needs_login),
-            name: s.name,
-            state: s.state.to_string(),
-            transport: s.transport,
-            protocol_version: s.protocol_version,
-            era: s.era,
-            tools: s.tool_count,
-            prompts: s.prompt_count,
-            resources: s.resource_count,
-            templates: s.resource_template_count,
-            last_error: s.last_error,
+        .map(|s| {
+            let (grant, auth) = super::auth::describe(&session.config, &s.name, s.needs_login).unzip();
+            StatusRow {
+                grant,
+                auth,
+                name: s.name,
+                state: s.state.to_string(),
+                transport: s.transport,
+                protocol_version: s.protocol_version,
+                era: s.era,
+                tools: s.tool_count,
+                prompts: s.prompt_count,
+                resources: s.resource_count,
+                templates: s.resource_template_count,
+                last_error: s.last_error,
+            }
         })
         .collect();
     if json { print_json(&views::status_json(&rows)) } else { print(&views::status_table(&rows, stdout_width())) }?;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use host_bridge::{ElicitationPolicy, HostBridge, Roots, file_root};
 use mcp_manager::ServerState;
-use mcp_manager::config::{McpConfig, ProcessEnv, ServerConfig, TransportChoice};
+use mcp_manager::config::{ConfigError, McpConfig, ProcessEnv, ServerConfig, TransportChoice};
 use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider, RoutedTool};
 use mcp_manager::session::ProgressCallback;
 use mcp_transport::Secret;
@@ -111,11 +111,18 @@ async fn start_once(cli: &Cli) -> Result<Started, NotStarted> {
     let status = manager.status();
     let failed: Vec<_> = status.iter().filter(|s| s.state == ServerState::Failed).collect();
     if !status.iter().any(|s| matches!(s.state, ServerState::Ready | ServerState::Degraded)) {
-        if let Some(s) = failed.iter().find(|s| s.needs_login) {
+        let unattended = |name: &str| config.server(name).is_some_and(|c| c.oauth.grant.is_unattended());
+        // A server whose grant runs unattended is never offered a login: a login would not help.
+        if let Some(s) = failed.iter().find(|s| s.needs_login && !unattended(&s.name)) {
             let message = s.last_error.clone().unwrap_or_default();
             manager.close().await;
             let error = super::auth::login_needed(&s.name, &message);
             return Err(NotStarted::NeedsLogin { name: s.name.clone(), error });
+        }
+        if let Some(s) = failed.iter().find(|s| s.auth_failed) {
+            let message = s.last_error.clone().unwrap_or_default();
+            manager.close().await;
+            return Err(NotStarted::Failed(super::auth::auth_failed(&config, &s.name, &message)));
         }
         let first = failed.first();
         let message = first.and_then(|s| s.last_error.clone()).unwrap_or_else(|| "no server is ready".into());
@@ -137,7 +144,8 @@ async fn start_once(cli: &Cli) -> Result<Started, NotStarted> {
         for line in &s.stderr_tail {
             terminal::errln(&format!("  stderr: {line}"));
         }
-        if s.needs_login {
+        let unattended = config.server(&s.name).is_some_and(|c| c.oauth.grant.is_unattended());
+        if s.needs_login && !unattended {
             terminal::errln(&format!("  log in with: mcp login {}", s.name));
         }
     }
@@ -187,7 +195,11 @@ pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
         (None, Some(builtin)) => McpConfig::parse(&builtin.to_string(), None, "built-in demo config", &ProcessEnv),
         (None, None) => return Err(CliError::usage("no config")),
     };
-    config.map_err(|e| CliError::usage(e.to_string()))
+    // The problems name the server and field; the file is named here.
+    config.map_err(|e| match (&e, source.path()) {
+        (ConfigError::Invalid(_), Some(path)) => CliError::usage(format!("{}: {e}", path.display())),
+        _ => CliError::usage(e.to_string()),
+    })
 }
 
 /// The host side, following the `[mcp.client]` settings: roots only when the user gave some

@@ -55,9 +55,13 @@ pub struct Served<T> {
 pub struct StatusRow {
     /// The server's name.
     pub name: String,
-    /// Its authorization (`none`, `authorized until ...`, `expired`, `needs login`), for
-    /// remote servers that use OAuth.
+    /// Its authorization: the grant, then its state (`oauth: authorized until ...`,
+    /// `client credentials (private_key_jwt), DPoP: no token yet ...`, `oauth: needs login`),
+    /// for remote servers that use OAuth.
     pub auth: Option<String>,
+    /// The OAuth grant it uses (`authorization_code`, `client_credentials`,
+    /// `workload_identity`, `enterprise`), for remote servers that use OAuth.
+    pub grant: Option<String>,
     /// Its state (`ready`, `failed`, ...).
     pub state: String,
     /// The transport (`stdio`, `streamable_http`, `sse`).

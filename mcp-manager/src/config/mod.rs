@@ -78,6 +78,7 @@ pub mod interpolate;
 mod json;
 mod model;
 mod node;
+mod oauth;
 mod plan;
 mod raw;
 mod toml_file;
@@ -91,10 +92,10 @@ use std::str::FromStr;
 pub use self::error::{ConfigError, ConfigProblem};
 pub use self::interpolate::{EnvLookup, ProcessEnv};
 pub use self::model::{
-    AuthMode, ClientConfig, DEFAULT_MAX_TOKENS, DEFAULT_READ_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_SAMPLING_MAX_TOKENS_CAP, DEFAULT_SAMPLING_REQUESTS_PER_MINUTE, DEFAULT_STARTUP_TIMEOUT,
-    ElicitationSettings, MAX_TIMEOUT, McpConfig, OAuthConfig, SamplingSettings, ServerConfig, ToolFilter,
-    TransportChoice, looks_secret,
+    AuthMode, ClientConfig, ClientKey, CredentialConfig, DEFAULT_MAX_TOKENS, DEFAULT_READ_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_SAMPLING_MAX_TOKENS_CAP, DEFAULT_SAMPLING_REQUESTS_PER_MINUTE,
+    DEFAULT_STARTUP_TIMEOUT, ElicitationSettings, EnterpriseConfig, GrantConfig, MAX_TIMEOUT, McpConfig, OAuthConfig,
+    SamplingSettings, ServerConfig, ToolFilter, TransportChoice, looks_secret,
 };
 
 use self::interpolate::Interpolator;

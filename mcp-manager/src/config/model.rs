@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_protocol::types::logging::LoggingLevel;
+use mcp_transport::auth::jose::SigningKey;
+use mcp_transport::auth::oauth::DpopPolicy;
 use mcp_transport::redact::{Masked, redact_args, redact_url_str};
 use mcp_transport::{Secret, TransportKind};
 use tool_system::ToolVisibility;
@@ -141,6 +143,16 @@ pub struct OAuthConfig {
     pub redirect_port: Option<u16>,
     /// The https URL of a client ID metadata document to use as the client id.
     pub client_metadata_url: Option<String>,
+    /// How tokens are obtained (`grant`; default: the authorization code flow in a browser).
+    pub grant: GrantConfig,
+    /// The client's private key, for `private_key_jwt` (`private_key_file`,
+    /// `private_key_env_var`), loaded when the config is loaded.
+    pub client_key: Option<ClientKey>,
+    /// `token_endpoint_auth_method`: `client_secret_basic`, `client_secret_post`,
+    /// `private_key_jwt` or `none` (default: chosen from the credentials and the metadata).
+    pub token_endpoint_auth_method: Option<String>,
+    /// `dpop`: absent, when the server offers it; `true`, always; `false`, never.
+    pub dpop: DpopPolicy,
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -151,7 +163,125 @@ impl fmt::Debug for OAuthConfig {
             .field("scopes", &self.scopes)
             .field("redirect_port", &self.redirect_port)
             .field("client_metadata_url", &self.client_metadata_url)
+            .field("grant", &self.grant)
+            .field("client_key", &self.client_key)
+            .field("token_endpoint_auth_method", &self.token_endpoint_auth_method)
+            .field("dpop", &self.dpop)
             .finish()
+    }
+}
+
+impl OAuthConfig {
+    /// How `mcp status` names the way this server is authorized: `oauth` (the code flow),
+    /// `client credentials (private_key_jwt)`, `workload identity`, `enterprise`, with `, DPoP`
+    /// when DPoP is switched on.
+    pub fn grant_label(&self) -> String {
+        let mut label = match &self.grant {
+            GrantConfig::AuthorizationCode => "oauth".to_owned(),
+            GrantConfig::ClientCredentials => {
+                let method = match (&self.token_endpoint_auth_method, &self.client_key) {
+                    (Some(m), _) => m.as_str(),
+                    (None, Some(_)) => "private_key_jwt",
+                    (None, None) => "client secret",
+                };
+                format!("client credentials ({method})")
+            }
+            GrantConfig::WorkloadIdentity { .. } => "workload identity".to_owned(),
+            GrantConfig::Enterprise(_) => "enterprise".to_owned(),
+        };
+        if self.dpop == DpopPolicy::Always {
+            label.push_str(", DPoP");
+        }
+        label
+    }
+}
+
+/// How a server's OAuth client obtains tokens (`oauth.grant`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum GrantConfig {
+    /// `authorization_code`: a person logs in in a browser (`mcp login`).
+    #[default]
+    AuthorizationCode,
+    /// `client_credentials`: the client authorizes as itself, with a secret or a private key.
+    ClientCredentials,
+    /// `workload_identity`: the JWT bearer grant with a workload identity token.
+    WorkloadIdentity {
+        /// Where the workload token comes from.
+        token: CredentialConfig,
+    },
+    /// `enterprise`: enterprise-managed authorization (an ID token exchanged at the identity
+    /// provider, then the JWT bearer grant).
+    Enterprise(EnterpriseConfig),
+}
+
+impl GrantConfig {
+    /// The name the config gives it (`authorization_code`, `client_credentials`,
+    /// `workload_identity`, `enterprise`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            GrantConfig::AuthorizationCode => "authorization_code",
+            GrantConfig::ClientCredentials => "client_credentials",
+            GrantConfig::WorkloadIdentity { .. } => "workload_identity",
+            GrantConfig::Enterprise(_) => "enterprise",
+        }
+    }
+
+    /// Whether it runs unattended: no browser, no person.
+    pub fn is_unattended(&self) -> bool {
+        *self != GrantConfig::AuthorizationCode
+    }
+}
+
+/// The identity provider of enterprise-managed authorization.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnterpriseConfig {
+    /// `idp_token_endpoint`: where the ID token is exchanged.
+    pub token_endpoint: String,
+    /// `idp_client_id`: this client's id there.
+    pub client_id: Option<String>,
+    /// `idp_client_secret` (or the variable `idp_client_secret_env_var` names).
+    pub client_secret: Option<Secret>,
+    /// Where the user's ID token comes from (`id_token_file`, `id_token_command`,
+    /// `id_token_env_var`).
+    pub id_token: CredentialConfig,
+}
+
+/// Where a credential an unattended grant presents comes from. A file or a command is read
+/// again for every grant; a variable is read when the config is loaded.
+#[derive(Clone, PartialEq)]
+pub enum CredentialConfig {
+    /// The value of a variable, read when the config was loaded.
+    Value(Secret),
+    /// A file, read whole and trimmed (relative paths are relative to the config's folder).
+    File(PathBuf),
+    /// A program and its arguments, run without a shell; its standard output, trimmed.
+    Command(Vec<String>),
+}
+
+impl fmt::Debug for CredentialConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CredentialConfig::Value(_) => f.write_str("Value(<redacted>)"),
+            CredentialConfig::File(path) => f.debug_tuple("File").field(&Masked(&path.display().to_string())).finish(),
+            CredentialConfig::Command(argv) => f.debug_tuple("Command").field(&redact_args(argv)).finish(),
+        }
+    }
+}
+
+/// The client's private key (`private_key_jwt`). Equal keys have the same public key; `Debug`
+/// shows its algorithm only.
+#[derive(Clone)]
+pub struct ClientKey(pub SigningKey);
+
+impl PartialEq for ClientKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.algorithm() == other.0.algorithm() && self.0.thumbprint() == other.0.thumbprint()
+    }
+}
+
+impl fmt::Debug for ClientKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientKey").field("algorithm", &self.0.algorithm().name()).field("key", &Redacted).finish()
     }
 }
 

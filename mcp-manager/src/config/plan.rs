@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use mcp_transport::StdioConfig;
 use mcp_transport::auth::browser::BrowserStep;
-use mcp_transport::auth::oauth::OAuthSettings;
+use mcp_transport::auth::oauth::{CredentialSource, EnterpriseSettings, Grant, OAuthSettings};
 use mcp_transport::auth::store::TokenStore;
 
-use super::model::{AuthMode, ServerConfig, TransportChoice};
+use super::model::{AuthMode, CredentialConfig, GrantConfig, ServerConfig, TransportChoice};
 use crate::connection::{RemoteTarget, RemoteTimeouts};
 
 impl ServerConfig {
@@ -57,23 +57,48 @@ impl ServerConfig {
     }
 
     /// The OAuth client settings of this server, keeping what it gets in `store` and asking the
-    /// user through `browser` (none: a needed login fails with `LoginRequired`).
+    /// user through `browser` (none: a needed login fails with `LoginRequired`). With an
+    /// unattended grant, `browser` is dropped: no browser ever opens for such a server.
     pub fn oauth_settings(
         &self,
         client_name: &str,
         store: Arc<dyn TokenStore>,
         browser: Option<Arc<dyn BrowserStep>>,
     ) -> OAuthSettings {
+        let oauth = &self.oauth;
+        let grant = match &oauth.grant {
+            GrantConfig::AuthorizationCode => Grant::AuthorizationCode,
+            GrantConfig::ClientCredentials => Grant::ClientCredentials,
+            GrantConfig::WorkloadIdentity { token } => Grant::WorkloadIdentity { token: credential_source(token) },
+            GrantConfig::Enterprise(e) => Grant::Enterprise(EnterpriseSettings {
+                token_endpoint: e.token_endpoint.clone(),
+                client_id: e.client_id.clone(),
+                client_secret: e.client_secret.clone(),
+                id_token: credential_source(&e.id_token),
+            }),
+        };
         OAuthSettings {
-            client_id: self.oauth.client_id.clone(),
-            client_secret: self.oauth.client_secret.clone(),
-            client_metadata_url: self.oauth.client_metadata_url.clone(),
+            client_id: oauth.client_id.clone(),
+            client_secret: oauth.client_secret.clone(),
+            client_metadata_url: oauth.client_metadata_url.clone(),
             client_name: client_name.to_owned(),
-            scopes: self.oauth.scopes.clone(),
-            browser,
+            scopes: oauth.scopes.clone(),
+            browser: if grant.is_unattended() { None } else { browser },
+            grant,
+            client_key: oauth.client_key.as_ref().map(|k| k.0.clone()),
+            token_endpoint_auth_method: oauth.token_endpoint_auth_method.clone(),
+            dpop: oauth.dpop,
             store,
             ..OAuthSettings::default()
         }
+    }
+}
+
+fn credential_source(config: &CredentialConfig) -> CredentialSource {
+    match config {
+        CredentialConfig::Value(v) => CredentialSource::Value(v.clone()),
+        CredentialConfig::File(p) => CredentialSource::File(p.clone()),
+        CredentialConfig::Command(argv) => CredentialSource::Command(argv.clone()),
     }
 }
 

@@ -29,14 +29,51 @@ pub(crate) enum SecretSource {
 /// The OAuth client settings of an entry, as written.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct RawOAuth {
+    /// The keys of the format, for problems about a missing key.
+    pub spelling: Option<&'static OAuthSpelling>,
+    /// What fields are named from (`oauth.`).
+    pub prefix: String,
     pub client_id: Option<Text>,
     pub client_secret: Option<SecretSource>,
     pub scopes: Option<Vec<Text>>,
     pub redirect_port: Option<(String, f64)>,
     pub client_metadata_url: Option<Text>,
+    pub grant: Option<Text>,
+    /// `Value`: the PEM file's path; `EnvVar`: the variable holding the PEM.
+    pub private_key: Option<SecretSource>,
+    pub signing_algorithm: Option<Text>,
+    pub token_endpoint_auth_method: Option<Text>,
+    pub dpop: Option<bool>,
+    pub workload_token: RawCredential,
+    pub idp_token_endpoint: Option<Text>,
+    pub idp_client_id: Option<Text>,
+    pub idp_client_secret: Option<SecretSource>,
+    pub id_token: RawCredential,
+}
+
+/// The three ways of giving a credential (file, command, variable), as written; more than one is
+/// a problem found later.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct RawCredential {
+    pub file: Option<Text>,
+    /// The field of the array, and its elements.
+    pub command: Option<(String, Vec<Text>)>,
+    pub env_var: Option<Text>,
+}
+
+impl RawCredential {
+    /// The fields given, in the order file, command, variable.
+    pub fn fields(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        out.extend(self.file.as_ref().map(|t| t.field.clone()));
+        out.extend(self.command.as_ref().map(|(f, _)| f.clone()));
+        out.extend(self.env_var.as_ref().map(|t| t.field.clone()));
+        out
+    }
 }
 
 /// The keys of the OAuth settings object of a format.
+#[derive(Debug, PartialEq)]
 pub(crate) struct OAuthSpelling {
     pub client_id: &'static str,
     pub client_secret: &'static str,
@@ -44,6 +81,22 @@ pub(crate) struct OAuthSpelling {
     pub scopes: &'static str,
     pub redirect_port: &'static str,
     pub client_metadata_url: &'static str,
+    pub grant: &'static str,
+    pub private_key_file: &'static str,
+    pub private_key_env_var: &'static str,
+    pub signing_algorithm: &'static str,
+    pub token_endpoint_auth_method: &'static str,
+    pub dpop: &'static str,
+    pub workload_token_file: &'static str,
+    pub workload_token_command: &'static str,
+    pub workload_token_env_var: &'static str,
+    pub idp_token_endpoint: &'static str,
+    pub idp_client_id: &'static str,
+    pub idp_client_secret: &'static str,
+    pub idp_client_secret_env_var: &'static str,
+    pub id_token_file: &'static str,
+    pub id_token_command: &'static str,
+    pub id_token_env_var: &'static str,
 }
 
 /// The TOML formats' `oauth` table.
@@ -54,6 +107,22 @@ pub(crate) const OAUTH_SNAKE: OAuthSpelling = OAuthSpelling {
     scopes: "scopes",
     redirect_port: "redirect_port",
     client_metadata_url: "client_metadata_url",
+    grant: "grant",
+    private_key_file: "private_key_file",
+    private_key_env_var: "private_key_env_var",
+    signing_algorithm: "signing_algorithm",
+    token_endpoint_auth_method: "token_endpoint_auth_method",
+    dpop: "dpop",
+    workload_token_file: "workload_token_file",
+    workload_token_command: "workload_token_command",
+    workload_token_env_var: "workload_token_env_var",
+    idp_token_endpoint: "idp_token_endpoint",
+    idp_client_id: "idp_client_id",
+    idp_client_secret: "idp_client_secret",
+    idp_client_secret_env_var: "idp_client_secret_env_var",
+    id_token_file: "id_token_file",
+    id_token_command: "id_token_command",
+    id_token_env_var: "id_token_env_var",
 };
 
 /// The JSON formats' `oauth` object (VS Code writes `oauth.clientId`).
@@ -64,12 +133,29 @@ pub(crate) const OAUTH_CAMEL: OAuthSpelling = OAuthSpelling {
     scopes: "scopes",
     redirect_port: "redirectPort",
     client_metadata_url: "clientMetadataUrl",
+    grant: "grant",
+    private_key_file: "privateKeyFile",
+    private_key_env_var: "privateKeyEnvVar",
+    signing_algorithm: "signingAlgorithm",
+    token_endpoint_auth_method: "tokenEndpointAuthMethod",
+    dpop: "dpop",
+    workload_token_file: "workloadTokenFile",
+    workload_token_command: "workloadTokenCommand",
+    workload_token_env_var: "workloadTokenEnvVar",
+    idp_token_endpoint: "idpTokenEndpoint",
+    idp_client_id: "idpClientId",
+    idp_client_secret: "idpClientSecret",
+    idp_client_secret_env_var: "idpClientSecretEnvVar",
+    id_token_file: "idTokenFile",
+    id_token_command: "idTokenCommand",
+    id_token_env_var: "idTokenEnvVar",
 };
 
 impl OAuthSpelling {
-    fn read(&self, r: &mut ObjectReader<'_>, key: &str) -> Option<RawOAuth> {
+    fn read(&'static self, r: &mut ObjectReader<'_>, key: &str) -> Option<RawOAuth> {
         let members = r.object(key)?;
-        let mut o = ObjectReader::new(members, format!("{}.", r.field(key)));
+        let prefix = format!("{}.", r.field(key));
+        let mut o = ObjectReader::new(members, prefix.clone());
         o.check_keys(&[
             self.client_id,
             self.client_secret,
@@ -77,15 +163,54 @@ impl OAuthSpelling {
             self.scopes,
             self.redirect_port,
             self.client_metadata_url,
+            self.grant,
+            self.private_key_file,
+            self.private_key_env_var,
+            self.signing_algorithm,
+            self.token_endpoint_auth_method,
+            self.dpop,
+            self.workload_token_file,
+            self.workload_token_command,
+            self.workload_token_env_var,
+            self.idp_token_endpoint,
+            self.idp_client_id,
+            self.idp_client_secret,
+            self.idp_client_secret_env_var,
+            self.id_token_file,
+            self.id_token_command,
+            self.id_token_env_var,
         ]);
         let client_secret = value_or_variable(&mut o, Some(self.client_secret), Some(self.client_secret_env_var));
         let redirect_port = o.number(self.redirect_port).map(|n| (o.field(self.redirect_port), n));
+        let private_key = value_or_variable(&mut o, Some(self.private_key_file), Some(self.private_key_env_var));
+        let idp_client_secret =
+            value_or_variable(&mut o, Some(self.idp_client_secret), Some(self.idp_client_secret_env_var));
+        let mut credential = |file: &str, command: &str, env_var: &str| RawCredential {
+            file: o.string(file),
+            command: o.strings(command).map(|argv| (o.field(command), argv)),
+            env_var: o.string(env_var),
+        };
+        let workload_token =
+            credential(self.workload_token_file, self.workload_token_command, self.workload_token_env_var);
+        let id_token = credential(self.id_token_file, self.id_token_command, self.id_token_env_var);
         let out = RawOAuth {
+            spelling: Some(self),
+            prefix,
             client_id: o.string(self.client_id),
             client_secret,
             scopes: o.strings(self.scopes),
             redirect_port,
             client_metadata_url: o.string(self.client_metadata_url),
+            grant: o.string(self.grant),
+            private_key,
+            signing_algorithm: o.string(self.signing_algorithm),
+            token_endpoint_auth_method: o.string(self.token_endpoint_auth_method),
+            dpop: o.bool(self.dpop),
+            workload_token,
+            idp_token_endpoint: o.string(self.idp_token_endpoint),
+            idp_client_id: o.string(self.idp_client_id),
+            idp_client_secret,
+            id_token,
         };
         r.problems.extend(o.problems);
         Some(out)

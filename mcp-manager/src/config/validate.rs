@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use super::error::ConfigProblem;
 use super::interpolate::{Interpolator, is_variable_name};
-use super::model::{AuthMode, MAX_TIMEOUT, OAuthConfig, ServerConfig, ToolFilter, TransportChoice};
+use super::model::{AuthMode, MAX_TIMEOUT, ServerConfig, ToolFilter, TransportChoice};
 use super::node::Text;
-use super::raw::{RawOAuth, RawServer, Seconds, SecretSource};
+use super::raw::{RawServer, Seconds, SecretSource};
 use super::{EnvLookup, FileReader};
 use mcp_transport::Secret;
 
@@ -51,14 +51,14 @@ pub(crate) fn build_servers(raws: Vec<RawServer>, cx: &Context<'_>) -> (Vec<Serv
 }
 
 /// The problems of one server; a server with a blank name reports with its path instead.
-struct Problems {
+pub(super) struct Problems {
     name: String,
     path: String,
     list: Vec<ConfigProblem>,
 }
 
 impl Problems {
-    fn push(&mut self, field: &str, message: impl Into<String>) {
+    pub(super) fn push(&mut self, field: &str, message: impl Into<String>) {
         self.list.push(if self.name.trim().is_empty() {
             ConfigProblem::global(format!("{}.{field}", self.path), message)
         } else {
@@ -161,7 +161,7 @@ fn build(raw: RawServer, cx: &Context<'_>, out: &mut Problems) -> ServerConfig {
         out.push("auth", "\"bearer\" needs a bearer token or an Authorization header");
     }
     if let Some(oauth) = &raw.oauth {
-        server.oauth = oauth_config(oauth, cx, out);
+        server.oauth = super::oauth::oauth_config(oauth, cx, out);
     }
     for (slot, seconds) in [
         (&mut server.startup_timeout, &raw.startup_timeout),
@@ -219,7 +219,7 @@ fn transport(raw: &RawServer, out: &mut Problems) -> TransportChoice {
 }
 
 /// The value of the variable named `name`: unset, empty or badly named is an error.
-fn variable(name: &str, cx: &Context<'_>) -> Result<String, String> {
+pub(super) fn variable(name: &str, cx: &Context<'_>) -> Result<String, String> {
     if !is_variable_name(name) {
         return Err(format!("{name:?} is not a variable name"));
     }
@@ -328,7 +328,7 @@ fn unquote(value: &str) -> &str {
 
 /// `text` with its variables expanded; an expansion error is reported on its field, and the text
 /// is kept as written.
-fn expand_text(text: &Text, cx: &Context<'_>, out: &mut Problems) -> String {
+pub(super) fn expand_text(text: &Text, cx: &Context<'_>, out: &mut Problems) -> String {
     match cx.interpolator.expand(&text.value) {
         Ok(value) => value,
         Err(errors) => {
@@ -338,49 +338,4 @@ fn expand_text(text: &Text, cx: &Context<'_>, out: &mut Problems) -> String {
             text.value.clone()
         }
     }
-}
-
-/// The OAuth settings, interpolated and checked.
-fn oauth_config(raw: &RawOAuth, cx: &Context<'_>, out: &mut Problems) -> OAuthConfig {
-    let expand = |text: &Text, out: &mut Problems| expand_text(text, cx, out);
-    let mut config = OAuthConfig {
-        client_id: raw.client_id.as_ref().map(|t| expand(t, out)).filter(|v| !v.trim().is_empty()),
-        ..OAuthConfig::default()
-    };
-    config.client_secret = match &raw.client_secret {
-        None => None,
-        Some(SecretSource::Value(text)) => Some(Secret::new(expand(text, out))),
-        Some(SecretSource::EnvVar(var)) => match variable(&var.value, cx) {
-            Ok(value) => Some(Secret::new(value)),
-            Err(message) => {
-                out.push(&var.field, format!("{message} (the client secret comes from it)"));
-                None
-            }
-        },
-    };
-    if config.client_secret.is_some()
-        && config.client_id.is_none()
-        && let Some(SecretSource::Value(t) | SecretSource::EnvVar(t)) = &raw.client_secret
-    {
-        out.push(&t.field, "a client secret needs a client id");
-    }
-    config.scopes =
-        raw.scopes.as_ref().map(|v| v.iter().map(|t| expand(t, out)).filter(|s| !s.trim().is_empty()).collect());
-    if let Some((field, n)) = &raw.redirect_port {
-        if n.fract() == 0.0 && (1.0..=65535.0).contains(n) {
-            config.redirect_port = u16::try_from(*n as u32).ok();
-        } else {
-            out.push(field, format!("{n} is not a port (1 to 65535)"));
-        }
-    }
-    if let Some(text) = &raw.client_metadata_url {
-        let value = expand(text, out);
-        match url::Url::parse(value.trim()) {
-            Ok(u) if u.scheme() == "https" && u.path() != "/" => {
-                config.client_metadata_url = Some(value.trim().to_owned())
-            }
-            _ => out.push(&text.field, "a client metadata document URL must be an https URL with a path"),
-        }
-    }
-    config
 }

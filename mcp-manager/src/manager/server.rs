@@ -62,6 +62,9 @@ pub struct ServerStatus {
     /// The server asked for authorization that this run could not obtain: it needs a login
     /// (`OAuthClient::login`, `mcp login`).
     pub needs_login: bool,
+    /// The last failure was one of authorization: HTTP 401 or 403, or an OAuth flow or grant
+    /// that failed (`needs_login` says whether a person's login is what is missing).
+    pub auth_failed: bool,
     /// The server's process id (stdio), while it runs.
     pub pid: Option<u32>,
     /// Reconnection attempts since the server was last ready.
@@ -89,6 +92,7 @@ impl ServerStatus {
             last_error: None,
             stderr_tail: Vec::new(),
             needs_login: false,
+            auth_failed: false,
             pid: None,
             reconnect_attempts: 0,
         }
@@ -313,8 +317,11 @@ impl ManagedServer {
                     }
                 }
                 Ok(Err(e)) => {
-                    let needs_login = needs_login(&e);
-                    self.status.send_modify(|s| s.needs_login = needs_login);
+                    let (needs_login, auth_failed) = (needs_login(&e), auth_failed(&e));
+                    self.status.send_modify(|s| {
+                        s.needs_login = needs_login;
+                        s.auth_failed = auth_failed;
+                    });
                     (e.to_string(), stderr_of(&e))
                 }
                 Err(_) => (
@@ -453,6 +460,7 @@ impl ManagedServer {
             if connected {
                 s.last_error = None;
                 s.needs_login = false;
+                s.auth_failed = false;
                 s.stderr_tail.clear();
             }
         });
@@ -522,6 +530,18 @@ fn needs_login(error: &ConnectionError) -> bool {
         _ => return false,
     };
     matches!(transport, TransportError::Auth(e) if e.needs_login())
+}
+
+/// Whether `error` is a failed authorization: HTTP 401 or 403, or an OAuth error.
+fn auth_failed(error: &ConnectionError) -> bool {
+    let transport = match error {
+        ConnectionError::Transport { error, .. } | ConnectionError::Session(SessionError::Transport { error, .. }) => {
+            error
+        }
+        ConnectionError::FallbackFailed { first, fallback, .. } => return auth_failed(first) || auth_failed(fallback),
+        _ => return false,
+    };
+    matches!(transport, TransportError::Auth(_) | TransportError::Http { status: 401 | 403, .. })
 }
 
 fn stderr_of(error: &ConnectionError) -> Vec<String> {

@@ -175,6 +175,7 @@ fn status_rows() {
     let rows = [
         StatusRow {
             auth: None,
+            grant: None,
             name: "demo".into(),
             state: "ready".into(),
             transport: "stdio".into(),
@@ -193,6 +194,13 @@ fn status_rows() {
             last_error: Some("exited".into()),
             ..Default::default()
         },
+        StatusRow {
+            name: "m2m".into(),
+            state: "ready".into(),
+            grant: Some("client_credentials".into()),
+            auth: Some("client credentials (private_key_jwt), DPoP: authorized".into()),
+            ..Default::default()
+        },
     ];
     let table = status_table(&rows, None);
     assert!(
@@ -204,4 +212,7 @@ fn status_rows() {
     assert_eq!(doc["servers"][0]["protocolVersion"], "2026-07-28");
     assert_eq!(doc["servers"][1]["lastError"], "exited");
     assert!(doc["servers"][1]["era"].is_null());
+    assert!(table.contains("client credentials (private_key_jwt), DPoP: authorized"), "{table}");
+    assert_eq!(doc["servers"][2]["grant"], "client_credentials");
+    assert!(doc["servers"][0]["grant"].is_null());
 }
