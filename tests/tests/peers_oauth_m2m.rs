@@ -24,14 +24,12 @@
 //! error shows neither key nor token; the client's `tracing` output (captured by a subscriber of
 //! this test) shows no token, proof or key.
 //!
-//! Two more cases are `#[ignore]`d because they show bugs of the client (run them with
-//! `--include-ignored`; they should pass once the client is fixed):
-//! - the token request sent again with the provider's DPoP nonce carries the same
-//!   `private_key_jwt` assertion, which oidc-provider refuses as a replay (`invalid_client`): the
-//!   first grant of every connection fails (in the auto era the failed `server/discover` probe
-//!   hides it, and the connection falls back to the legacy era);
+//! Two more cases pin what these peers once showed of the client:
+//! - the token request sent again with the provider's DPoP nonce carries a new
+//!   `private_key_jwt` assertion (oidc-provider refuses a second use of one as `invalid_client`),
+//!   so the first grant succeeds even in the legacy era, where no fallback could mask it;
 //! - a token that lives no longer than the refresh margin (60 s by default) and has no refresh
-//!   token, as unattended grants issue, is never sent.
+//!   token, as unattended grants issue, is used (for half its life), not withheld.
 //!
 //! Same contract as the other peer tests: `cargo xtask test` (or `cargo xtask peers`) provisions
 //! `target/peers/` and runs this file with `MCP_PEERS_DIR` set and `MCP_REQUIRE_PEERS=1`; without
@@ -78,7 +76,6 @@ async fn oidc_provider_client_credentials_with_dpop_against_a_python_server_that
 /// once; oidc-provider refuses a second use as `invalid_client`). In the legacy era nothing
 /// masks a failure: the first grant must succeed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "client bug (mcp-transport): the DPoP nonce retry of a token request resends the same private_key_jwt assertion"]
 async fn the_token_request_sent_again_with_the_providers_nonce_has_a_new_client_assertion() {
     run("oidc-provider m2m, the first grant", first_grant).await;
 }
@@ -87,7 +84,6 @@ async fn the_token_request_sent_again_with_the_providers_nonce_has_a_new_client_
 /// refresh token, as an unattended grant gets: the client must still use it (or run the grant
 /// again), not send nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "client bug (mcp-transport): a token living no longer than refresh_margin is never sent"]
 async fn a_client_credentials_token_shorter_lived_than_the_refresh_margin_is_used() {
     run("oidc-provider m2m, a 30 s token", short_lived).await;
 }
