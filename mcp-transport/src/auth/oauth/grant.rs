@@ -4,7 +4,7 @@
 //! exchange of the user's ID token at the enterprise identity provider for an ID-JAG, then the
 //! JWT bearer grant with it at the MCP authorization server).
 //!
-//! Every request is a form POST through [`AuthHttp::send_token`] (bounded, under a timeout, with
+//! Every request is a form POST through `AuthHttp::send_token` (bounded, under a timeout, with
 //! a DPoP proof when the client uses DPoP). The client authenticates with `private_key_jwt`
 //! (RFC 7523 §2.2) when it has a key, else with its secret (Basic or in the body), else it only
 //! names itself.

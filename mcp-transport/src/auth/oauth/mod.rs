@@ -12,7 +12,7 @@
 //! - Credentials are kept per (resource, issuer) in the [`TokenStore`]. Without a
 //!   [`BrowserStep`] (an unattended run) a needed login is an [`AuthStep::LoginRequired`] error.
 //! - Unattended grants ([`Grant`]: client credentials, workload identity, enterprise-managed)
-//!   replace the code flow and the browser: see [`grant`](self::grant).
+//!   replace the code flow and the browser: see [`grant`].
 //! - DPoP (RFC 9449, [`DpopPolicy`]): when the authorization server advertises it (or the
 //!   settings ask for it), token requests and MCP requests carry fresh proofs of a key kept
 //!   with the tokens, and each server's nonce is honoured (one retry per nonce).
