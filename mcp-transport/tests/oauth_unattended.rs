@@ -401,6 +401,18 @@ async fn dpop_follows_the_policy_and_a_refused_proof_is_replaced_by_a_fresh_one_
         call(&transport(&fake, &never), 1).await.unwrap();
         assert!(fake.with(|s| s.token_requests[0].proof.is_none() && s.mcp_ok[0].scheme == "bearer"));
 
+        // Auto: an authorization server that offers DPoP, in front of a resource that
+        // challenges with `Bearer` only (and would refuse a DPoP token), gives a bearer token.
+        let bearer_only = Fake::start(|s| {
+            s.dpop_algs = vec!["ES256".into()];
+            s.rs_bearer_only = true;
+        })
+        .await;
+        let auto = client(&bearer_only, store(), |_| {});
+        call(&transport(&bearer_only, &auto), 1).await.unwrap();
+        assert!(bearer_only.with(|s| s.token_requests[0].proof.is_none()), "no proof for a Bearer-only resource");
+        assert_eq!(bearer_only.with(|s| s.mcp_ok[0].scheme.clone()), "bearer");
+
         let plain = Fake::start(|_| {}).await;
         let always = client(&plain, store(), |s| s.dpop = DpopPolicy::Always);
         plain.with(|s| s.refuse_proofs = 1);

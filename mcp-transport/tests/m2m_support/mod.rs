@@ -52,8 +52,12 @@ pub struct FakeState {
     pub base: String,
     /// The token endpoint's client authentication methods.
     pub auth_methods: Vec<String>,
-    /// The DPoP algorithms advertised (none: DPoP is not advertised).
+    /// The DPoP algorithms the authorization server advertises (none: DPoP is not advertised);
+    /// the MCP endpoint then challenges with the `DPoP` scheme, unless `rs_bearer_only`.
     pub dpop_algs: Vec<String>,
+    /// The MCP endpoint knows bearer tokens only: it challenges with `Bearer` and refuses the
+    /// `DPoP` scheme.
+    pub rs_bearer_only: bool,
     /// The nonce the token endpoint demands, and the one the MCP endpoint demands.
     pub as_nonce: Option<String>,
     pub rs_nonce: Option<String>,
@@ -389,9 +393,13 @@ fn mcp(s: &mut FakeState, headers: &HeaderMap, body: &[u8]) -> Response {
         headers.extend(extra.iter().cloned());
         json_response(401, &headers, &json!({"error": why}))
     };
+    let scheme_offered = if s.dpop_algs.is_empty() || s.rs_bearer_only { "Bearer" } else { "DPoP" };
     let Some((jkt, revoked)) = s.tokens.get(token).cloned() else {
-        return refuse(s, "no token", format!("Bearer resource_metadata=\"{prm}\""), &[]);
+        return refuse(s, "no token", format!("{scheme_offered} resource_metadata=\"{prm}\""), &[]);
     };
+    if s.rs_bearer_only && scheme != "bearer" {
+        return refuse(s, "not bearer", format!("Bearer error=\"invalid_token\", resource_metadata=\"{prm}\""), &[]);
+    }
     if revoked {
         return refuse(s, "revoked", format!("Bearer error=\"invalid_token\", resource_metadata=\"{prm}\""), &[]);
     }

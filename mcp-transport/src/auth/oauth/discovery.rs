@@ -22,6 +22,19 @@ pub struct ResourceMetadata {
     /// The scopes the resource knows.
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
+    /// RFC 9728: the DPoP proof algorithms the resource accepts.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
+    /// RFC 9728: the resource takes DPoP-bound tokens only.
+    #[serde(default)]
+    pub dpop_bound_access_tokens_required: bool,
+}
+
+impl ResourceMetadata {
+    /// Whether the resource says it takes DPoP-bound tokens.
+    pub fn offers_dpop(&self) -> bool {
+        self.dpop_bound_access_tokens_required || self.dpop_signing_alg_values_supported.is_some()
+    }
 }
 
 /// An authorization server's metadata (the members the flow reads).
@@ -88,6 +101,10 @@ pub struct Discovered {
     pub server: ServerMetadata,
     /// Whether the metadata was made up from the 2025-03-26 default endpoints.
     pub defaulted: bool,
+    /// Whether the resource server takes DPoP-bound tokens: its challenge used the `DPoP`
+    /// scheme, or its metadata says so. A resource that challenges with `Bearer` only gets
+    /// bearer tokens even from an authorization server that offers DPoP.
+    pub resource_dpop: bool,
 }
 
 /// The canonical URI of an MCP server (lowercase scheme and host, no fragment, no default
@@ -213,8 +230,11 @@ pub(crate) async fn discover(
     let canonical = canonical_resource(server);
     let prm: Option<(Url, ResourceMetadata)> =
         first_document(http, &resource_metadata_urls(server, challenge), "protected resource metadata").await?;
+    let challenged_dpop = challenge.is_some_and(|c| c.scheme == "dpop");
     let Some((prm_url, prm)) = prm else {
-        return legacy_discovery(http, server, canonical).await;
+        let mut found = legacy_discovery(http, server, canonical).await?;
+        found.resource_dpop = challenged_dpop;
+        return Ok(found);
     };
     let resource_indicator = match prm.resource.as_deref() {
         Some(declared) if resource_covers(declared, server) => declared.to_owned(),
@@ -248,7 +268,8 @@ pub(crate) async fn discover(
             server_meta.issuer
         )));
     }
-    Ok(Discovered { resource: Some(prm), resource_indicator, server: server_meta, defaulted: false })
+    let resource_dpop = prm.offers_dpop() || challenged_dpop;
+    Ok(Discovered { resource: Some(prm), resource_indicator, server: server_meta, defaulted: false, resource_dpop })
 }
 
 /// The 2025-03-26 procedure: no protected resource metadata, the authorization server is the
@@ -258,7 +279,13 @@ async fn legacy_discovery(http: &AuthHttp, server: &Url, canonical: String) -> R
     let urls: Vec<Url> = at_origin(server, "/.well-known/oauth-authorization-server").into_iter().collect();
     let found: Option<(Url, ServerMetadata)> = first_document(http, &urls, "authorization server metadata").await?;
     if let Some((_, meta)) = found {
-        return Ok(Discovered { resource: None, resource_indicator: canonical, server: meta, defaulted: false });
+        return Ok(Discovered {
+            resource: None,
+            resource_indicator: canonical,
+            server: meta,
+            defaulted: false,
+            resource_dpop: false,
+        });
     }
     let endpoint = |p: &str| at_origin(server, p).map(|u| u.to_string());
     let server_meta = ServerMetadata {
@@ -268,7 +295,13 @@ async fn legacy_discovery(http: &AuthHttp, server: &Url, canonical: String) -> R
         registration_endpoint: endpoint("/register"),
         ..ServerMetadata::default()
     };
-    Ok(Discovered { resource: None, resource_indicator: canonical, server: server_meta, defaulted: true })
+    Ok(Discovered {
+        resource: None,
+        resource_indicator: canonical,
+        server: server_meta,
+        defaulted: true,
+        resource_dpop: false,
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::discovery::ServerMetadata;
+use super::discovery::Discovered;
 use super::{OAuthClient, lock};
 use crate::Secret;
 use crate::auth::jose::{DpopKey, NonceFrom, SigningKey};
@@ -17,7 +17,9 @@ use crate::auth::{AuthError, AuthStep, Rejection, Verdict};
 /// Whether tokens are DPoP-bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DpopPolicy {
-    /// When the authorization server advertises ES256 proofs (`dpop_signing_alg_values_supported`).
+    /// When the authorization server advertises ES256 proofs (`dpop_signing_alg_values_supported`)
+    /// and the resource server takes DPoP-bound tokens (it challenges with the `DPoP` scheme, or
+    /// its metadata lists DPoP algorithms or requires bound tokens).
     #[default]
     Auto,
     /// Always: proofs are sent even to a server that does not advertise DPoP.
@@ -27,13 +29,16 @@ pub enum DpopPolicy {
 }
 
 impl OAuthClient {
-    /// Whether token requests to `server` carry DPoP proofs.
-    pub(super) fn wants_dpop(&self, server: &ServerMetadata) -> bool {
+    /// Whether token requests to `found`'s authorization server carry DPoP proofs: in `Auto`,
+    /// when it advertises ES256 proofs and the resource server takes DPoP-bound tokens (a
+    /// resource that knows only `Bearer` would refuse them).
+    pub(super) fn wants_dpop(&self, found: &Discovered) -> bool {
         match self.settings.dpop {
             DpopPolicy::Never => false,
             DpopPolicy::Always => true,
             DpopPolicy::Auto => {
-                server.dpop_signing_alg_values_supported.as_deref().unwrap_or_default().iter().any(|a| a == "ES256")
+                let algs = found.server.dpop_signing_alg_values_supported.as_deref().unwrap_or_default();
+                found.resource_dpop && algs.iter().any(|a| a == "ES256")
             }
         }
     }

@@ -334,7 +334,7 @@ impl OAuthClient {
             dpop_key: stored.dpop_key.clone(),
             updated_at: 0,
         };
-        let dpop = if self.wants_dpop(server) { Some(self.dpop_key(&key, &mut creds)?) } else { None };
+        let dpop = if self.wants_dpop(found) { Some(self.dpop_key(&key, &mut creds)?) } else { None };
         let http = self.http.with_dpop(dpop);
         if stored.client.as_ref() != Some(&client) {
             // Kept at once: a registration is reused even when this authorization fails.
@@ -366,8 +366,9 @@ impl OAuthClient {
     /// first (an unauthenticated POST), so that its challenge's scope and metadata URL are used.
     pub async fn login(&self) -> Result<AuthState, AuthError> {
         let _flight = self.flight.lock().await;
-        let challenge = self.probe().await;
-        let found = discovery::discover(&self.http, &self.server, challenge.as_ref()).await?;
+        let (challenge, dpop_challenged) = self.probe().await;
+        let mut found = discovery::discover(&self.http, &self.server, challenge.as_ref()).await?;
+        found.resource_dpop |= dpop_challenged;
         let scopes = self.scopes_for(challenge.as_ref(), &found);
         self.obtain(&found, scopes).await?;
         self.state()
@@ -383,8 +384,9 @@ impl OAuthClient {
         }
     }
 
-    /// The challenge of an unauthenticated request, if the server answers with one.
-    async fn probe(&self) -> Option<Challenge> {
+    /// The challenge of an unauthenticated request, if the server answers with one, and
+    /// whether a `DPoP` challenge was among them.
+    async fn probe(&self) -> (Option<Challenge>, bool) {
         let body = br#"{"jsonrpc":"2.0","id":"mcp-auth-probe","method":"ping"}"#.to_vec();
         let request = self
             .http
@@ -393,9 +395,17 @@ impl OAuthClient {
             .header(reqwest::header::ACCEPT, "application/json, text/event-stream")
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body);
-        let response = tokio::time::timeout(self.settings.http_timeout, request.send()).await.ok()?.ok()?;
-        let values = response.headers().get_all(reqwest::header::WWW_AUTHENTICATE);
-        Challenge::pick(values.iter().filter_map(|v| v.to_str().ok()))
+        let Ok(Ok(response)) = tokio::time::timeout(self.settings.http_timeout, request.send()).await else {
+            return (None, false);
+        };
+        let values: Vec<&str> = response
+            .headers()
+            .get_all(reqwest::header::WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        let dpop = values.iter().flat_map(|v| super::challenge::parse(v)).any(|c| c.scheme == "dpop");
+        (Challenge::pick(values), dpop)
     }
 
     /// Forget every registration and token of this server. Returns how many entries went.
@@ -507,6 +517,8 @@ impl OAuthClient {
                 resource_indicator: creds.resource_indicator(&self.resource_key),
                 server,
                 defaulted: false,
+                // DPoP stays on for a token that was bound.
+                resource_dpop: creds.dpop_key.is_some(),
             };
             if let Err(e) = self.unattended(&found, tokens.scopes.clone()).await {
                 tracing::warn!(server = %self.name, error = %e, "could not renew the expiring token");
@@ -556,13 +568,15 @@ impl OAuthClient {
                     ),
                 ));
             }
-            let found = discovery::discover(&self.http, &self.server, challenge).await?;
+            let mut found = discovery::discover(&self.http, &self.server, challenge).await?;
+            found.resource_dpop |= rejection.dpop.is_some();
             let scopes = union(&had, &challenged);
             let scopes = if self.settings.grant.is_unattended() { scopes } else { with_offline_access(scopes, &found) };
             self.obtain(&found, scopes).await?;
             return Ok(Verdict::Retry);
         }
-        let found = discovery::discover(&self.http, &self.server, challenge).await?;
+        let mut found = discovery::discover(&self.http, &self.server, challenge).await?;
+        found.resource_dpop |= rejection.dpop.is_some();
         // The entry of the discovered issuer is refreshed when it can be, even when this run
         // started from another issuer's (the newest entry is picked by the second it was written).
         let key = CredentialKey { resource: self.resource_key.clone(), issuer: found.server.issuer.clone() };

@@ -69,7 +69,7 @@ impl OAuthClient {
             dpop_key: stored.dpop_key.clone(),
             updated_at: 0,
         };
-        let dpop = if self.wants_dpop(server) { Some(self.dpop_key(&key, &mut creds)?) } else { None };
+        let dpop = if self.wants_dpop(found) { Some(self.dpop_key(&key, &mut creds)?) } else { None };
         let http = self.http.with_dpop(dpop);
         let supported = server.token_endpoint_auth_methods_supported.clone().unwrap_or_default();
         let auth = match client_id.as_deref() {
