@@ -13,10 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const TOKEN: &str = "fake-access-token-4242";
 
@@ -49,12 +48,25 @@ fn start_fake() -> (u16, Arc<Mutex<Fake>>) {
             });
             let s2 = shared.clone();
             let app = Router::new()
-                .route("/mcp", post(move |headers: HeaderMap, body: String| mcp(headers, body, port)))
-                .route("/.well-known/oauth-protected-resource/mcp", get(move || async move { json_body(prm) }))
-                .route("/.well-known/oauth-authorization-server", get(move || async move { json_body(meta) }))
+                .route(
+                    "/mcp",
+                    post(move |headers: HeaderMap, body: String| async move {
+                        support::protected::mcp(&headers, &body, port, TOKEN, "fake-oauth", "secret_tool")
+                    }),
+                )
+                .route(
+                    "/.well-known/oauth-protected-resource/mcp",
+                    get(move || async move { support::protected::json_body(prm) }),
+                )
+                .route(
+                    "/.well-known/oauth-authorization-server",
+                    get(move || async move { support::protected::json_body(meta) }),
+                )
                 .route(
                     "/register",
-                    post(|| async { (StatusCode::CREATED, json_body(json!({"client_id": "cli-client"}))) }),
+                    post(|| async {
+                        (StatusCode::CREATED, support::protected::json_body(json!({"client_id": "cli-client"})))
+                    }),
                 )
                 .route(
                     "/token",
@@ -64,7 +76,9 @@ fn start_fake() -> (u16, Arc<Mutex<Fake>>) {
                             assert!(body.contains("code_verifier="), "PKCE verifier sent: {body}");
                             assert!(body.contains("resource="), "resource sent: {body}");
                             s2.lock().unwrap().tokens_issued += 1;
-                            json_body(json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}))
+                            support::protected::json_body(
+                                json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}),
+                            )
                         }
                     }),
                 );
@@ -74,36 +88,6 @@ fn start_fake() -> (u16, Arc<Mutex<Fake>>) {
     });
     let port = rx.recv_timeout(Duration::from_secs(10)).unwrap();
     (port, state)
-}
-
-async fn mcp(headers: HeaderMap, body: String, port: u16) -> Response {
-    let authorized =
-        headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {TOKEN}"));
-    if !authorized {
-        let challenge =
-            format!("Bearer resource_metadata=\"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp\"");
-        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, challenge)]).into_response();
-    }
-    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    let Some(id) = request.get("id").cloned() else { return StatusCode::ACCEPTED.into_response() };
-    let result = match request["method"].as_str() {
-        Some("initialize") => json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "fake-oauth", "version": "1"}
-        }),
-        Some("tools/list") => json!({"tools": [{"name": "secret_tool", "inputSchema": {"type": "object"}}]}),
-        Some(other) => {
-            let error = json!({"code": -32601, "message": format!("no {other}")});
-            return json_body(json!({"jsonrpc": "2.0", "id": id, "error": error})).into_response();
-        }
-        None => Value::Null,
-    };
-    json_body(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
-}
-
-fn json_body(value: Value) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
 }
 
 fn mcp_cmd(config: &std::path::Path, auth_dir: &std::path::Path) -> Command {

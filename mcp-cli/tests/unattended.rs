@@ -57,9 +57,20 @@ fn start_fake() -> (u16, Arc<Mutex<Seen>>) {
             });
             let (s1, s2) = (shared.clone(), shared.clone());
             let app = Router::new()
-                .route("/mcp", post(move |headers: HeaderMap, body: String| mcp(headers, body, port)))
-                .route("/.well-known/oauth-protected-resource/mcp", get(move || async move { json_body(prm) }))
-                .route("/.well-known/oauth-authorization-server", get(move || async move { json_body(meta) }))
+                .route(
+                    "/mcp",
+                    post(move |headers: HeaderMap, body: String| async move {
+                        support::protected::mcp(&headers, &body, port, TOKEN, "fake-m2m", "machine_tool")
+                    }),
+                )
+                .route(
+                    "/.well-known/oauth-protected-resource/mcp",
+                    get(move || async move { support::protected::json_body(prm) }),
+                )
+                .route(
+                    "/.well-known/oauth-authorization-server",
+                    get(move || async move { support::protected::json_body(meta) }),
+                )
                 .route(
                     "/authorize",
                     get(move || async move {
@@ -91,9 +102,9 @@ async fn token(seen: Arc<Mutex<Seen>>, headers: HeaderMap, body: String) -> Resp
         && form.get("client_id").map(String::as_str) == Some("svc-client");
     if basic != good_basic && !assertion {
         let error = json!({"error": "invalid_client", "error_description": "client authentication failed"});
-        return (StatusCode::UNAUTHORIZED, json_body(error)).into_response();
+        return (StatusCode::UNAUTHORIZED, support::protected::json_body(error)).into_response();
     }
-    json_body(json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}))
+    support::protected::json_body(json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}))
 }
 
 fn base64_of(text: &str) -> String {
@@ -111,36 +122,6 @@ fn base64_of(text: &str) -> String {
         }
     }
     out
-}
-
-async fn mcp(headers: HeaderMap, body: String, port: u16) -> Response {
-    let authorized =
-        headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {TOKEN}"));
-    if !authorized {
-        let challenge =
-            format!("Bearer resource_metadata=\"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp\"");
-        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, challenge)]).into_response();
-    }
-    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    let Some(id) = request.get("id").cloned() else { return StatusCode::ACCEPTED.into_response() };
-    let result = match request["method"].as_str() {
-        Some("initialize") => json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "fake-m2m", "version": "1"}
-        }),
-        Some("tools/list") => json!({"tools": [{"name": "machine_tool", "inputSchema": {"type": "object"}}]}),
-        Some(other) => {
-            let error = json!({"code": -32601, "message": format!("no {other}")});
-            return json_body(json!({"jsonrpc": "2.0", "id": id, "error": error})).into_response();
-        }
-        None => Value::Null,
-    };
-    json_body(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
-}
-
-fn json_body(value: Value) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
 }
 
 /// A config of the server `svc` with the client credentials grant and `oauth` lines.

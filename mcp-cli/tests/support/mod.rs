@@ -1,4 +1,7 @@
-//! What the `mcp` integration tests share: running a command with a time bound.
+//! What the `mcp` integration tests share: running a command with a time bound, and a
+//! protected MCP endpoint for the authorization tests ([`protected`]).
+
+pub mod protected;
 
 use std::io::{Read, Write as _};
 use std::process::{Command, Output, Stdio};

@@ -41,7 +41,7 @@ use self::http::AuthHttp;
 use self::token::TokenClient;
 use super::browser::BrowserStep;
 use super::jose::{DpopKey, NonceFrom, SigningKey};
-use super::store::{CredentialKey, MemoryStore, StoredCredentials, TokenStore, Tokens, now_secs};
+use super::store::{ClientRegistration, CredentialKey, MemoryStore, StoredCredentials, TokenStore, Tokens, now_secs};
 use super::{AuthError, AuthStep, Authorization, Challenge, Credentials, Rejection, RequestInfo, Verdict};
 use crate::Secret;
 use crate::redact::redact_url;
@@ -326,16 +326,7 @@ impl OAuthClient {
         let redirect_uri = pending.redirect_uri().to_owned();
         let client =
             registration::client_for(&self.http, &self.settings, server, stored.client.as_ref(), &redirect_uri).await?;
-        let mut creds = StoredCredentials {
-            client: Some(client.clone()),
-            tokens: None,
-            endpoints: server.endpoints(),
-            resource: Some(found.resource_indicator.clone()),
-            dpop_key: stored.dpop_key.clone(),
-            updated_at: 0,
-        };
-        let dpop = if self.wants_dpop(found) { Some(self.dpop_key(&key, &mut creds)?) } else { None };
-        let http = self.http.with_dpop(dpop);
+        let (mut creds, http) = self.new_entry(&key, found, Some(client.clone()), &stored)?;
         if stored.client.as_ref() != Some(&client) {
             // Kept at once: a registration is reused even when this authorization fails.
             creds.updated_at = now_secs();
@@ -360,6 +351,27 @@ impl OAuthClient {
             .await?;
         creds.tokens = Some(tokens);
         self.keep(key, creds)
+    }
+
+    /// A new entry of `key` for `found`'s server and `client`, keeping the stored DPoP key, and
+    /// the HTTP client of its token requests (proving that key when DPoP is used).
+    fn new_entry(
+        &self,
+        key: &CredentialKey,
+        found: &Discovered,
+        client: Option<ClientRegistration>,
+        stored: &StoredCredentials,
+    ) -> Result<(StoredCredentials, AuthHttp), AuthError> {
+        let mut creds = StoredCredentials {
+            client,
+            tokens: None,
+            endpoints: found.server.endpoints(),
+            resource: Some(found.resource_indicator.clone()),
+            dpop_key: stored.dpop_key.clone(),
+            updated_at: 0,
+        };
+        let dpop = if self.wants_dpop(found) { Some(self.dpop_key(key, &mut creds)?) } else { None };
+        Ok((creds, self.http.with_dpop(dpop)))
     }
 
     /// Run the whole flow now, whatever is stored: what `mcp login` does. The server is asked

@@ -6,7 +6,7 @@ use super::discovery::Discovered;
 use super::grant::{self, ClientAuth, Grant, ID_JAG, ID_TOKEN, JWT_BEARER, TOKEN_EXCHANGE};
 use super::token::TokenFailure;
 use super::{OAuthClient, lock};
-use crate::auth::store::{ClientRegistration, CredentialKey, StoredCredentials};
+use crate::auth::store::{ClientRegistration, CredentialKey};
 use crate::auth::{AuthError, AuthStep};
 
 fn token_error(message: String) -> AuthError {
@@ -54,23 +54,15 @@ impl OAuthClient {
         }
         let key = CredentialKey { resource: self.resource_key.clone(), issuer: issuer.clone() };
         let stored = self.settings.store.load(&key)?.unwrap_or_default();
-        let mut creds = StoredCredentials {
-            client: client_id.clone().map(|client_id| ClientRegistration {
-                client_id,
-                client_secret: None,
-                token_endpoint_auth_method: None,
-                redirect_uris: Vec::new(),
-                source: "preregistered".into(),
-                client_secret_expires_at: None,
-            }),
-            tokens: None,
-            endpoints: server.endpoints(),
-            resource: Some(found.resource_indicator.clone()),
-            dpop_key: stored.dpop_key.clone(),
-            updated_at: 0,
-        };
-        let dpop = if self.wants_dpop(found) { Some(self.dpop_key(&key, &mut creds)?) } else { None };
-        let http = self.http.with_dpop(dpop);
+        let client = client_id.clone().map(|client_id| ClientRegistration {
+            client_id,
+            client_secret: None,
+            token_endpoint_auth_method: None,
+            redirect_uris: Vec::new(),
+            source: "preregistered".into(),
+            client_secret_expires_at: None,
+        });
+        let (mut creds, http) = self.new_entry(&key, found, client, &stored)?;
         let supported = server.token_endpoint_auth_methods_supported.clone().unwrap_or_default();
         let auth = match client_id.as_deref() {
             Some(id) => self.client_auth(id, &issuer, &supported),
