@@ -12,9 +12,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{get, post};
+use axum::http::StatusCode;
+use axum::routing::post;
 use serde_json::json;
 
 const TOKEN: &str = "fake-access-token-4242";
@@ -36,7 +35,6 @@ fn start_fake() -> (u16, Arc<Mutex<Fake>>) {
             let port = listener.local_addr().unwrap().port();
             shared.lock().unwrap().port = port;
             let base = format!("http://127.0.0.1:{port}");
-            let prm = json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]});
             let meta = json!({
                 "issuer": base,
                 "authorization_endpoint": format!("{base}/authorize"),
@@ -47,21 +45,7 @@ fn start_fake() -> (u16, Arc<Mutex<Fake>>) {
                 "response_types_supported": ["code"],
             });
             let s2 = shared.clone();
-            let app = Router::new()
-                .route(
-                    "/mcp",
-                    post(move |headers: HeaderMap, body: String| async move {
-                        support::protected::mcp(&headers, &body, port, TOKEN, "fake-oauth", "secret_tool")
-                    }),
-                )
-                .route(
-                    "/.well-known/oauth-protected-resource/mcp",
-                    get(move || async move { support::protected::json_body(prm) }),
-                )
-                .route(
-                    "/.well-known/oauth-authorization-server",
-                    get(move || async move { support::protected::json_body(meta) }),
-                )
+            let app = support::protected::resource_routes(port, TOKEN, "fake-oauth", "secret_tool", meta)
                 .route(
                     "/register",
                     post(|| async {

@@ -12,7 +12,6 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -47,7 +46,6 @@ fn start_fake() -> (u16, Arc<Mutex<Seen>>) {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let port = listener.local_addr().unwrap().port();
             let base = format!("http://127.0.0.1:{port}");
-            let prm = json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]});
             let meta = json!({
                 "issuer": base,
                 "authorization_endpoint": format!("{base}/authorize"),
@@ -56,21 +54,7 @@ fn start_fake() -> (u16, Arc<Mutex<Seen>>) {
                 "token_endpoint_auth_methods_supported": ["client_secret_basic", "private_key_jwt"],
             });
             let (s1, s2) = (shared.clone(), shared.clone());
-            let app = Router::new()
-                .route(
-                    "/mcp",
-                    post(move |headers: HeaderMap, body: String| async move {
-                        support::protected::mcp(&headers, &body, port, TOKEN, "fake-m2m", "machine_tool")
-                    }),
-                )
-                .route(
-                    "/.well-known/oauth-protected-resource/mcp",
-                    get(move || async move { support::protected::json_body(prm) }),
-                )
-                .route(
-                    "/.well-known/oauth-authorization-server",
-                    get(move || async move { support::protected::json_body(meta) }),
-                )
+            let app = support::protected::resource_routes(port, TOKEN, "fake-m2m", "machine_tool", meta)
                 .route(
                     "/authorize",
                     get(move || async move {

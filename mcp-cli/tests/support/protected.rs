@@ -40,3 +40,27 @@ pub fn mcp(headers: &HeaderMap, body: &str, port: u16, token: &str, server: &str
 pub fn json_body(value: Value) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
 }
+
+/// The routes every authorization fake shares: the protected endpoint ([`mcp`]) at `/mcp`, its
+/// protected resource metadata naming the fake itself as the authorization server, and that
+/// server's metadata `meta`. A test adds its own authorization server endpoints.
+pub fn resource_routes(
+    port: u16,
+    token: &'static str,
+    server: &'static str,
+    tool: &'static str,
+    meta: Value,
+) -> axum::Router {
+    use axum::routing::{get, post};
+    let base = format!("http://127.0.0.1:{port}");
+    let prm = json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]});
+    axum::Router::new()
+        .route(
+            "/mcp",
+            post(
+                move |headers: HeaderMap, body: String| async move { mcp(&headers, &body, port, token, server, tool) },
+            ),
+        )
+        .route("/.well-known/oauth-protected-resource/mcp", get(move || async move { json_body(prm) }))
+        .route("/.well-known/oauth-authorization-server", get(move || async move { json_body(meta) }))
+}
