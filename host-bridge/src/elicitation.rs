@@ -5,11 +5,14 @@
 //!
 //! - form mode: the form is pre-filled with the schema's defaults (SEP-1034); fields the answer
 //!   leaves out get their default too, as a pre-filled form would have sent them; the answer is
-//!   validated against the requested schema (formats included) before it is sent, and an invalid
-//!   answer is shown again with its problems (at most [`ElicitationOptions::max_attempts`] times,
-//!   then the request is cancelled). The requested schema is screened first
-//!   ([`screen_schema`]): one with a `$ref` cycle, or too deep or too large, fails the request
-//!   with an invalid-params error naming the server and the problem, and the user is not asked;
+//!   validated against the requested schema (formats included) before it is sent, a key that is
+//!   not a field of the form is refused, and an invalid answer is shown again with its problems
+//!   (at most [`ElicitationOptions::max_attempts`] times, then the request is cancelled). The
+//!   requested schema is compiled as tool schemas are ([`SchemaCheck::compile_with`]): screened
+//!   first (one with a `$ref` cycle, or too deep or too large, fails the request with an
+//!   invalid-params error naming the server and the problem, and the user is not asked), a
+//!   `$schema` naming an unknown dialect checked as the MCP default (2020-12), nothing fetched,
+//!   and `pattern`s under the same backtracking budget;
 //! - URL mode: the user sees the full URL and its domain and decides; nothing here ever opens
 //!   it. Only `http` and `https` URLs are shown. In the legacy era the server later sends
 //!   `notifications/elicitation/complete`, which [`HostElicitation::on_complete`] matches to an
@@ -24,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use mcp_manager::callbacks::ElicitationHandler;
 use mcp_manager::config::ElicitationSettings;
-use mcp_manager::manager::convert::screen_schema;
+use mcp_manager::manager::convert::{SchemaCheck, SchemaError, SchemaOptions};
 use mcp_protocol::types::elicitation::RequestedSchema;
 use mcp_protocol::types::elicitation::{ElicitAction, ElicitFormParams, ElicitParams, ElicitResult, ElicitUrlParams};
 use mcp_protocol::types::meta::JsonObject;
@@ -142,11 +145,6 @@ const MAX_PENDING_URLS: usize = 64;
 /// Most validation problems shown to the user at once.
 const MAX_PROBLEMS: usize = 10;
 
-/// The backtracking budget of one `pattern` match (the schema is the server's).
-const REGEX_BACKTRACK_LIMIT: usize = 100_000;
-/// The compiled-size budget of one `pattern`, in bytes.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
-
 /// The manager's `ElicitationHandler` around the host's [`AskUser`]. Cheap to clone.
 #[derive(Clone)]
 pub struct HostElicitation {
@@ -204,24 +202,25 @@ impl HostElicitation {
         }
         let schema_json = serde_json::to_value(&schema)
             .map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, format!("cannot encode the schema: {e}")))?;
-        // The schema is peer input: screened before it is compiled (a `$ref` cycle, hostile
-        // depth or size), and a refused one fails the request without asking the user.
-        if let Some(members) = schema_json.as_object()
-            && let Err(reason) = screen_schema(members)
-        {
-            let message = format!("server `{server}`: the requestedSchema of its elicitation is refused: {reason}");
-            tracing::warn!(server, "{message}");
-            return Err(invalid(message));
-        }
-        // `pattern`s run with the same budget as the manager's tool schema checks.
-        let patterns = jsonschema::PatternOptions::fancy_regex()
-            .backtrack_limit(REGEX_BACKTRACK_LIMIT)
-            .size_limit(REGEX_SIZE_LIMIT);
-        let validator = jsonschema::options()
-            .should_validate_formats(true)
-            .with_pattern_options(patterns)
-            .build(&schema_json)
-            .map_err(|e| invalid(format!("requestedSchema is not a valid JSON Schema: {e}")))?;
+        let Value::Object(schema_members) = schema_json else {
+            return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the schema did not encode as an object"));
+        };
+        // The schema is peer input, compiled as tool schemas are: screened first (a `$ref`
+        // cycle, hostile depth or size fails the request without asking the user), an unknown
+        // `$schema` dialect checked as the MCP default, nothing fetched, `pattern`s under the
+        // same budget; `format`s are checked, as a form's fields are typed by them.
+        let validator =
+            SchemaCheck::compile_with(&schema_members, SchemaOptions { check_formats: true }).map_err(|e| match e {
+                SchemaError::Refused(reason) => {
+                    let message =
+                        format!("server `{server}`: the requestedSchema of its elicitation is refused: {reason}");
+                    tracing::warn!(server, "{message}");
+                    invalid(message)
+                }
+                SchemaError::Invalid(problem) => {
+                    invalid(format!("requestedSchema is not a valid JSON Schema: {problem}"))
+                }
+            })?;
         let defaults = schema.defaults();
         let mut request = FormRequest {
             server: server.to_owned(),
@@ -242,15 +241,15 @@ impl HostElicitation {
                     content.entry(name.clone()).or_insert_with(|| value.clone());
                 }
             }
-            let instance = Value::Object(content);
-            let problems: Vec<String> = validator
-                .iter_errors(&instance)
+            // A key the form does not have is never sent: the server asked for these fields only.
+            let mut problems: Vec<String> = content
+                .keys()
+                .filter(|key| request.schema.properties.get(key).is_none())
                 .take(MAX_PROBLEMS)
-                .map(|e| {
-                    let path = e.instance_path().to_string();
-                    if path.is_empty() { e.to_string() } else { format!("{path}: {e}") }
-                })
+                .map(|key| format!("/{}: `{key}` is not a field of this form", pointer_token(key)))
                 .collect();
+            let instance = Value::Object(content);
+            problems.extend(validator.problems(&instance, MAX_PROBLEMS - problems.len()));
             let Value::Object(content) = instance else { unreachable!("built as an object above") };
             if problems.is_empty() {
                 return Ok(ElicitResult::accept(content));
@@ -320,6 +319,11 @@ impl HostElicitation {
         }
         found
     }
+}
+
+/// `key` as one JSON pointer token (`~` and `/` escaped).
+fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 impl ElicitationHandler for HostElicitation {

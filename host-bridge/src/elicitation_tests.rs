@@ -248,3 +248,72 @@ fn a_requested_schema_with_a_ref_cycle_is_refused_without_asking() {
     };
     std::thread::Builder::new().stack_size(256 * 1024).spawn(run).unwrap().join().expect("no panic, no overflow");
 }
+
+/// A requestedSchema whose `$schema` names a dialect nobody knows (before the fix: the validator
+/// tried to fetch its meta-schema, failed, and the form was never shown) is checked as the MCP
+/// default dialect, as tool output schemas are: the user is asked and a fitting answer is sent.
+#[tokio::test]
+async fn an_unknown_schema_dialect_falls_back_to_the_default() {
+    for dialect in ["https://example.com/no-such-dialect", "urn:unknown", "not a uri"] {
+        let script = ScriptedElicitation::new();
+        script
+            .answer_form(FormAnswer::Accept(object(json!({"name": ""}))))
+            .answer_form(FormAnswer::Accept(object(json!({"name": "Ada"}))));
+        let h = HostElicitation::new(Arc::new(script.clone()));
+        let params = form(json!({"$schema": dialect, "type": "object",
+            "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]}));
+        let r = answer(&h, params).await.unwrap_or_else(|e| panic!("{dialect}: {e:?}"));
+        assert_eq!((r.action, r.content.unwrap()["name"].clone()), (ElicitAction::Accept, json!("Ada")), "{dialect}");
+        let asked = forms(&script);
+        assert_eq!(asked.len(), 2, "{dialect}: the empty name is still refused by the fallback dialect");
+        assert!(asked[1].problems.join("\n").contains("/name"), "{:?}", asked[1].problems);
+    }
+}
+
+/// A known dialect is still honoured: draft-07 reads `dependencies`, which 2020-12 ignores.
+#[tokio::test]
+async fn a_known_schema_dialect_is_used() {
+    let script = ScriptedElicitation::new();
+    script
+        .answer_form(FormAnswer::Accept(object(json!({"card": "4111"}))))
+        .answer_form(FormAnswer::Accept(object(json!({"card": "4111", "cvc": "123"}))));
+    let h = HostElicitation::new(Arc::new(script.clone()));
+    let params = form(json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+        "properties": {"card": {"type": "string"}, "cvc": {"type": "string"}},
+        "dependencies": {"card": ["cvc"]}}));
+    assert_eq!(answer(&h, params).await.unwrap().action, ElicitAction::Accept);
+    assert_eq!(forms(&script).len(), 2, "the draft-07 dependency refused the first answer");
+}
+
+/// A pattern that backtracks catastrophically is cut off by the same budget as tool schemas: the
+/// answer is refused with a problem rather than the host spinning.
+#[tokio::test]
+async fn a_hostile_pattern_runs_within_the_regex_budget() {
+    let script = ScriptedElicitation::new();
+    for _ in 0..3 {
+        script.answer_form(FormAnswer::Accept(object(json!({"code": format!("{}!", "a".repeat(40))}))));
+    }
+    let h = HostElicitation::new(Arc::new(script.clone()));
+    let params = form(json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "^(a|a)*$"}}}));
+    let r = tokio::time::timeout(Duration::from_secs(30), h.elicit("srv", params)).await.expect("bounded").unwrap();
+    assert_eq!(r.action, ElicitAction::Cancel, "never accepted: the answer does not match (or the budget ran out)");
+    assert_eq!(forms(&script).len(), 3);
+}
+
+/// Keys the form does not have are refused (before the fix they were sent to the server): the
+/// user is asked again, told which key, and a later answer without it is sent.
+#[tokio::test]
+async fn answer_keys_outside_the_schema_are_refused() {
+    let script = ScriptedElicitation::new();
+    script
+        .answer_form(FormAnswer::Accept(object(json!({"name": "Ada", "is_admin": true}))))
+        .answer_form(FormAnswer::Accept(object(json!({"name": "Ada"}))));
+    let h = HostElicitation::new(Arc::new(script.clone()));
+    let r = answer(&h, person()).await.unwrap();
+    let content = r.content.unwrap();
+    assert!(!content.contains_key("is_admin"), "{content:?}");
+    let asked = forms(&script);
+    assert_eq!(asked.len(), 2);
+    let problems = asked[1].problems.join("\n");
+    assert!(problems.contains("is_admin") && problems.contains("not a field"), "{problems}");
+}

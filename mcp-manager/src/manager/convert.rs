@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use tool_system::{ToolAnnotation, ToolExecutionResult, ToolIcon, ToolSpec, ToolVisibility};
 
 pub use guard::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANSION, MAX_SCHEMA_TEXT, MAX_SCHEMA_VALUES, screen_schema};
-pub use schema::{SchemaCheck, check_arguments};
+pub use schema::{SchemaCheck, SchemaError, SchemaOptions, check_arguments};
 
 /// The provider name and type of every spec [`tool_spec`] makes.
 pub const MCP_PROVIDER: &str = "mcp";

@@ -68,16 +68,47 @@ impl Retrieve for NoRetrieval {
     }
 }
 
+/// How [`SchemaCheck::compile_with`] compiles a schema.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SchemaOptions {
+    /// Check `format` (`email`, `date`, `uri`, ...) as an assertion rather than an annotation
+    /// (default false, as for tool schemas; elicitation forms check it).
+    pub check_formats: bool,
+}
+
+/// Why [`SchemaCheck::compile_with`] gives no check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaError {
+    /// The screening refused the schema (hostile or too large): the reason.
+    Refused(String),
+    /// Not a schema the validator accepts: the problem and where it is.
+    Invalid(String),
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchemaError::Refused(reason) => write!(f, "refused: {reason}"),
+            SchemaError::Invalid(problem) => f.write_str(problem),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
 impl SchemaCheck {
     /// Compiles `schema`. An invalid schema (one its meta-schema rejects, a `$ref` that does not
     /// resolve inside the schema, a `pattern` that does not compile) gives an error naming the
     /// problem and where it is in the schema; so does one the screening refuses (`refused: ...`).
     pub fn compile(schema: &JsonObject) -> Result<SchemaCheck, String> {
-        match SchemaCheck::screen_and_compile(schema) {
-            Ok(check) => Ok(check),
-            Err(Rejection::Refused(reason)) => Err(format!("refused: {reason}")),
-            Err(Rejection::Invalid(problem)) => Err(problem),
-        }
+        SchemaCheck::compile_with(schema, SchemaOptions::default()).map_err(|e| e.to_string())
+    }
+
+    /// Compiles `schema` with `options`, with the same screening, dialect fallback, reference
+    /// rule and `pattern` budget as [`SchemaCheck::compile`]; the error tells a refused schema
+    /// from an invalid one.
+    pub fn compile_with(schema: &JsonObject, options: SchemaOptions) -> Result<SchemaCheck, SchemaError> {
+        SchemaCheck::screen_and_compile(schema, options)
     }
 
     /// The check of a schema that `server` sent for `subject` (`the inputSchema of tool
@@ -86,14 +117,14 @@ impl SchemaCheck {
     /// as a warning); `None`, after a warning, when it is not a valid schema (then values are
     /// not checked here: the server still checks them).
     pub fn untrusted(server: &str, subject: &str, schema: &JsonObject) -> Option<SchemaCheck> {
-        match SchemaCheck::screen_and_compile(schema) {
+        match SchemaCheck::screen_and_compile(schema, SchemaOptions::default()) {
             Ok(check) => Some(check),
-            Err(Rejection::Refused(reason)) => {
+            Err(SchemaError::Refused(reason)) => {
                 let reason = format!("server `{server}`: {subject} is refused: {reason}");
                 tracing::warn!(server, "{reason}");
                 Some(SchemaCheck::refused(reason))
             }
-            Err(Rejection::Invalid(error)) => {
+            Err(SchemaError::Invalid(error)) => {
                 tracing::warn!(server, %error, "{subject} does not compile; it is not checked");
                 None
             }
@@ -113,13 +144,16 @@ impl SchemaCheck {
         }
     }
 
-    fn screen_and_compile(schema: &JsonObject) -> Result<SchemaCheck, Rejection> {
+    fn screen_and_compile(schema: &JsonObject, settings: SchemaOptions) -> Result<SchemaCheck, SchemaError> {
         // Screened before anything else touches it: even cloning a hostile schema recurses.
-        super::screen_schema(schema).map_err(Rejection::Refused)?;
+        super::screen_schema(schema).map_err(SchemaError::Refused)?;
         let mut schema = Value::Object(schema.clone());
-        let mut options = jsonschema::options().with_retriever(NoRetrieval).with_pattern_options(
-            PatternOptions::fancy_regex().backtrack_limit(REGEX_BACKTRACK_LIMIT).size_limit(REGEX_SIZE_LIMIT),
-        );
+        let mut options = jsonschema::options()
+            .with_retriever(NoRetrieval)
+            .should_validate_formats(settings.check_formats)
+            .with_pattern_options(
+                PatternOptions::fancy_regex().backtrack_limit(REGEX_BACKTRACK_LIMIT).size_limit(REGEX_SIZE_LIMIT),
+            );
         if Draft::default().detect(&schema) == Draft::Unknown {
             // `$schema` names a dialect we do not know: never fetch it (its meta-schema would be
             // retrieved too), drop it and use the MCP default.
@@ -130,7 +164,7 @@ impl SchemaCheck {
         }
         match options.build(&schema) {
             Ok(validator) => Ok(SchemaCheck { inner: Arc::new(Check::Compiled(validator)) }),
-            Err(err) => Err(Rejection::Invalid(format!("invalid JSON Schema {}", describe(&err)))),
+            Err(err) => Err(SchemaError::Invalid(format!("invalid JSON Schema {}", describe(&err)))),
         }
     }
 
@@ -165,6 +199,27 @@ impl SchemaCheck {
         Err(message)
     }
 
+    /// Every problem of `value`, at most `max`, each as `<JSON path>: <problem>` (the path a JSON
+    /// pointer into `value`, left out for the value itself; each problem cut as in
+    /// [`SchemaCheck::check`]). Empty when it matches. A refused schema gives its reason.
+    pub fn problems(&self, value: &Value, max: usize) -> Vec<String> {
+        let validator = match &*self.inner {
+            Check::Compiled(validator) => validator,
+            Check::Refused(reason) => return vec![reason.clone()],
+        };
+        validator
+            .iter_errors(value)
+            .take(max)
+            .map(|err| {
+                let problem = cut(err.to_string());
+                match err.instance_path().as_str() {
+                    "" => problem,
+                    path => format!("{path}: {problem}"),
+                }
+            })
+            .collect()
+    }
+
     /// Whether `value` matches, without describing problems.
     /// (`false` for a refused schema).
     pub fn is_valid(&self, value: &Value) -> bool {
@@ -175,28 +230,24 @@ impl SchemaCheck {
     }
 }
 
-/// Why a schema gives no compiled check.
-enum Rejection {
-    /// The screening refused it (hostile or too large).
-    Refused(String),
-    /// Not a schema the validator accepts.
-    Invalid(String),
-}
-
 /// `at <path>: <problem>`, with the problem cut to [`MAX_PROBLEM_LEN`].
 fn describe(err: &ValidationError<'_>) -> String {
     let path = err.instance_path().as_str();
     let path = if path.is_empty() { "the root" } else { path };
-    let mut problem = err.to_string();
+    format!("at {path}: {}", cut(err.to_string()))
+}
+
+/// `problem` cut to [`MAX_PROBLEM_LEN`] bytes on a character boundary, with `...` when cut.
+fn cut(mut problem: String) -> String {
     if problem.len() > MAX_PROBLEM_LEN {
-        let mut cut = MAX_PROBLEM_LEN;
-        while !problem.is_char_boundary(cut) {
-            cut -= 1;
+        let mut at = MAX_PROBLEM_LEN;
+        while !problem.is_char_boundary(at) {
+            at -= 1;
         }
-        problem.truncate(cut);
+        problem.truncate(at);
         problem.push_str("...");
     }
-    format!("at {path}: {problem}")
+    problem
 }
 
 /// Checks the `arguments` of a call to the tool named `tool` against its compiled
