@@ -536,3 +536,70 @@ async fn killed_server(entry: PathBuf) {
     conn.close().await;
     assert_gone(pid).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_resources_reach_the_history_text() {
+    let Some(entry) = peer("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js") else {
+        return;
+    };
+    let started = Instant::now();
+    tokio::time::timeout(TEST_TIMEOUT, resources_in_history(entry)).await.expect("the test timed out");
+    println!("server-everything resources in the history text: passed in {:?}", started.elapsed());
+}
+
+/// What the LLM is given for results that mix text with resources: server-everything's
+/// `get-resource-reference` (text, an embedded text resource, text) and `get-resource-links`
+/// (text, then resource links), called as a host calls them, through `ToolRegistry::invoke` over
+/// the manager's `McpToolProvider`. Every block is in the history text, in order.
+async fn resources_in_history(entry: PathBuf) {
+    use mcp_manager::config::{McpConfig, ProcessEnv};
+    use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider};
+    use tool_system::{ToolExecutionContext, ToolInvocation, ToolRegistry};
+
+    let config = json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}});
+    let config = McpConfig::parse(&config.to_string(), None, "mcp.json", &ProcessEnv).expect("the config parses");
+    let manager = McpManager::start(config, ManagerOptions::default()).await;
+    let status = manager.status();
+    assert_eq!(status[0].state, mcp_manager::ServerState::Ready, "{status:#?}");
+    let pid = status[0].pid.expect("a stdio server has a pid");
+    let registry = ToolRegistry::new();
+    registry.register(McpToolProvider::new(manager.clone())).await;
+    let ctx = ToolExecutionContext::default();
+    let invoke = |name: &'static str, arguments: Value| {
+        let (registry, ctx) = (&registry, ctx.clone());
+        async move {
+            let result = registry.invoke(name, ToolInvocation::from_value(name, arguments), ctx).await;
+            assert!(result.success, "{name}: {result:?}");
+            result.history_text()
+        }
+    };
+
+    // The resource's text, as the server makes it (`textResource` in its resources/templates.js):
+    // "Resource 1: This is a plaintext resource created at <local time>".
+    let uri = "demo://resource/dynamic/text/1";
+    let text = invoke("everything__get-resource-reference", json!({"resourceType": "Text", "resourceId": 1})).await;
+    println!("get-resource-reference: {text:?}");
+    let head = format!("Returning resource reference for Resource 1:\n[resource: {uri}, text/plain]\n");
+    let rest = text.strip_prefix(&head).unwrap_or_else(|| panic!("the text, then the resource: {text:?}"));
+    let (resource_text, last) = rest.split_once('\n').unwrap_or_else(|| panic!("three blocks: {text:?}"));
+    assert!(resource_text.starts_with("Resource 1: This is a plaintext resource created at "), "{text:?}");
+    assert_eq!(last, format!("You can access this resource using the URI: {uri}"), "{text:?}");
+
+    // Links: each with its name, URI, MIME type and description (`get-resource-links.js`; every
+    // resource there is `text/plain`, odd ids are blobs).
+    let links = invoke("everything__get-resource-links", json!({"count": 2})).await;
+    assert_eq!(
+        links,
+        "Here are 2 resource links to resources available in this server:\n\
+         [resource link: Blob Resource 1 <demo://resource/dynamic/blob/1>, text/plain]\n\
+         Resource 1: plaintext resource\n\
+         [resource link: Text Resource 2 <demo://resource/dynamic/text/2>, text/plain]\n\
+         Resource 2: plaintext resource"
+    );
+
+    // The registry closes its providers, and McpToolProvider closes the manager.
+    registry.close().await;
+    assert!(manager.is_closed());
+    tests::support::wait_until_gone(pid, Duration::from_secs(10)).await.unwrap_or_else(|e| panic!("after close: {e}"));
+    assert_gone(pid).await;
+}

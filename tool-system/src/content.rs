@@ -1,5 +1,6 @@
 //! The pieces of a tool's output: [`ContentItem`] and its readable [`summary`](ContentItem::summary).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -151,6 +152,12 @@ pub struct UnknownContent {
 }
 
 impl ContentItem {
+    /// The most bytes of an embedded text resource's text (and of a resource link's description)
+    /// that a [`summary`](ContentItem::summary) holds: longer text is cut on a character boundary
+    /// at or below this bound and followed by a line saying how many bytes were left out, such as
+    /// `[... 1200 more bytes left out, of 66736]`.
+    pub const MAX_SUMMARY_TEXT: usize = 64 * 1024;
+
     /// A text item.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text(TextContent { text: text.into(), ..TextContent::default() })
@@ -232,16 +239,25 @@ impl ContentItem {
     }
 
     /// The item as history text: a text item's text, or a readable placeholder for any other
-    /// item, such as `[image: image/png, 12 KB]`. An embedded text resource gives a placeholder
-    /// line followed by its text, so the text is not lost.
+    /// item:
+    ///
+    /// - media: `[image: image/png, 12 KB]`, `[audio: ...]`, `[binary: ...]`;
+    /// - a resource link: `[resource link: NAME <URI>, title "TITLE", MIME, SIZE]` (the parts
+    ///   it has), then its description on the next line;
+    /// - an embedded resource: `[resource: URI, MIME]`, then its text on the next line (up to
+    ///   [`MAX_SUMMARY_TEXT`](ContentItem::MAX_SUMMARY_TEXT) bytes), or for a blob
+    ///   `[resource: URI, MIME, SIZE]`;
+    /// - a block of an unknown type: `[unknown content: TYPE]`.
     pub fn summary(&self) -> String {
         match self {
             Self::Text(text) => text.text.clone(),
             Self::Image(media) => format!("[image: {}, {}]", or_unknown(&media.mime_type), base64_size(&media.data)),
             Self::Audio(media) => format!("[audio: {}, {}]", or_unknown(&media.mime_type), base64_size(&media.data)),
             Self::ResourceLink(link) => {
-                let label = link.title.as_deref().unwrap_or(&link.name);
-                let mut out = format!("[resource link: {} <{}>", or_unknown(label), link.uri);
+                let mut out = format!("[resource link: {} <{}>", or_unknown(&link.name), link.uri);
+                if let Some(title) = link.title.as_deref().filter(|t| !t.trim().is_empty() && *t != link.name) {
+                    let _ = write!(out, ", title {title:?}");
+                }
                 if let Some(mime) = &link.mime_type {
                     let _ = write!(out, ", {mime}");
                 }
@@ -249,12 +265,18 @@ impl ContentItem {
                     let _ = write!(out, ", {}", human_size(size));
                 }
                 out.push(']');
+                if let Some(description) = link.description.as_deref().filter(|d| !d.trim().is_empty()) {
+                    out.push('\n');
+                    out.push_str(&bounded(description, Self::MAX_SUMMARY_TEXT));
+                }
                 out
             }
             Self::EmbeddedResource(resource) => {
                 let mime = resource.mime_type.as_deref().map(|m| format!(", {m}")).unwrap_or_default();
                 match &resource.body {
-                    ResourceBody::Text(text) => format!("[resource: {}{mime}]\n{text}", resource.uri),
+                    ResourceBody::Text(text) => {
+                        format!("[resource: {}{mime}]\n{}", resource.uri, bounded(text, Self::MAX_SUMMARY_TEXT))
+                    }
                     ResourceBody::Blob(blob) => format!("[resource: {}{mime}, {}]", resource.uri, base64_size(blob)),
                 }
             }
@@ -265,6 +287,19 @@ impl ContentItem {
             Self::Unknown(unknown) => format!("[unknown content: {}]", or_unknown(&unknown.type_name)),
         }
     }
+}
+
+/// `text` if it is at most `max` bytes long; else its longest prefix of at most `max` bytes that
+/// ends on a character boundary, then a line saying how many bytes were left out.
+pub(crate) fn bounded(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}\n[... {} more bytes left out, of {}]", &text[..end], text.len() - end, text.len()))
 }
 
 fn raw_str<'a>(raw: &'a Value, key: &str) -> Option<&'a str> {

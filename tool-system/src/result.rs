@@ -1,11 +1,13 @@
 //! What a tool call gives back: [`ToolExecutionResult`] and its history text.
 
+use std::borrow::Cow;
 use std::fmt::Display;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::ContentItem;
+use crate::content::bounded;
 
 /// The error message of a failed result whose cause gave none.
 pub const GENERIC_FAILURE: &str = "tool execution failed without an error message";
@@ -37,6 +39,11 @@ pub struct ToolExecutionResult {
 }
 
 impl ToolExecutionResult {
+    /// The most bytes of structured content (as compact JSON) that the
+    /// [history text](ToolExecutionResult::history_text) of a failed result holds: longer JSON
+    /// is cut on a character boundary and followed by a line saying how many bytes were left out.
+    pub const MAX_HISTORY_JSON: usize = 64 * 1024;
+
     /// A success with nothing in it yet.
     pub fn ok() -> Self {
         Self {
@@ -113,28 +120,93 @@ impl ToolExecutionResult {
         self
     }
 
-    /// The text to put in the conversation history, in this order of preference:
+    /// The text to put in the conversation history: every part of the result, one after the
+    /// other, separated by line breaks.
     ///
-    /// 1. `content`, when it is not empty;
-    /// 2. else the items' [summaries](ContentItem::summary), one per line, when there are items;
-    /// 3. else the structured content as compact JSON;
-    /// 4. else the error message (for a failed result without one, [`GENERIC_FAILURE`]);
-    /// 5. else the empty string (a success that returned nothing).
+    /// 1. A failed result starts with `Error: ` and its error message (for a failed result
+    ///    without one, [`GENERIC_FAILURE`]).
+    /// 2. Then `content`, unless it is blank, or it is the items' text (all text items joined
+    ///    with `\n`, with or without the blank ones, as the MCP adapter makes it: that text is
+    ///    given by the items themselves, so it is not repeated), or it is the error message.
+    /// 3. Then every item, in order: a text item as its text, any other item as its
+    ///    [summary](ContentItem::summary) (an embedded text resource with its text, bounded by
+    ///    [`ContentItem::MAX_SUMMARY_TEXT`]). Blank text items are left out, so they hide
+    ///    nothing. The text items are left out of a failed result whose error message is their
+    ///    text (an MCP `isError` result), which has already said it.
+    /// 4. Then the structured content as compact JSON: for a success, only when no text came
+    ///    (no content, no text item); for a failure, unless `content` or a text item already
+    ///    holds the same JSON value, and bounded by
+    ///    [`MAX_HISTORY_JSON`](ToolExecutionResult::MAX_HISTORY_JSON).
+    ///
+    /// A success that returned nothing has empty history text.
     pub fn history_text(&self) -> String {
-        if let Some(content) = self.content.as_deref().filter(|c| !c.is_empty()) {
-            return content.to_owned();
+        let message =
+            (!self.success).then(|| self.error_message.as_deref().filter(|m| !is_blank(m)).unwrap_or(GENERIC_FAILURE));
+        let item_text = ItemText::of(&self.items);
+        let mut parts: Vec<Cow<'_, str>> = Vec::new();
+        if let Some(message) = message {
+            parts.push(Cow::Owned(format!("Error: {message}")));
         }
-        if !self.items.is_empty() {
-            let summaries: Vec<String> = self.items.iter().map(ContentItem::summary).collect();
-            return summaries.join("\n");
+        let mut text_given = false;
+        if let Some(content) = self.content.as_deref().filter(|c| !is_blank(c) && !item_text.is(c)) {
+            text_given = true;
+            if message != Some(content) {
+                parts.push(Cow::Borrowed(content));
+            }
+        }
+        let said_by_message = message.is_some_and(|m| item_text.is(m));
+        for item in &self.items {
+            match item.as_text() {
+                Some(text) if is_blank(text) => {}
+                Some(text) => {
+                    text_given = true;
+                    if !said_by_message {
+                        parts.push(Cow::Borrowed(text));
+                    }
+                }
+                None => parts.push(Cow::Owned(item.summary())),
+            }
         }
         if let Some(value) = &self.structured_content {
-            return value.to_string();
+            if message.is_some() {
+                if !self.holds_as_text(value) {
+                    parts.push(Cow::Owned(bounded(&value.to_string(), Self::MAX_HISTORY_JSON).into_owned()));
+                }
+            } else if !text_given {
+                parts.push(Cow::Owned(value.to_string()));
+            }
         }
-        if let Some(message) = self.error_message.as_deref().filter(|m| !m.trim().is_empty()) {
-            return message.to_owned();
-        }
-        if self.success { String::new() } else { GENERIC_FAILURE.to_owned() }
+        parts.join("\n")
+    }
+
+    /// Whether `content` or a text item is JSON text of `value`.
+    fn holds_as_text(&self, value: &Value) -> bool {
+        let is_value = |text: &str| serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *value);
+        self.content.as_deref().is_some_and(is_value)
+            || self.items.iter().filter_map(ContentItem::as_text).any(is_value)
+    }
+}
+
+fn is_blank(text: &str) -> bool {
+    text.trim().is_empty()
+}
+
+/// The text of a result's text items, joined with `\n`: all of them, and the non-blank ones.
+struct ItemText {
+    all: String,
+    filled: String,
+}
+
+impl ItemText {
+    fn of(items: &[ContentItem]) -> ItemText {
+        let texts: Vec<&str> = items.iter().filter_map(ContentItem::as_text).collect();
+        let filled: Vec<&str> = texts.iter().copied().filter(|t| !is_blank(t)).collect();
+        ItemText { all: texts.join("\n"), filled: filled.join("\n") }
+    }
+
+    /// Whether `text` (not blank) is the items' text.
+    fn is(&self, text: &str) -> bool {
+        !self.filled.is_empty() && (text == self.all || text == self.filled)
     }
 }
 

@@ -1,4 +1,4 @@
-//! ToolExecutionResult: history text priority, failed results' messages, item summaries.
+//! ToolExecutionResult: history text of simple results, failed results' messages, item summaries.
 
 use proptest::prelude::*;
 use serde_json::{Map, json};
@@ -19,11 +19,11 @@ fn base64_of_len(n: usize) -> String {
 }
 
 #[test]
-fn history_text_prefers_content() {
+fn history_text_gives_content_then_items() {
     let result = ToolExecutionResult::ok_text("the content")
         .with_item(ContentItem::text("an item"))
         .with_structured(json!({"a": 1}));
-    assert_eq!(result.history_text(), "the content");
+    assert_eq!(result.history_text(), "the content\nan item", "structured content only when no text came");
 }
 
 #[test]
@@ -46,10 +46,10 @@ fn history_text_falls_back_to_structured_content() {
 }
 
 #[test]
-fn history_text_falls_back_to_the_error_message() {
-    assert_eq!(ToolExecutionResult::failed("disk full").history_text(), "disk full");
+fn history_text_of_a_failure_is_its_error_message() {
+    assert_eq!(ToolExecutionResult::failed("disk full").history_text(), "Error: disk full");
     let bare = ToolExecutionResult { success: false, error_message: None, ..ToolExecutionResult::ok() };
-    assert_eq!(bare.history_text(), GENERIC_FAILURE, "even a hand-built failure has history text");
+    assert_eq!(bare.history_text(), format!("Error: {GENERIC_FAILURE}"), "even a hand-built failure has history text");
     assert_eq!(ToolExecutionResult::ok().history_text(), "", "an empty success has empty history");
 }
 

@@ -134,13 +134,16 @@ pub struct ResultContext<'a> {
 ///   result should not hold, `tool_use` and `tool_result`, and unknown types become `Unknown`
 ///   items that keep the raw block);
 /// - `content` is the text blocks joined with `\n` (`None` without text blocks); the structured
-///   content is kept;
-/// - `isError` gives a failed result whose error message is the text content, or a message
-///   naming the tool and server when the server gave no text;
+///   content is kept. The result's
+///   [`history_text`](tool_system::ToolExecutionResult::history_text) takes that text from the
+///   items, so it gives every block in order, the text ones and a summary of the others;
+/// - `isError` gives a failed result whose error message is the non-blank text blocks joined
+///   with `\n`, or a message naming the tool and server when the server gave no text (saying
+///   so when it gave structured content instead, which the history text then shows);
 /// - with `output_check` (pass it when the tool declares an `outputSchema` that compiled), a
 ///   successful result must carry structured content that matches it; otherwise the result is
-///   failed with a message that names the tool, the JSON path and the problem. Content and
-///   structured content stay in a failed result. With a refused `outputSchema`
+///   failed with a message that names the tool, the server, the JSON path and the problem.
+///   Content and structured content stay in a failed result. With a refused `outputSchema`
 ///   ([`SchemaCheck::untrusted`]) every successful result is failed with the refusal;
 /// - `metadata` holds `server_name`, `tool_name`, `protocol_version`, `session_id` (when
 ///   known), the result's `_meta` under `_meta` and its unmodelled members under `extra`.
@@ -155,9 +158,16 @@ pub fn tool_result(
     let text = if texts.is_empty() { None } else { Some(texts.join("\n")) };
 
     let failure = if is_error == Some(true) {
-        Some(match text.as_deref().filter(|t| !t.trim().is_empty()) {
-            Some(message) => message.to_owned(),
-            None => format!("tool `{}` on server `{}` reported an error without a message", cx.tool, cx.server),
+        let said: Vec<&str> = texts.iter().copied().filter(|t| !t.trim().is_empty()).collect();
+        Some(if !said.is_empty() {
+            said.join("\n")
+        } else if structured_content.is_some() {
+            format!(
+                "tool `{}` on server `{}` reported an error with structured content but no text",
+                cx.tool, cx.server
+            )
+        } else {
+            format!("tool `{}` on server `{}` reported an error without a message", cx.tool, cx.server)
         })
     } else {
         output_check.and_then(|check| match &structured_content {
@@ -165,7 +175,10 @@ pub fn tool_result(
                 check.refusal().map(|reason| format!("{reason}; the result is not accepted"))
             }
             Some(value) => check.check(value).err().map(|problem| {
-                format!("structured content of tool `{}` does not match its outputSchema {problem}", cx.tool)
+                format!(
+                    "structured content of tool `{}` on server `{}` does not match its outputSchema {problem}",
+                    cx.tool, cx.server
+                )
             }),
             None => Some(format!(
                 "tool `{}` on server `{}` declares an outputSchema but returned no structuredContent",

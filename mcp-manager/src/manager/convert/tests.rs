@@ -222,7 +222,8 @@ fn structured_content_is_checked_against_the_output_schema() {
     assert_eq!(
         out.error_message.as_deref(),
         Some(
-            "structured content of tool `x` does not match its outputSchema at /temperature: \"hot\" is not of type \"number\""
+            "structured content of tool `x` on server `weather` does not match its outputSchema at /temperature: \"hot\" is \
+             not of type \"number\""
         )
     );
     assert_eq!(out.structured_content, Some(json!({"temperature": "hot"})));
@@ -239,6 +240,73 @@ fn structured_content_is_checked_against_the_output_schema() {
     // A tool error is not held to the output schema.
     let error = call_result(json!({"content": [{"type": "text", "text": "upstream down"}], "isError": true}));
     assert_eq!(tool_result(error, Some(&check), &cx()).error_message.as_deref(), Some("upstream down"));
+}
+
+#[test]
+fn history_text_holds_text_and_an_embedded_resource() {
+    let result = call_result(json!({"content": [
+        {"type": "text", "text": "Here it is:"},
+        {"type": "resource", "resource": {"uri": "file:///n.txt", "text": "KEY=42"}}
+    ]}));
+    let out = tool_result(result, None, &cx());
+    assert!(out.success);
+    assert_eq!(out.history_text(), "Here it is:\n[resource: file:///n.txt]\nKEY=42");
+}
+
+#[test]
+fn history_text_skips_blank_text_blocks() {
+    let result = call_result(json!({"content": [
+        {"type": "text", "text": " \n "},
+        {"type": "resource_link", "uri": "file:///r.csv", "name": "r.csv", "mimeType": "text/csv"},
+        {"type": "text", "text": ""},
+        {"type": "text", "text": "done"}
+    ]}));
+    let out = tool_result(result, None, &cx());
+    assert_eq!(out.history_text(), "[resource link: r.csv <file:///r.csv>, text/csv]\ndone");
+
+    // The same for an error: its message is the text that is there.
+    let result = call_result(json!({"content": [
+        {"type": "text", "text": "  "},
+        {"type": "text", "text": "quota exceeded"}
+    ], "isError": true}));
+    let out = tool_result(result, None, &cx());
+    assert_eq!(out.error_message.as_deref(), Some("quota exceeded"));
+    assert_eq!(out.history_text(), "Error: quota exceeded");
+}
+
+#[test]
+fn an_error_without_text_gives_its_structured_content() {
+    let result =
+        call_result(json!({"content": [], "structuredContent": {"code": 429, "retryAfter": 30}, "isError": true}));
+    let out = tool_result(result, None, &cx());
+    assert!(!out.success);
+    let message = "tool `forecast` on server `weather` reported an error with structured content but no text";
+    assert_eq!(out.error_message.as_deref(), Some(message));
+    assert_eq!(out.history_text(), format!("Error: {message}\n{{\"code\":429,\"retryAfter\":30}}"));
+
+    // With text, the text is the message and the structured content follows it.
+    let result = call_result(json!({
+        "content": [{"type": "text", "text": "rate limited"}],
+        "structuredContent": {"code": 429},
+        "isError": true
+    }));
+    assert_eq!(tool_result(result, None, &cx()).history_text(), "Error: rate limited\n{\"code\":429}");
+}
+
+#[test]
+fn an_output_schema_failure_says_what_failed_with_the_structured_content() {
+    let check = compile(json!({"type": "object", "required": ["temperature"]})).unwrap();
+    let result = call_result(json!({
+        "content": [{"type": "text", "text": "It is warm."}],
+        "structuredContent": {"temp": 21}
+    }));
+    let out = tool_result(result, Some(&check), &cx());
+    assert!(!out.success);
+    assert_eq!(
+        out.history_text(),
+        "Error: structured content of tool `forecast` on server `weather` does not match its outputSchema at the \
+         root: \"temperature\" is a required property\nIt is warm.\n{\"temp\":21}"
+    );
 }
 
 #[test]

@@ -80,7 +80,7 @@ fn tool_executed_redacts_arguments_and_metadata() {
     assert_eq!(event.metadata["server_name"], "s");
     assert!(!event.success);
     assert_eq!(event.error_message.as_deref(), Some("boom"));
-    assert_eq!(event.content_length, "boom".len());
+    assert_eq!(event.content_length, "Error: boom".len(), "the length of the history text");
     assert!(!serde_json::to_string(&event).unwrap().contains("hunter2"));
     assert!(!format!("{event:?}").contains("t0p"));
 }
