@@ -125,11 +125,8 @@ async fn answer(
                     let invocation = ToolInvocation::from_value(&call.name, arguments.clone()).with_call_id(&call.id);
                     let result = session.registry.invoke(&call.name, invocation, ctx.clone()).await;
                     let text = result.history_text();
-                    terminal::outln(&format!(
-                        "← {}{}",
-                        if result.success { "" } else { "error: " },
-                        crate::output::truncate(&text, 400)
-                    ));
+                    // A failure's history text starts with `Error: `, which says it already.
+                    terminal::outln(&format!("← {}", crate::output::truncate(&text, 400)));
                     text
                 }
                 Err(bad) => {
