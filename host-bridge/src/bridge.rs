@@ -105,7 +105,9 @@ impl HostBridgeBuilder {
     ///   listed, the roots are left as they are, so a host can offer its own default).
     ///
     /// The sampling token cap is the smaller of the one set so far and the settings' one (a
-    /// config can lower a host's cap, never raise it). Options the settings do not have (how
+    /// config can lower a host's cap, never raise it). The settings' `token_parameter`, when
+    /// they name one, replaces the host's (see [`crate::TokenParameter`]; it reaches the LLM with
+    /// each sampling request). Options the settings do not have (how
     /// elicitation answers are completed and checked) keep their values. Fails when a root is not an absolute `file://` URI
     /// (the error names it). The client's name and version are the manager's business (the
     /// `clientInfo` it sends), not the bridge's.
@@ -118,7 +120,9 @@ impl HostBridgeBuilder {
             (Some(host), Some(config)) => Some(host.min(config)),
             (host, config) => host.or(config),
         };
-        self.sampling_options = SamplingOptions { max_tokens_cap, ..from_config };
+        // A config that names no token parameter leaves the host's choice.
+        let token_parameter = from_config.token_parameter.or(self.sampling_options.token_parameter);
+        self.sampling_options = SamplingOptions { max_tokens_cap, token_parameter, ..from_config };
         self.elicitation_options.allow_url = config.elicitation.url_mode;
         self.elicitation_enabled = config.elicitation.enabled;
         Ok(self)
@@ -239,7 +243,7 @@ impl HostBridge {
 
 #[cfg(test)]
 mod tests {
-    use mcp_manager::config::{ElicitationSettings, SamplingSettings};
+    use mcp_manager::config::{ElicitationSettings, SamplingSettings, TokenParameter};
     use mcp_protocol::types::logging::LoggingLevel;
 
     use super::*;
@@ -290,6 +294,7 @@ mod tests {
             default_max_tokens: 77,
             max_tokens_cap: 500,
             models: vec!["a".into(), "b".into()],
+            token_parameter: Some(TokenParameter::MaxCompletionTokens),
         };
         assert_eq!(
             SamplingOptions::from(&settings),
@@ -300,6 +305,7 @@ mod tests {
                 default_max_tokens: 77,
                 max_tokens_cap: Some(500),
                 models: vec!["a".into(), "b".into()],
+                token_parameter: Some(TokenParameter::MaxCompletionTokens),
             }
         );
         let defaults = SamplingOptions::from(&SamplingSettings::default());
@@ -354,6 +360,13 @@ mod tests {
             .build();
         let options = lowered.sampling().expect("sampling with the LLM").options();
         assert_eq!(options.max_tokens_cap, Some(50), "the config's lower cap wins");
+        // The token parameter: the config's when it names one, else the host's.
+        let host = SamplingOptions { token_parameter: Some(TokenParameter::MaxTokens), ..Default::default() };
+        let kept = HostBridge::builder().sampling_options(host.clone()).client_config(&config).unwrap();
+        assert_eq!(kept.sampling_options.token_parameter, Some(TokenParameter::MaxTokens));
+        config.sampling.token_parameter = Some(TokenParameter::MaxCompletionTokens);
+        let set = HostBridge::builder().sampling_options(host).client_config(&config).unwrap();
+        assert_eq!(set.sampling_options.token_parameter, Some(TokenParameter::MaxCompletionTokens));
         let caps = bridge.callbacks().capabilities();
         assert!(caps.sampling.and_then(|s| s.tools).is_some(), "sampling.tools declared");
         let elicitation = caps.elicitation.expect("elicitation declared");

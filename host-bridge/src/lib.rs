@@ -9,7 +9,9 @@
 //!   `[mcp.client]` settings of a config file (sampling, elicitation, roots).
 //! - [`llm`]: the [`LlmClient`] trait (object-safe; [`ChatRequest`] -> [`ChatResponse`]), its
 //!   OpenAI-compatible implementation [`OpenAiClient`] ([`OpenAiConfig::from_env`] reads
-//!   `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL`), and [`ScriptedLlm`] for tests.
+//!   `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL` and `OPENAI_TOKEN_PARAMETER`; the token
+//!   limit goes out as `max_tokens` or `max_completion_tokens`, by [`TokenParameter`]), and
+//!   [`ScriptedLlm`] for tests.
 //! - [`sampling`]: [`HostLlmBridge`] answers `sampling/createMessage` with the LLM, under
 //!   [`SamplingOptions`] (tool support, rate limit, token limits, model list) and an optional
 //!   [`SamplingApproval`] hook.
@@ -62,7 +64,7 @@ pub use elicitation::{
 };
 pub use llm::{
     ApiKey, ChatMessage, ChatRequest, ChatResponse, ChatRole, ContentPart, FinishReason, InvalidArguments, LlmClient,
-    LlmError, OpenAiClient, OpenAiConfig, ScriptedLlm, ToolCall, ToolChoice, ToolDefinition, Usage,
+    LlmError, OpenAiClient, OpenAiConfig, ScriptedLlm, TokenParameter, ToolCall, ToolChoice, ToolDefinition, Usage,
 };
 pub use logging::{HostNotificationSink, LogLevels, NotificationCallback, TRACING_TARGET, tracing_level};
 pub use roots::{Roots, RootsError, RootsNotifier, file_root};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_manager::config::{
     ClientConfig, ConfigError, ConfigFormat, ElicitationSettings, McpConfig, SamplingSettings, ServerConfig,
-    ToolFilter, TransportChoice,
+    TokenParameter, ToolFilter, TransportChoice,
 };
 use mcp_manager::connection::EraPreference;
 use mcp_protocol::types::logging::LoggingLevel;
@@ -186,6 +186,7 @@ fn reference_toml() {
                 default_max_tokens: 2048,
                 max_tokens_cap: 4096,
                 models: strings(&["gpt-4o-mini", "claude-sonnet"]),
+                token_parameter: Some(TokenParameter::MaxCompletionTokens),
             },
             elicitation: ElicitationSettings { enabled: false, url_mode: true },
             reserved_tool_names: strings(&["read_file", "write_file"]),
@@ -215,6 +216,7 @@ fn defaults() {
         (Some(30), 4096),
         "safe defaults"
     );
+    assert_eq!(client.sampling.token_parameter, None, "the LLM client's own setting");
     assert!(client.elicitation.enabled && !client.elicitation.url_mode);
 }
 

@@ -5,6 +5,11 @@
 //! says so). Every request is recorded ([`FakeLlm::requests`]). Dropping the fake stops it and
 //! ends replies still waiting out a delay.
 //!
+//! Checks ([`FakeLlm::check_requests`]) make it as strict as a real endpoint: a request a check
+//! refuses gets the check's reply (and uses up no scripted reply). [`openai_rules`] refuses what
+//! OpenAI refuses (`tool_choice` without `tools`), [`refuse_parameter`] a parameter the model does
+//! not take (`max_tokens` on OpenAI's reasoning models), each with OpenAI's error body.
+//!
 //! ```no_run
 //! # async fn demo() {
 //! use tests::fake_llm::{FakeLlm, Reply};
@@ -114,7 +119,48 @@ pub struct RecordedRequest {
     pub body: Value,
 }
 
+/// A check of each chat request's JSON body: `Some(reply)` refuses it with that reply.
+pub type Check = Arc<dyn Fn(&Value) -> Option<Reply> + Send + Sync>;
+
+/// OpenAI's error body: `{"error": {"message", "type": "invalid_request_error", "param", "code"}}`.
+pub fn openai_error(status: u16, message: &str, param: &str, code: Option<&str>) -> Reply {
+    Reply::json(
+        status,
+        json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}),
+    )
+}
+
+/// What OpenAI refuses with a 400 (and vLLM too): a `tool_choice` without `tools`.
+pub fn openai_rules() -> Check {
+    Arc::new(|body: &Value| {
+        let has_tools = body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+        (body.get("tool_choice").is_some() && !has_tools).then(|| {
+            openai_error(
+                400,
+                "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+                "tool_choice",
+                None,
+            )
+        })
+    })
+}
+
+/// A 400 for any request that carries `parameter`, as OpenAI answers `max_tokens` on its
+/// reasoning models: `Unsupported parameter: 'max_tokens' is not supported with this model. Use
+/// 'max_completion_tokens' instead.` (`instead` names the parameter to use).
+pub fn refuse_parameter(parameter: &'static str, instead: &'static str) -> Check {
+    Arc::new(move |body: &Value| {
+        body.get(parameter).is_some().then(|| {
+            let message = format!(
+                "Unsupported parameter: '{parameter}' is not supported with this model. Use '{instead}' instead."
+            );
+            openai_error(400, &message, parameter, Some("unsupported_parameter"))
+        })
+    })
+}
+
 struct State {
+    checks: Mutex<Vec<Check>>,
     script: Mutex<VecDeque<Reply>>,
     fallback: Mutex<Reply>,
     requests: Mutex<Vec<RecordedRequest>>,
@@ -142,6 +188,7 @@ impl FakeLlm {
         let addr = listener.local_addr().expect("local address");
         let (stop, stopped) = watch::channel(false);
         let state = Arc::new(State {
+            checks: Mutex::new(Vec::new()),
             script: Mutex::new(VecDeque::new()),
             fallback: Mutex::new(Reply::status(500, "the fake LLM has no scripted reply left")),
             requests: Mutex::new(Vec::new()),
@@ -173,6 +220,12 @@ impl FakeLlm {
         *self.state.fallback.lock().unwrap_or_else(|p| p.into_inner()) = reply;
     }
 
+    /// Check every chat request from now on (after the checks given before): the first check
+    /// that refuses a request answers it.
+    pub fn check_requests(&self, check: Check) {
+        self.state.checks.lock().unwrap_or_else(|p| p.into_inner()).push(check);
+    }
+
     /// Every request so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.requests.lock().unwrap_or_else(|p| p.into_inner()).clone()
@@ -194,10 +247,15 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let checks = state.checks.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let refused = checks.iter().find_map(|check| check(&body));
     let recorded = RecordedRequest { method: method.to_string(), path: uri.path().to_owned(), authorization, body };
     state.requests.lock().unwrap_or_else(|p| p.into_inner()).push(recorded);
-    let reply = if method == Method::POST && uri.path().ends_with("/chat/completions") {
+    let chat = method == Method::POST && uri.path().ends_with("/chat/completions");
+    let reply = if let Some(refusal) = refused.filter(|_| chat) {
+        refusal
+    } else if chat {
         let next = state.script.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
         next.unwrap_or_else(|| state.fallback.lock().unwrap_or_else(|p| p.into_inner()).clone())
     } else {

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use host_bridge::{
     ApiKey, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError, OpenAiClient, OpenAiConfig,
-    ToolCall, ToolChoice, ToolDefinition, Usage,
+    TokenParameter, ToolCall, ToolChoice, ToolDefinition, Usage,
 };
 use serde_json::json;
-use tests::fake_llm::{FAKE_MODEL, FakeLlm, Reply};
+use tests::fake_llm::{FAKE_MODEL, FakeLlm, Reply, openai_rules, refuse_parameter};
 
 const KEY: &str = "sk-test-not-a-real-key";
 
@@ -259,6 +259,125 @@ async fn errors_and_debug_show_no_url_secret() {
             }
         }
         assert!(err.to_string().contains(&format!("127.0.0.1:{port}")), "the error names the server: {err}");
+    })
+    .await
+}
+
+/// OpenAI answers 400 to a `tool_choice` without `tools` (vLLM refuses it too): none is sent
+/// then, and the request goes through an endpoint that is as strict.
+#[tokio::test]
+async fn no_tool_choice_goes_out_without_tools() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.check_requests(openai_rules());
+        llm.push(Reply::text("no tools needed"));
+        llm.push(Reply::text("with tools"));
+        let mut request = hello();
+        request.tool_choice = Some(ToolChoice::None);
+        let answer = chat(config(&llm), request).await.unwrap();
+        assert_eq!(answer.text.as_deref(), Some("no tools needed"));
+        let seen = llm.requests();
+        assert_eq!(seen[0].body.get("tool_choice"), None, "{}", seen[0].body);
+        // With tools the choice still goes out.
+        chat(config(&llm), weather_request()).await.unwrap();
+        assert_eq!(llm.requests()[1].body["tool_choice"], "required");
+    })
+    .await
+}
+
+fn limit_fields(llm: &FakeLlm) -> Vec<&'static str> {
+    llm.requests()
+        .iter()
+        .map(|r| match (r.body.get("max_tokens"), r.body.get("max_completion_tokens")) {
+            (Some(_), None) => "max_tokens",
+            (None, Some(_)) => "max_completion_tokens",
+            _ => "neither or both",
+        })
+        .collect()
+}
+
+/// OpenAI's current models refuse `max_tokens` with a 400 naming it: in auto mode the client
+/// sends the request once more with `max_completion_tokens`, and remembers that for the model.
+#[tokio::test]
+async fn auto_switches_to_max_completion_tokens_once_and_remembers_it() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.check_requests(refuse_parameter("max_tokens", "max_completion_tokens"));
+        llm.set_fallback(Reply::text("ok"));
+        let client = OpenAiClient::new(config(&llm)).unwrap();
+        let answer = client.chat(hello()).await.unwrap();
+        assert_eq!(answer.text.as_deref(), Some("ok"));
+        assert_eq!(llm.requests()[1].body["max_completion_tokens"], 32);
+        // Remembered for the model, by the client and its clones: straight to the right one.
+        client.clone().chat(hello()).await.unwrap();
+        assert_eq!(limit_fields(&llm), ["max_tokens", "max_completion_tokens", "max_completion_tokens"]);
+        // Another model is judged on its own.
+        let mut other = hello();
+        other.model = Some("local-llama".into());
+        client.chat(other).await.unwrap();
+        assert_eq!(limit_fields(&llm)[3..], ["max_tokens", "max_completion_tokens"]);
+    })
+    .await
+}
+
+/// By name: the o-series and gpt-5 go out with `max_completion_tokens` from the start.
+#[tokio::test]
+async fn auto_picks_max_completion_tokens_for_reasoning_models() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.check_requests(refuse_parameter("max_tokens", "max_completion_tokens"));
+        llm.set_fallback(Reply::text("ok"));
+        for model in ["o4-mini", "gpt-5-mini"] {
+            let mut config = config(&llm);
+            config.model = model.into();
+            chat(config, hello()).await.unwrap();
+        }
+        assert_eq!(limit_fields(&llm), ["max_completion_tokens", "max_completion_tokens"]);
+    })
+    .await
+}
+
+/// An explicit setting is kept, refused or not; a request's own setting wins over the client's;
+/// a server that refuses both names gets two requests, not a loop.
+#[tokio::test]
+async fn explicit_token_parameters_are_never_switched() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        llm.check_requests(refuse_parameter("max_tokens", "max_completion_tokens"));
+        llm.set_fallback(Reply::text("ok"));
+        let mut explicit = config(&llm);
+        explicit.token_parameter = TokenParameter::MaxTokens;
+        let err = chat(explicit.clone(), hello()).await.unwrap_err();
+        assert!(matches!(&err, LlmError::Http { status: 400, body, .. } if body.contains("unsupported_parameter")));
+        assert_eq!(llm.requests().len(), 1, "no second try");
+        let mut request = hello();
+        request.token_parameter = Some(TokenParameter::MaxCompletionTokens);
+        chat(explicit, request).await.unwrap();
+        assert_eq!(limit_fields(&llm)[1..], ["max_completion_tokens"]);
+
+        let strict = FakeLlm::start().await;
+        strict.check_requests(refuse_parameter("max_tokens", "max_completion_tokens"));
+        strict.check_requests(refuse_parameter("max_completion_tokens", "max_tokens"));
+        let err = chat(config(&strict), hello()).await.unwrap_err();
+        assert!(matches!(&err, LlmError::Http { status: 400, .. }), "{err:?}");
+        assert_eq!(limit_fields(&strict), ["max_tokens", "max_completion_tokens"]);
+    })
+    .await
+}
+
+/// Tool calls without ids get ids unique across the turns of a conversation.
+#[tokio::test]
+async fn tool_calls_without_ids_get_distinct_ids_across_turns() {
+    within(async {
+        let llm = FakeLlm::start().await;
+        let call = json!({"type": "function", "function": {"name": "weather", "arguments": "{}"}});
+        let body = tests::fake_llm::completion(json!({"content": null, "tool_calls": [call]}), "tool_calls");
+        llm.set_fallback(Reply::json(200, body));
+        let client = OpenAiClient::new(config(&llm)).unwrap();
+        let first = client.chat(weather_request()).await.unwrap().tool_calls[0].id.clone();
+        let second = client.chat(weather_request()).await.unwrap().tool_calls[0].id.clone();
+        assert_ne!(first, second);
+        assert!(first.starts_with("call_") && second.starts_with("call_"), "{first} {second}");
     })
     .await
 }

@@ -8,6 +8,11 @@
 //!   user; `get-roots-list` returns our roots, and a change of roots reaches the server through
 //!   `notifications/roots/list_changed`; `toggle-simulated-logging` delivers log messages to
 //!   `tracing` with the server's name.
+//! - server-everything again, under an `McpManager` started from a reference TOML config whose
+//!   `[mcp.client.sampling]` sets `token_parameter = "auto"`: `trigger-sampling-request` is
+//!   answered through a fake LLM as strict as OpenAI (a 400 for `tool_choice` without `tools`,
+//!   and for `max_tokens`, which its current models refuse), so the request must go out without a
+//!   tool choice and switch to `max_completion_tokens`.
 //! - The Python SDK's `MCPServer` peer (`tests/peers/python/mcpserver_peer.py`) in the modern era:
 //!   `greet_user` elicits the user's name through a multi round-trip request.
 //! - `@modelcontextprotocol/server-filesystem` started with no directory: it works only inside
@@ -24,17 +29,19 @@ use host_bridge::{
     ApiKey, Asked, FormAnswer, HostBridge, LogLevels, NotificationCallback, OpenAiClient, OpenAiConfig, Roots,
     SamplingOptions, ScriptedElicitation, UrlAnswer, file_root, tracing_level,
 };
-use mcp_manager::McpConnection;
 use mcp_manager::RequestOptions;
+use mcp_manager::config::{ConfigFormat, McpConfig, TokenParameter};
 use mcp_manager::connection::EraPreference;
+use mcp_manager::manager::{ManagerOptions, McpManager};
+use mcp_manager::{McpConnection, ServerState};
 use mcp_protocol::messages::ServerNotification;
 use mcp_protocol::types::logging::LoggingLevel;
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::{Era, ProtocolVersion};
 use mcp_transport::StdioConfig;
 use serde_json::{Value, json};
-use tests::fake_llm::{FAKE_MODEL, FakeLlm, Reply};
-use tests::peers::{args, call, close_and_assert_reaped, peer, repo_peer_file, texts};
+use tests::fake_llm::{FAKE_MODEL, FakeLlm, Reply, openai_rules, refuse_parameter};
+use tests::peers::{args, assert_gone, call, close_and_assert_reaped, peer, repo_peer_file, texts};
 use tests::support::{capture_logs, recording_factory};
 
 /// Each test's whole run, server start-up included.
@@ -231,6 +238,65 @@ async fn everything(entry: PathBuf) {
     assert!(seen.iter().any(|n| n == "everything notifications/message"), "{seen:?}");
 
     close_and_assert_reaped(&conn, &spawned).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// server-everything's sampling under the manager, through an endpoint as strict as OpenAI
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_samples_through_a_strict_llm_endpoint() {
+    let Some(entry) = peer(EVERYTHING) else { return };
+    let started = Instant::now();
+    tokio::time::timeout(TEST_TIMEOUT, strict_sampling(entry)).await.expect("strict sampling: the test timed out");
+    println!("server-everything sampling through a strict endpoint: passed in {:?}", started.elapsed());
+}
+
+async fn strict_sampling(entry: PathBuf) {
+    let llm = FakeLlm::start().await;
+    llm.check_requests(openai_rules());
+    llm.check_requests(refuse_parameter("max_tokens", "max_completion_tokens"));
+    llm.push(Reply::text("Bonjour from a strict endpoint"));
+    let entry = serde_json::to_string(&entry.to_string_lossy()).unwrap();
+    let text = format!(
+        "[mcp.client.sampling]\ntoken_parameter = \"auto\"\n\n\
+         [[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{entry}, \"stdio\"]\n"
+    );
+    let no_env = |_: &str| None::<String>;
+    let config = McpConfig::parse(&text, Some(ConfigFormat::ReferenceToml), "strict-sampling.toml", &no_env)
+        .unwrap_or_else(|e| panic!("the config: {e}"));
+    assert_eq!(config.client.sampling.token_parameter, Some(TokenParameter::Auto));
+    let client = OpenAiClient::new(OpenAiConfig::new(llm.base_url(), "host-model")).expect("an LLM client");
+    let bridge = HostBridge::builder()
+        .client_config(&config.client)
+        .expect("the client settings")
+        .llm_client(Arc::new(client))
+        .build();
+    let manager =
+        McpManager::start(config, ManagerOptions { callbacks: bridge.callbacks(), ..Default::default() }).await;
+    let status = manager.server_status("everything").expect("the server is known");
+    assert_eq!(status.state, ServerState::Ready, "{status:#?}");
+    let pid = status.pid.expect("a stdio server has a pid");
+
+    let arguments = args(json!({"prompt": "Say bonjour", "maxTokens": 40}));
+    let (_, result) = manager
+        .call_tool("trigger-sampling-request", arguments, RequestOptions::default())
+        .await
+        .expect("trigger-sampling-request through the manager");
+    let text = texts(&result).join("\n");
+    assert_ne!(result.is_error, Some(true), "{text}");
+    assert!(text.contains("Bonjour from a strict endpoint") && text.contains("endTurn"), "{text}");
+    let asked = llm.requests();
+    for request in &asked {
+        assert!(request.body.get("tool_choice").is_none(), "a tool_choice without tools: {}", request.body);
+    }
+    // max_tokens refused for the model, then max_completion_tokens taken.
+    let limits: Vec<(Option<u64>, Option<u64>)> =
+        asked.iter().map(|r| (r.body["max_tokens"].as_u64(), r.body["max_completion_tokens"].as_u64())).collect();
+    assert_eq!(limits, [(Some(40), None), (None, Some(40))]);
+    println!("sampling: no tool_choice, and max_completion_tokens after the endpoint refused max_tokens");
+
+    manager.close().await;
+    assert_gone(pid).await;
 }
 
 // ---------------------------------------------------------------------------------------------

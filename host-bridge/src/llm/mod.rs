@@ -17,6 +17,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+pub use mcp_manager::config::TokenParameter;
 pub use openai::{ApiKey, OpenAiClient, OpenAiConfig};
 pub use scripted::ScriptedLlm;
 
@@ -277,6 +278,9 @@ pub struct ChatRequest {
     pub stop: Vec<String>,
     /// The model (`None`: the client's default model).
     pub model: Option<String>,
+    /// How the token limit is named on the wire (`None`: as the client is set). Clients
+    /// without such a choice ignore it.
+    pub token_parameter: Option<TokenParameter>,
 }
 
 /// Token counts, when the provider reports them.

@@ -7,9 +7,19 @@
 //! The HTTP client follows the workspace's policy (`mcp_transport::http_policy`): redirects only
 //! within the endpoint's origin, and a warning (once per client) when the API key would go over
 //! plain http to a host that is not loopback. URLs in errors and `Debug` output are redacted.
+//!
+//! The token limit goes out as `max_tokens` or `max_completion_tokens`
+//! ([`OpenAiConfig::token_parameter`], or a request's own [`ChatRequest::token_parameter`]). In
+//! [`TokenParameter::Auto`] (the default) the model's name decides: `max_completion_tokens` for
+//! OpenAI's o-series (`o1`, `o3-mini`, `o4-mini`, ...) and `gpt-5` and later, `max_tokens` for
+//! any other model (vLLM, llama.cpp and Ollama take that one). When the endpoint answers 400
+//! naming the parameter sent as unsupported (OpenAI's `unsupported_parameter`), the request is
+//! sent once more with the other one, and a success is remembered for that model by this client
+//! (and its clones). A parameter set explicitly is never switched.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -17,8 +27,8 @@ use mcp_transport::http_policy::{PlainHttpWarning, client_builder};
 use mcp_transport::redact::{describe, redact_url, redact_url_str};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 
-use super::wire::{self, TokenLimitField};
-use super::{ChatRequest, ChatResponse, LlmClient, LlmError, excerpt};
+use super::wire::{self, CallIds, TokenLimitField};
+use super::{ChatRequest, ChatResponse, LlmClient, LlmError, TokenParameter, excerpt};
 
 /// An API key. Its `Debug` never shows it, and it has no `Display`.
 #[derive(Clone, PartialEq, Eq)]
@@ -49,7 +59,9 @@ impl fmt::Debug for ApiKey {
 /// - `OPENAI_BASE_URL`: the API root, such as `http://127.0.0.1:8000/v1` for a local vLLM or
 ///   llama.cpp server (default [`OpenAiConfig::DEFAULT_BASE_URL`]);
 /// - `OPENAI_API_KEY`: the bearer token (optional: local servers often need none);
-/// - `OPENAI_MODEL`: the model to use when a request names none (required).
+/// - `OPENAI_MODEL`: the model to use when a request names none (required);
+/// - `OPENAI_TOKEN_PARAMETER`: how the token limit is named, `auto` (the default),
+///   `max_tokens` or `max_completion_tokens` ([`OpenAiConfig::token_parameter`]).
 ///
 /// Its `Debug` shows the base URL redacted (no credentials, no query values) and no API key.
 #[derive(Clone)]
@@ -74,9 +86,10 @@ pub struct OpenAiConfig {
     pub image_types: Vec<String>,
     /// Audio MIME types the model takes as `input_audio` (wav and mp3 only; default none).
     pub audio_types: Vec<String>,
-    /// Send the token limit as `max_completion_tokens` (newer OpenAI models) instead of
-    /// `max_tokens` (default false).
-    pub max_completion_tokens: bool,
+    /// How the token limit is named: by the model and what the endpoint accepts
+    /// ([`TokenParameter::Auto`], the default), or always `max_tokens` or
+    /// `max_completion_tokens`. A request's own [`ChatRequest::token_parameter`] wins.
+    pub token_parameter: TokenParameter,
     /// The largest answer body read (default 8 MiB).
     pub max_response_bytes: usize,
 }
@@ -94,7 +107,7 @@ impl fmt::Debug for OpenAiConfig {
             .field("backoff_max", &self.backoff_max)
             .field("image_types", &self.image_types)
             .field("audio_types", &self.audio_types)
-            .field("max_completion_tokens", &self.max_completion_tokens)
+            .field("token_parameter", &self.token_parameter)
             .field("max_response_bytes", &self.max_response_bytes)
             .finish()
     }
@@ -117,18 +130,20 @@ impl OpenAiConfig {
             backoff_max: Duration::from_secs(30),
             image_types: ["image/png", "image/jpeg", "image/gif", "image/webp"].map(String::from).to_vec(),
             audio_types: Vec::new(),
-            max_completion_tokens: false,
+            token_parameter: TokenParameter::Auto,
             max_response_bytes: 8 * 1024 * 1024,
         }
     }
 
-    /// Read `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL` from the environment.
+    /// Read `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL` and `OPENAI_TOKEN_PARAMETER` from
+    /// the environment.
     pub fn from_env() -> Result<Self, LlmError> {
         OpenAiConfig::from_lookup(|name| std::env::var(name).ok())
     }
 
     /// Like [`OpenAiConfig::from_env`], reading the variables through `lookup`. Empty values
-    /// count as unset.
+    /// count as unset; a token parameter that is not `auto`, `max_tokens` or
+    /// `max_completion_tokens` is a configuration error naming the variable.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, LlmError> {
         let get = |name: &str| lookup(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
         let model = get("OPENAI_MODEL")
@@ -136,6 +151,10 @@ impl OpenAiConfig {
         let base_url = get("OPENAI_BASE_URL").unwrap_or_else(|| OpenAiConfig::DEFAULT_BASE_URL.to_owned());
         let mut config = OpenAiConfig::new(base_url, model);
         config.api_key = get("OPENAI_API_KEY").map(ApiKey::new);
+        if let Some(parameter) = get("OPENAI_TOKEN_PARAMETER") {
+            config.token_parameter =
+                parameter.parse().map_err(|e| LlmError::Config(format!("OPENAI_TOKEN_PARAMETER: {e}")))?;
+        }
         Ok(config)
     }
 
@@ -170,7 +189,16 @@ struct Inner {
     endpoint: reqwest::Url,
     http: reqwest::Client,
     plain_http: PlainHttpWarning,
+    /// Ids for tool calls the server gives none.
+    call_ids: CallIds,
+    /// In auto mode: the parameter each model was found to take (after a 400 refusing the
+    /// other). At most [`MAX_LEARNED_MODELS`] models.
+    learned: Mutex<HashMap<String, TokenLimitField>>,
 }
+
+/// The most models whose token parameter a client remembers (model names come from the host's
+/// configuration; the bound keeps memory fixed whatever they are).
+const MAX_LEARNED_MODELS: usize = 256;
 
 impl fmt::Debug for OpenAiClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -197,7 +225,9 @@ impl OpenAiClient {
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {}", describe(&e))))?;
         let plain_http = PlainHttpWarning::new();
-        Ok(OpenAiClient { inner: Arc::new(Inner { config, endpoint, http, plain_http }) })
+        let inner =
+            Inner { config, endpoint, http, plain_http, call_ids: CallIds::new(), learned: Mutex::new(HashMap::new()) };
+        Ok(OpenAiClient { inner: Arc::new(inner) })
     }
 
     /// The configuration in use.
@@ -232,14 +262,56 @@ const ERROR_BODY_EXCERPT: usize = 1024;
 impl Inner {
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         let config = &self.config;
-        let field = if config.max_completion_tokens {
-            TokenLimitField::MaxCompletionTokens
-        } else {
-            TokenLimitField::MaxTokens
-        };
-        let body = wire::encode(&request, &config.model, field)?;
-        let body = serde_json::to_vec(&body).map_err(|e| LlmError::InvalidRequest(e.to_string()))?;
         let model = request.model.as_deref().unwrap_or(&config.model);
+        let setting = request.token_parameter.unwrap_or(config.token_parameter);
+        let mut field = match setting {
+            TokenParameter::MaxTokens => TokenLimitField::MaxTokens,
+            TokenParameter::MaxCompletionTokens => TokenLimitField::MaxCompletionTokens,
+            TokenParameter::Auto => self.learned(model).unwrap_or_else(|| TokenLimitField::for_model(model)),
+        };
+        // Only a request that carries a limit can be refused for its name.
+        let mut may_switch = setting == TokenParameter::Auto && request.max_tokens.is_some();
+        let mut switched = false;
+        loop {
+            let body = wire::encode(&request, &config.model, field)?;
+            let body = serde_json::to_vec(&body).map_err(|e| LlmError::InvalidRequest(e.to_string()))?;
+            match self.send(body).await {
+                Ok(bytes) => {
+                    if switched {
+                        self.learn(model, field);
+                    }
+                    return wire::decode(&bytes, model, &self.call_ids);
+                }
+                Err(LlmError::Http { status: 400, body, .. }) if may_switch && refuses(&body, field) => {
+                    let other = field.other();
+                    tracing::info!(
+                        model,
+                        refused = field.name(),
+                        retry_with = other.name(),
+                        "the LLM endpoint does not take this token parameter for the model; retrying with the other"
+                    );
+                    (field, may_switch, switched) = (other, false, true);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The parameter `model` was found to take.
+    fn learned(&self, model: &str) -> Option<TokenLimitField> {
+        self.learned.lock().unwrap_or_else(|p| p.into_inner()).get(model).copied()
+    }
+
+    fn learn(&self, model: &str, field: TokenLimitField) {
+        let mut learned = self.learned.lock().unwrap_or_else(|p| p.into_inner());
+        if learned.len() < MAX_LEARNED_MODELS || learned.contains_key(model) {
+            learned.insert(model.to_owned(), field);
+        }
+    }
+
+    /// Send `body`, retrying on 429 and 5xx; the answer's body when it succeeds.
+    async fn send(&self, body: Vec<u8>) -> Result<Vec<u8>, LlmError> {
+        let config = &self.config;
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -264,7 +336,7 @@ impl Inner {
                         config.max_response_bytes
                     )),
                 })?;
-                return wire::decode(&bytes, model);
+                return Ok(bytes);
             }
             let retry_after = retry_after(response.headers());
             let body = read_excerpt(response).await;
@@ -291,6 +363,25 @@ impl Inner {
             LlmError::Transport(describe(&error))
         }
     }
+}
+
+/// Whether an error body (of a 400) says that `field` is not supported: OpenAI's
+/// `{"error": {"param": "max_tokens", "code": "unsupported_parameter", ...}}`, or a message such as
+/// `Unsupported parameter: 'max_tokens' is not supported with this model.` (a body cut short
+/// may not parse as JSON).
+fn refuses(body: &str, field: TokenLimitField) -> bool {
+    let name = field.name();
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(body) {
+        let error = value.get("error").unwrap_or(&value);
+        let text = |key: &str| error.get(key).and_then(serde_json::Value::as_str);
+        if text("param") == Some(name) && text("code") == Some("unsupported_parameter") {
+            return true;
+        }
+    }
+    let body = body.to_ascii_lowercase();
+    [format!("unsupported parameter: '{name}'"), format!("'{name}' is not supported")]
+        .iter()
+        .any(|needle| body.contains(needle.as_str()))
 }
 
 fn bearer(key: &ApiKey) -> Result<HeaderValue, LlmError> {
@@ -406,6 +497,27 @@ mod tests {
         assert_eq!((c.base_url.as_str(), c.api_key.is_none()), (OpenAiConfig::DEFAULT_BASE_URL, true));
         let err = OpenAiConfig::from_lookup(vars(&[])).unwrap_err();
         assert!(err.to_string().contains("OPENAI_MODEL"), "{err}");
+        assert_eq!(c.token_parameter, TokenParameter::Auto, "auto unless set");
+        let c = OpenAiConfig::from_lookup(vars(&[("OPENAI_MODEL", "m"), ("OPENAI_TOKEN_PARAMETER", " Max_Tokens ")]))
+            .unwrap();
+        assert_eq!(c.token_parameter, TokenParameter::MaxTokens);
+        let err = OpenAiConfig::from_lookup(vars(&[("OPENAI_MODEL", "m"), ("OPENAI_TOKEN_PARAMETER", "max")]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("OPENAI_TOKEN_PARAMETER") && err.contains("\"max\" is not auto"), "{err}");
+    }
+
+    #[test]
+    fn an_unsupported_parameter_is_recognised_in_the_error_body() {
+        let openai = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
+        assert!(refuses(openai, TokenLimitField::MaxTokens));
+        assert!(!refuses(openai, TokenLimitField::MaxCompletionTokens), "it names the other parameter");
+        let cut = "{\"error\":{\"message\":\"Unsupported parameter: 'max_completion_tokens' is not supp";
+        assert!(refuses(cut, TokenLimitField::MaxCompletionTokens), "a body cut short");
+        for other in [r#"{"error":{"message":"Invalid value for 'tool_choice'","param":"tool_choice"}}"#, "bad request"]
+        {
+            assert!(!refuses(other, TokenLimitField::MaxTokens), "{other}");
+        }
     }
 
     #[test]

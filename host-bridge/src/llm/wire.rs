@@ -1,6 +1,9 @@
 //! The chat-completions wire format: a [`ChatRequest`] as the JSON body OpenAI-compatible
 //! servers take, and their JSON answer as a [`ChatResponse`].
 
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -16,6 +19,37 @@ pub(crate) enum TokenLimitField {
     MaxTokens,
     /// `max_completion_tokens`: what newer OpenAI models require.
     MaxCompletionTokens,
+}
+
+impl TokenLimitField {
+    /// The field's name in the body.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            TokenLimitField::MaxTokens => "max_tokens",
+            TokenLimitField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+
+    /// The other one.
+    pub(crate) fn other(self) -> Self {
+        match self {
+            TokenLimitField::MaxTokens => TokenLimitField::MaxCompletionTokens,
+            TokenLimitField::MaxCompletionTokens => TokenLimitField::MaxTokens,
+        }
+    }
+
+    /// By the model's name: `max_completion_tokens` for OpenAI's o-series (`o1`, `o3-mini`,
+    /// `o4-mini`, ...) and `gpt-5` and later (`gpt-5`, `gpt-5.1`, `gpt-5-mini`, `gpt-6`, ...),
+    /// `max_tokens` for every other model. A provider prefix (`openai/gpt-5`) is ignored.
+    pub(crate) fn for_model(model: &str) -> Self {
+        let name = model.rsplit('/').next().unwrap_or(model).trim().to_ascii_lowercase();
+        let o_series = name.strip_prefix('o').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+        let gpt_5_or_later = name.strip_prefix("gpt-").is_some_and(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u32>().is_ok_and(|major| major >= 5)
+        });
+        if o_series || gpt_5_or_later { TokenLimitField::MaxCompletionTokens } else { TokenLimitField::MaxTokens }
+    }
 }
 
 /// The JSON body of a chat-completions request.
@@ -40,7 +74,9 @@ pub(crate) fn encode(request: &ChatRequest, model: &str, limit_field: TokenLimit
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(choice) = &request.tool_choice {
+    // `tool_choice` goes only with tools: OpenAI answers 400 to a choice without them, and vLLM
+    // refuses it too.
+    if let Some(choice) = request.tool_choice.as_ref().filter(|_| !request.tools.is_empty()) {
         let choice = match choice {
             ToolChoice::Auto => json!("auto"),
             ToolChoice::Required => json!("required"),
@@ -55,11 +91,7 @@ pub(crate) fn encode(request: &ChatRequest, model: &str, limit_field: TokenLimit
         body.insert("temperature".into(), Value::Number(t));
     }
     if let Some(n) = request.max_tokens {
-        let key = match limit_field {
-            TokenLimitField::MaxTokens => "max_tokens",
-            TokenLimitField::MaxCompletionTokens => "max_completion_tokens",
-        };
-        body.insert(key.into(), Value::from(n));
+        body.insert(limit_field.name().into(), Value::from(n));
     }
     if !request.stop.is_empty() {
         body.insert("stop".into(), Value::from(request.stop.clone()));
@@ -214,8 +246,32 @@ struct WireUsage {
     completion_tokens: u64,
 }
 
-/// Read a chat-completions answer. `fallback_model` names the model when the answer does not.
-pub(crate) fn decode(body: &[u8], fallback_model: &str) -> Result<ChatResponse, LlmError> {
+/// Ids for the tool calls a server gives none: `call_<prefix>_<n>`, where the prefix is random
+/// for each client (and the time it was made) and `n` counts the client's calls, so that ids are
+/// unique across turns (a conversation of several answers never holds `call_0` twice).
+#[derive(Debug)]
+pub(crate) struct CallIds {
+    prefix: String,
+    next: AtomicU64,
+}
+
+impl CallIds {
+    pub(crate) fn new() -> Self {
+        // `RandomState` is seeded randomly per process, and differs for each one made.
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+        hasher.write_u128(nanos);
+        CallIds { prefix: format!("{:012x}", hasher.finish() & 0xffff_ffff_ffff), next: AtomicU64::new(0) }
+    }
+
+    fn next(&self) -> String {
+        format!("call_{}_{}", self.prefix, self.next.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// Read a chat-completions answer. `fallback_model` names the model when the answer does not;
+/// `ids` gives ids to tool calls that have none.
+pub(crate) fn decode(body: &[u8], fallback_model: &str, ids: &CallIds) -> Result<ChatResponse, LlmError> {
     let completion: Completion = serde_json::from_slice(body).map_err(|e| {
         LlmError::InvalidResponse(format!(
             "{e}; the body starts with: {}",
@@ -246,7 +302,7 @@ pub(crate) fn decode(body: &[u8], fallback_model: &str) -> Result<ChatResponse, 
     // A refusal is the model's answer too: never drop it.
     let text = text.filter(|t| !t.is_empty()).or(message.refusal);
     let tool_calls: Vec<ToolCall> =
-        message.tool_calls.unwrap_or_default().into_iter().enumerate().map(|(i, c)| decode_tool_call(i, c)).collect();
+        message.tool_calls.unwrap_or_default().into_iter().map(|c| decode_tool_call(c, ids)).collect();
     let stop_string = match choice.stop_reason {
         Some(Value::String(s)) => Some(s),
         _ => None,
@@ -270,8 +326,8 @@ pub(crate) fn decode(body: &[u8], fallback_model: &str) -> Result<ChatResponse, 
     })
 }
 
-fn decode_tool_call(index: usize, call: WireToolCall) -> ToolCall {
-    let id = call.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("call_{index}"));
+fn decode_tool_call(call: WireToolCall, ids: &CallIds) -> ToolCall {
+    let id = call.id.filter(|id| !id.is_empty()).unwrap_or_else(|| ids.next());
     let name = call.function.name;
     match call.function.arguments {
         Some(Value::String(raw)) => ToolCall::parse(id, name, &raw),
@@ -316,6 +372,7 @@ mod tests {
             max_tokens: Some(64),
             stop: vec!["END".into()],
             model: None,
+            token_parameter: None,
         }
     }
 
@@ -349,16 +406,34 @@ mod tests {
         for (choice, wire) in
             [(ToolChoice::Auto, "auto"), (ToolChoice::Required, "required"), (ToolChoice::None, "none")]
         {
-            let r = ChatRequest {
+            let mut r = ChatRequest {
                 messages: vec![ChatMessage::user("hi")],
                 tool_choice: Some(choice),
                 ..Default::default()
             };
+            // Without tools, no tool_choice: OpenAI and vLLM refuse one.
             let body = encode(&r, "m", TokenLimitField::MaxTokens).unwrap();
-            assert_eq!(body["tool_choice"], wire);
+            assert_eq!(body.get("tool_choice"), None, "{wire}: {body}");
             assert_eq!(body["messages"][0]["content"], "hi");
             assert!(body.get("tools").is_none() && body.get("stop").is_none() && body.get("temperature").is_none());
+            r.tools = request().tools;
+            let body = encode(&r, "m", TokenLimitField::MaxTokens).unwrap();
+            assert_eq!(body["tool_choice"], wire);
         }
+    }
+
+    #[test]
+    fn the_token_parameter_follows_the_model_name() {
+        for model in
+            ["o1", "o1-preview", "o3-mini", "o4-mini", "gpt-5", "GPT-5.1", "gpt-5-mini", "openai/gpt-5", "gpt-6"]
+        {
+            assert_eq!(TokenLimitField::for_model(model), TokenLimitField::MaxCompletionTokens, "{model}");
+        }
+        for model in ["gpt-4o", "gpt-4.1-mini", "gpt-3.5-turbo", "gpt-oss-20b", "llama3", "omni", "olmo-2", "qwen3", ""]
+        {
+            assert_eq!(TokenLimitField::for_model(model), TokenLimitField::MaxTokens, "{model}");
+        }
+        assert_eq!(TokenLimitField::MaxTokens.other().name(), "max_completion_tokens");
     }
 
     #[test]
@@ -399,7 +474,7 @@ mod tests {
         ] {
             let body = answer(json!({"message": {"role": "assistant", "content": "hi"}, "finish_reason": wire,
                 "stop_reason": stop_reason}));
-            let r = decode(&body, "fallback").unwrap();
+            let r = decode(&body, "fallback", &CallIds::new()).unwrap();
             assert_eq!(r.finish_reason, expected, "{wire} / {stop_reason}");
             assert_eq!((r.text.as_deref(), r.model.as_str()), (Some("hi"), "served-model"));
             assert_eq!(r.usage, Some(Usage { prompt_tokens: 7, completion_tokens: 3 }));
@@ -414,26 +489,44 @@ mod tests {
             {"type": "function", "function": {"name": "h", "arguments": {"as": "object"}}},
             {"id": "", "type": "function", "function": {"name": "k", "arguments": 5}}
         ]}, "finish_reason": "stop"}));
-        let r = decode(&body, "m").unwrap();
+        let ids = CallIds::new();
+        let r = decode(&body, "m", &ids).unwrap();
         assert_eq!(r.text, None);
         assert_eq!(r.finish_reason, FinishReason::ToolCalls, "tool calls win over a finish_reason of stop");
         assert_eq!(r.tool_calls[0], ToolCall::new("a", "f", json!({"q": 1})));
         let bad = r.tool_calls[1].arguments.as_ref().unwrap_err();
         assert_eq!(bad.raw, "{not json");
-        assert_eq!(r.tool_calls[2], ToolCall::new("call_2", "h", json!({"as": "object"})));
-        assert_eq!(r.tool_calls[3].id, "call_3");
+        let given = &r.tool_calls[2].id;
+        assert!(given.starts_with("call_") && given.ends_with("_0"), "{given}");
+        assert_eq!(r.tool_calls[2], ToolCall::new(given.clone(), "h", json!({"as": "object"})));
+        assert!(r.tool_calls[3].id.starts_with("call_") && r.tool_calls[3].id.ends_with("_1"));
         assert!(r.tool_calls[3].arguments.is_err());
+    }
+
+    /// Ids the server did not give are unique across turns (the next answer does not start again
+    /// at `call_0`), and across clients.
+    #[test]
+    fn missing_tool_call_ids_are_unique_across_turns_and_clients() {
+        let body = answer(json!({"message": {"content": null, "tool_calls": [
+            {"type": "function", "function": {"name": "f", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}));
+        let (one, other) = (CallIds::new(), CallIds::new());
+        let mut seen = std::collections::HashSet::new();
+        for ids in [&one, &one, &one, &other, &other] {
+            let id = decode(&body, "m", ids).unwrap().tool_calls[0].id.clone();
+            assert!(id.len() <= 40 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{id}");
+            assert!(seen.insert(id.clone()), "{id} given twice: {seen:?}");
+        }
     }
 
     #[test]
     fn odd_answers() {
         let parts =
             answer(json!({"message": {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}}));
-        assert_eq!(decode(&parts, "m").unwrap().text.as_deref(), Some("ab"));
+        assert_eq!(decode(&parts, "m", &CallIds::new()).unwrap().text.as_deref(), Some("ab"));
         let refusal = answer(json!({"message": {"content": null, "refusal": "I can't"}, "finish_reason": "stop"}));
-        assert_eq!(decode(&refusal, "m").unwrap().text.as_deref(), Some("I can't"));
+        assert_eq!(decode(&refusal, "m", &CallIds::new()).unwrap().text.as_deref(), Some("I can't"));
         let no_model = br#"{"choices": [{"message": {"content": "x"}}]}"#;
-        assert_eq!(decode(no_model, "fallback").unwrap().model, "fallback");
+        assert_eq!(decode(no_model, "fallback", &CallIds::new()).unwrap().model, "fallback");
         for (body, needle) in [
             (&br#"{"choices": []}"#[..], "no choices"),
             (br#"{"choices": [{}]}"#, "has no message"),
@@ -441,7 +534,7 @@ mod tests {
             (b"<html>busy</html>", "<html>busy"),
             (br#"{"choices": [{"message": {"content": 5}}]}"#, "neither text nor parts"),
         ] {
-            let err = decode(body, "m").unwrap_err();
+            let err = decode(body, "m", &CallIds::new()).unwrap_err();
             assert!(matches!(err, LlmError::InvalidResponse(_)) && err.to_string().contains(needle), "{err}");
         }
     }

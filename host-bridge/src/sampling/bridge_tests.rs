@@ -235,3 +235,45 @@ async fn an_edit_cannot_slip_tools_past_the_setting() {
     assert_eq!(sample(&b, hello(5)).await.unwrap_err().code, ErrorCode::INVALID_PARAMS);
     assert!(llm.requests().is_empty());
 }
+
+/// `tools: []` is a `tools` member all the same: without `sampling.tools` the spec says the
+/// client MUST refuse it (before the fix it was accepted as a plain request).
+#[tokio::test]
+async fn an_empty_tools_list_is_refused_without_tool_support() {
+    let llm = ScriptedLlm::new("m");
+    let mut p = hello(5);
+    p.tools = Some(Vec::new());
+    let err = sample(&bridge(&llm, SamplingOptions::default()), p.clone()).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    assert!(err.message.contains("sampling.tools"), "{err:?}");
+    assert!(llm.requests().is_empty(), "the LLM was not asked");
+    // With tool support it is a request without tools, and no tool choice goes out.
+    llm.push_text("fine");
+    let b = bridge(&llm, SamplingOptions { tool_support: true, ..Default::default() });
+    assert_eq!(sample(&b, p).await.unwrap().content.text(), "fine");
+    assert_eq!((llm.requests()[0].tools.len(), llm.requests()[0].tool_choice.as_ref()), (0, None));
+}
+
+/// The user is never asked about a request that will be refused for its tools.
+#[tokio::test]
+async fn tools_are_refused_before_the_user_is_asked() {
+    let llm = ScriptedLlm::new("m");
+    let (b, reviewer) =
+        reviewed(&llm, Reviewer { request: Approval::Approve, result: Approval::Approve, seen: Mutex::default() });
+    let err = sample(&b, with_tools()).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS, "{err:?}");
+    assert!(reviewer.seen.lock().unwrap().is_empty(), "the user was asked: {:?}", reviewer.seen.lock().unwrap());
+    assert!(llm.requests().is_empty());
+}
+
+/// The sampling options' token parameter goes with each request to the LLM.
+#[tokio::test]
+async fn the_token_parameter_reaches_the_llm() {
+    let llm = ScriptedLlm::new("m");
+    llm.push_text("a").push_text("b");
+    sample(&bridge(&llm, SamplingOptions::default()), hello(5)).await.unwrap();
+    let options = SamplingOptions { token_parameter: Some(TokenParameter::MaxCompletionTokens), ..Default::default() };
+    sample(&bridge(&llm, options), hello(5)).await.unwrap();
+    let seen: Vec<_> = llm.requests().iter().map(|r| r.token_parameter).collect();
+    assert_eq!(seen, [None, Some(TokenParameter::MaxCompletionTokens)]);
+}

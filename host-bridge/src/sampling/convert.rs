@@ -5,8 +5,14 @@
 //! as `[audio: audio/wav, 12 KB]`, and embedded text resources become text. A conversation that
 //! breaks the protocol's rules (a `tool_use` in a user message, a `tool_result` that answers no
 //! call, ...) is refused with -32602.
+//!
+//! Tool names go to the LLM as names it accepts (`^[a-zA-Z0-9_-]{1,64}$`), by the tool
+//! registry's rule (`tool_system::names::NameAllocator`): a valid name is kept, others are
+//! sanitised (and cut with a hash suffix), and names that collide get distinct suffixes. The
+//! LLM's calls are mapped back to the MCP names; a call of a tool the request did not offer is an
+//! LLM failure (-32603) naming it.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use mcp_protocol::types::common::Role;
 use mcp_protocol::types::content::{
@@ -18,6 +24,7 @@ use mcp_protocol::types::sampling::{
 };
 use mcp_protocol::{ErrorCode, ErrorObject};
 use serde_json::Value;
+use tool_system::names::{MAX_NAME_LEN, NameAllocator, is_valid_name};
 
 use crate::llm::{ChatMessage, ChatRequest, ChatResponse, ContentPart, FinishReason, LlmClient, ToolChoice};
 use crate::llm::{ToolCall, ToolDefinition};
@@ -25,8 +32,8 @@ use crate::llm::{ToolCall, ToolDefinition};
 /// What the answer must respect, taken from the request.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Expectations {
-    /// The names of the offered tools.
-    pub(crate) tools: HashSet<String>,
+    /// The offered tools: the name the LLM knows each by, and its MCP name.
+    pub(crate) tools: HashMap<String, String>,
     /// `toolChoice.mode`.
     pub(crate) choice: Option<ToolChoice>,
     /// The model asked for (`None`: the client's default).
@@ -41,10 +48,10 @@ fn llm_failure(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorCode::INTERNAL_ERROR, message)
 }
 
-/// Whether the request uses tools in any way: offered tools, a tool choice, or tool_use and
-/// tool_result blocks in its messages.
+/// Whether the request uses tools in any way: a `tools` member (even an empty list: the spec
+/// says "provided"), a tool choice, or tool_use and tool_result blocks in its messages.
 pub(crate) fn uses_tools(params: &CreateMessageParams) -> bool {
-    params.tools.as_ref().is_some_and(|t| !t.is_empty())
+    params.tools.is_some()
         || params.tool_choice.is_some()
         || params
             .messages
@@ -65,6 +72,47 @@ pub(crate) fn pick_model(preferences: Option<&ModelPreferences>, models: &[Strin
         .find_map(|hint| models.iter().find(|m| m.to_lowercase().contains(&hint)).cloned())
 }
 
+/// The names the LLM knows tools by, and back.
+struct ToolNames {
+    allocator: NameAllocator,
+    /// MCP name -> LLM name, offered tools and the tools the history names.
+    to_llm: HashMap<String, String>,
+    /// LLM name -> MCP name, offered tools only.
+    offered: HashMap<String, String>,
+}
+
+impl ToolNames {
+    /// Names for the offered tools: valid names first, so that they are kept as they are, then
+    /// the others, in order. A tool offered twice is refused.
+    fn offer(tools: &[&str]) -> Result<Self, ErrorObject> {
+        let mut names =
+            ToolNames { allocator: NameAllocator::new(MAX_NAME_LEN), to_llm: HashMap::new(), offered: HashMap::new() };
+        for (index, name) in tools.iter().enumerate() {
+            if tools[..index].contains(name) {
+                return Err(invalid(format!("tool {name:?} is offered twice")));
+            }
+        }
+        let (valid, others): (Vec<&str>, Vec<&str>) = tools.iter().partition(|n| is_valid_name(n, MAX_NAME_LEN));
+        for name in valid.into_iter().chain(others) {
+            let llm_name = names.allocator.allocate(name);
+            names.offered.insert(llm_name.clone(), name.to_owned());
+            names.to_llm.insert(name.to_owned(), llm_name);
+        }
+        Ok(names)
+    }
+
+    /// The LLM's name for `name`: an offered tool's, or one more name for a tool the history
+    /// names (distinct from all others).
+    fn llm_name(&mut self, name: &str) -> String {
+        if let Some(known) = self.to_llm.get(name) {
+            return known.clone();
+        }
+        let llm_name = self.allocator.allocate(name);
+        self.to_llm.insert(name.to_owned(), llm_name.clone());
+        llm_name
+    }
+}
+
 /// Convert the params. `max_tokens` is the limit already settled by the caller.
 pub(crate) fn to_chat_request(
     params: &CreateMessageParams,
@@ -75,6 +123,8 @@ pub(crate) fn to_chat_request(
     if params.messages.is_empty() {
         return Err(invalid("sampling/createMessage: messages is empty"));
     }
+    let offered: Vec<&str> = params.tools.iter().flatten().map(|t| t.name.as_str()).collect();
+    let mut names = ToolNames::offer(&offered)?;
     let mut messages = Vec::with_capacity(params.messages.len() + 1);
     if let Some(system) = params.system_prompt.as_deref().filter(|s| !s.is_empty()) {
         messages.push(ChatMessage::system(system));
@@ -135,7 +185,7 @@ pub(crate) fn to_chat_request(
                             pending.push(use_.id.clone());
                             calls.push(ToolCall::new(
                                 use_.id.clone(),
-                                use_.name.clone(),
+                                names.llm_name(&use_.name),
                                 Value::Object(use_.input.clone()),
                             ));
                         }
@@ -163,7 +213,7 @@ pub(crate) fn to_chat_request(
         .iter()
         .flatten()
         .map(|t| ToolDefinition {
-            name: t.name.clone(),
+            name: names.llm_name(&t.name),
             description: t.description.clone(),
             parameters: Value::Object(t.input_schema.clone()),
         })
@@ -181,24 +231,20 @@ pub(crate) fn to_chat_request(
     if choice == Some(ToolChoice::Required) && tools.is_empty() {
         return Err(invalid("toolChoice.mode is required but the request offers no tools"));
     }
-    let mut names = HashSet::new();
-    for tool in &tools {
-        if !names.insert(tool.name.clone()) {
-            return Err(invalid(format!("tool {:?} is offered twice", tool.name)));
-        }
-    }
     let temperature = params.temperature_f64();
     let model = pick_model(params.model_preferences.as_ref(), models);
     let request = ChatRequest {
         messages,
+        // No tool_choice without tools: OpenAI and vLLM refuse it.
+        tool_choice: choice.clone().filter(|_| !tools.is_empty()),
         tools,
-        tool_choice: choice.clone(),
         temperature,
         max_tokens: Some(max_tokens),
         stop: params.stop_sequences.clone().unwrap_or_default(),
         model: model.clone(),
+        token_parameter: None,
     };
-    Ok((request, Expectations { tools: names, choice, model }))
+    Ok((request, Expectations { tools: names.offered, choice, model }))
 }
 
 fn is_tool_result(block: &ContentBlock) -> bool {
@@ -313,9 +359,9 @@ fn tool_result_text(result: &ToolResultContent) -> String {
 pub(crate) fn to_result(response: ChatResponse, expected: &Expectations) -> Result<CreateMessageResult, ErrorObject> {
     let mut uses = Vec::with_capacity(response.tool_calls.len());
     for call in response.tool_calls {
-        if !expected.tools.contains(&call.name) {
+        let Some(name) = expected.tools.get(&call.name) else {
             return Err(llm_failure(format!("the LLM called tool {:?}, which the request did not offer", call.name)));
-        }
+        };
         let input = match call.arguments {
             Ok(Value::Object(map)) => map,
             Ok(other) => {
@@ -327,7 +373,7 @@ pub(crate) fn to_result(response: ChatResponse, expected: &Expectations) -> Resu
             }
             Err(invalid) => return Err(llm_failure(format!("the LLM called tool {:?}: {invalid}", call.name))),
         };
-        uses.push(ToolUseContent { id: call.id, name: call.name, input, ..Default::default() });
+        uses.push(ToolUseContent { id: call.id, name: name.clone(), input, ..Default::default() });
     }
     match (&expected.choice, uses.is_empty()) {
         (Some(ToolChoice::Required), true) => {
@@ -345,7 +391,13 @@ pub(crate) fn to_result(response: ChatResponse, expected: &Expectations) -> Resu
             FinishReason::Stop => StopReason::EndTurn,
             FinishReason::StopSequence(_) => StopReason::StopSequence,
             FinishReason::Length => StopReason::MaxTokens,
-            FinishReason::ToolCalls => StopReason::ToolUse,
+            // A finish reason of tool calls without a call (the tool-call parser of vLLM or
+            // llama.cpp failed): the model ended its turn with text, and a server waiting for
+            // tool_use blocks must not be told there are some.
+            FinishReason::ToolCalls => {
+                tracing::debug!("the LLM's finish reason is tool_calls but it called no tool: endTurn");
+                StopReason::EndTurn
+            }
             FinishReason::ContentFilter => StopReason::Unknown("contentFilter".into()),
             FinishReason::Other(other) => StopReason::Unknown(other),
         }

@@ -208,9 +208,70 @@ fn every_tool_choice_mode() {
     let err = convert(&with_tools(hi.clone(), Some("sometimes")), &ALL).unwrap_err();
     assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
     assert!(err.message.contains("\"sometimes\""), "{err:?}");
-    let mut p = with_tools(hi, Some("required"));
+    let mut p = with_tools(hi.clone(), Some("required"));
     p.tools = None;
     assert!(convert(&p, &ALL).unwrap_err().message.contains("offers no tools"));
+    // Without tools, no tool choice goes to the LLM (OpenAI and vLLM refuse one).
+    for mode in ["auto", "none"] {
+        let mut p = with_tools(hi.clone(), Some(mode));
+        p.tools = Some(Vec::new());
+        let (r, expected) = to_chat_request(&p, &ALL, &[], 100).unwrap();
+        assert_eq!((r.tools.len(), r.tool_choice.as_ref()), (0, None), "{mode}");
+        assert!(expected.choice.is_some(), "the answer is still checked against it");
+    }
+}
+
+/// MCP allows tool names LLM APIs refuse (`github.search`, up to 128 characters): they go to
+/// the LLM sanitised by the registry's rule, distinct after sanitising, valid names unchanged;
+/// the LLM's calls come back under the MCP names, and the history's tool_use names are mapped
+/// too.
+#[test]
+fn tool_names_are_made_valid_for_the_llm_and_mapped_back() {
+    let long = format!("server.{}", "x".repeat(120));
+    let mut p = params(json!([
+        {"role": "user", "content": {"type": "text", "text": "search"}},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "github.search", "input": {}},
+            {"type": "tool_use", "id": "u2", "name": "old.tool", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "toolUseId": "u1", "content": []},
+            {"type": "tool_result", "toolUseId": "u2", "content": []}]}
+    ]));
+    p.tools = Some(vec![tool("github.search"), tool("github_search"), tool(&long), tool("plain-name")]);
+    let (r, expected) = to_chat_request(&p, &ALL, &[], 100).unwrap();
+    let names: Vec<&str> = r.tools.iter().map(|t| t.name.as_str()).collect();
+    for name in &names {
+        assert!(tool_system::names::is_valid_name(name, 64), "{name:?} is not a valid LLM name");
+    }
+    assert_eq!(names.iter().collect::<std::collections::HashSet<_>>().len(), 4, "distinct: {names:?}");
+    // The valid names are kept; `github.search` collides with `github_search` once sanitised.
+    assert_eq!((names[1], names[3]), ("github_search", "plain-name"));
+    assert!(names[0].starts_with("github_search_") && names[2].starts_with("server_xxx"), "{names:?}");
+    assert_eq!(r.messages[1].tool_calls[0].name, names[0], "the history uses the LLM's names");
+    assert_eq!(r.messages[1].tool_calls[1].name, "old_tool");
+
+    let calls = vec![
+        ToolCall::new("c1", names[0], json!({})),
+        ToolCall::new("c2", names[1], json!({})),
+        ToolCall::new("c3", names[2], json!({})),
+    ];
+    let result = to_result(answer(None, calls, FinishReason::ToolCalls), &expected).unwrap();
+    let back: Vec<String> = result
+        .content
+        .blocks()
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse(u) => Some(u.name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(back, ["github.search", "github_search", long.as_str()]);
+    // A name the LLM made up, or the original MCP name it was not given, or a tool only the
+    // history names: an LLM failure naming it.
+    for unknown in ["github.search", "old_tool", "launch"] {
+        let calls = vec![ToolCall::new("c", unknown, json!({}))];
+        let err = to_result(answer(None, calls, FinishReason::ToolCalls), &expected).unwrap_err();
+        assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+        assert!(err.message.contains(&format!("{unknown:?}")), "{err:?}");
+    }
 }
 
 #[test]
@@ -295,7 +356,7 @@ fn answer(text: Option<&str>, calls: Vec<ToolCall>, finish: FinishReason) -> Cha
 }
 
 fn expecting(choice: Option<ToolChoice>) -> Expectations {
-    Expectations { tools: ["weather".to_owned()].into(), choice, model: None }
+    Expectations { tools: [("weather".to_owned(), "weather".to_owned())].into(), choice, model: None }
 }
 
 #[test]
@@ -304,7 +365,8 @@ fn stop_reasons_map_from_finish_reasons() {
         (FinishReason::Stop, StopReason::EndTurn),
         (FinishReason::StopSequence("END".into()), StopReason::StopSequence),
         (FinishReason::Length, StopReason::MaxTokens),
-        (FinishReason::ToolCalls, StopReason::ToolUse),
+        // tool_calls without a call (a tool-call parser failed): the turn ended, with text.
+        (FinishReason::ToolCalls, StopReason::EndTurn),
         (FinishReason::ContentFilter, StopReason::Unknown("contentFilter".into())),
         (FinishReason::Other("eos".into()), StopReason::Unknown("eos".into())),
     ] {
@@ -363,6 +425,9 @@ fn uses_tools_sees_tools_choices_and_blocks() {
     let plain = params(json!([{"role": "user", "content": {"type": "text", "text": "x"}}]));
     assert!(!uses_tools(&plain));
     assert!(uses_tools(&with_tools(json!([{"role": "user", "content": {"type": "text", "text": "x"}}]), None)));
+    let mut empty_tools = plain.clone();
+    empty_tools.tools = Some(Vec::new());
+    assert!(uses_tools(&empty_tools), "tools: [] is present, so it counts");
     let mut choice_only = plain.clone();
     choice_only.tool_choice = Some(McpToolChoice::default());
     assert!(uses_tools(&choice_only));

@@ -2,9 +2,10 @@
 //! eras (a legacy server request or a modern input request reach the same handler).
 //!
 //! Each request goes through, in order: the per-server rate limit, the tool-support check (a
-//! request that uses tools while [`SamplingOptions::tool_support`] is off is refused), the
-//! host's [`SamplingApproval`] of the request, the conversion, the LLM, the
-//! conversion back, and the approval of the result. Errors are JSON-RPC errors of that one
+//! request that uses tools while [`SamplingOptions::tool_support`] is off is refused, before the
+//! user is asked anything; `tools` counts even when empty), the host's [`SamplingApproval`] of
+//! the request (and the tool-support check again when it edits the request), the conversion,
+//! the LLM, the conversion back, and the approval of the result. Errors are JSON-RPC errors of that one
 //! request; the connection is never affected.
 //!
 //! | failure | code |
@@ -23,6 +24,7 @@ use futures::future::BoxFuture;
 use mcp_manager::callbacks::SamplingHandler;
 use mcp_manager::config::{
     DEFAULT_MAX_TOKENS, DEFAULT_SAMPLING_MAX_TOKENS_CAP, DEFAULT_SAMPLING_REQUESTS_PER_MINUTE, SamplingSettings,
+    TokenParameter,
 };
 use mcp_protocol::types::sampling::{CreateMessageParams, CreateMessageResult, IncludeContext};
 use mcp_protocol::{ErrorCode, ErrorObject};
@@ -50,6 +52,8 @@ pub struct SamplingOptions {
     /// Models that `modelPreferences.hints` may pick from; a request whose hints match none
     /// uses the LLM client's default model.
     pub models: Vec<String>,
+    /// How the LLM requests name the token limit (`None`, the default: as the LLM client is set).
+    pub token_parameter: Option<TokenParameter>,
 }
 
 impl Default for SamplingOptions {
@@ -61,6 +65,7 @@ impl Default for SamplingOptions {
             default_max_tokens: u64::from(DEFAULT_MAX_TOKENS),
             max_tokens_cap: Some(u64::from(DEFAULT_SAMPLING_MAX_TOKENS_CAP)),
             models: Vec::new(),
+            token_parameter: None,
         }
     }
 }
@@ -77,6 +82,7 @@ impl From<&SamplingSettings> for SamplingOptions {
             default_max_tokens: u64::from(settings.default_max_tokens),
             max_tokens_cap: Some(u64::from(settings.max_tokens_cap)),
             models: settings.models.clone(),
+            token_parameter: settings.token_parameter,
         }
     }
 }
@@ -174,21 +180,19 @@ impl HostLlmBridge {
             return Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "sampling is disabled on this host"));
         }
         inner.limiter.admit(server)?;
+        // Checked before the review, so that the user is never asked about a request that will
+        // be refused, and again after an edit, which must not slip tools past the setting.
+        self.check_tool_support(&params)?;
         let mut params = params;
         if let Some(approval) = &inner.approval {
             match approval.review_request(server, &params).await {
                 Approval::Approve => {}
-                Approval::Edit(edited) => params = edited,
+                Approval::Edit(edited) => {
+                    self.check_tool_support(&edited)?;
+                    params = edited;
+                }
                 Approval::Deny(reason) => return Err(user_rejected("request", reason)),
             }
-        }
-        // Checked after the review too: an edit must not slip tools past the setting.
-        if !options.tool_support && convert::uses_tools(&params) {
-            return Err(ErrorObject::new(
-                ErrorCode::INVALID_PARAMS,
-                "this host does not support tools in sampling (it did not declare sampling.tools): the request \
-                 carries tools, a toolChoice, or tool_use/tool_result blocks",
-            ));
         }
         if let Some(context @ (IncludeContext::ThisServer | IncludeContext::AllServers)) = &params.include_context {
             tracing::debug!(server, ?context, "sampling includeContext is deprecated; answered as none");
@@ -198,7 +202,9 @@ impl HostLlmBridge {
             n => n,
         };
         let max_tokens = options.max_tokens_cap.map_or(max_tokens, |cap| max_tokens.min(cap));
-        let (request, expected) = convert::to_chat_request(&params, inner.llm.as_ref(), &options.models, max_tokens)?;
+        let (mut request, expected) =
+            convert::to_chat_request(&params, inner.llm.as_ref(), &options.models, max_tokens)?;
+        request.token_parameter = options.token_parameter;
         tracing::debug!(
             server,
             messages = request.messages.len(),
@@ -219,6 +225,21 @@ impl HostLlmBridge {
             }
         }
         Ok(result)
+    }
+}
+
+impl HostLlmBridge {
+    /// Refuse a request that uses tools (even `tools: []`) when tool support is off: the spec
+    /// says a client that did not declare `sampling.tools` MUST.
+    fn check_tool_support(&self, params: &CreateMessageParams) -> Result<(), ErrorObject> {
+        if self.inner.options.tool_support || !convert::uses_tools(params) {
+            return Ok(());
+        }
+        Err(ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            "this host does not support tools in sampling (it did not declare sampling.tools): the request \
+             carries tools (even an empty list), a toolChoice, or tool_use/tool_result blocks",
+        ))
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! The LLM comes from `--base-url`/`--model` (or `MCP_CHAT_BASE_URL`/`MCP_CHAT_MODEL`, then
 //! `OPENAI_BASE_URL`/`OPENAI_MODEL`) and the key from the variable `--api-key-env` names
-//! (default `OPENAI_API_KEY`). Lines are read from stdin until it ends (or `/quit`); each may
+//! (default `OPENAI_API_KEY`); `OPENAI_TOKEN_PARAMETER` (`auto`, `max_tokens` or
+//! `max_completion_tokens`) says how the token limit is named. Lines are read from stdin until it ends (or `/quit`); each may
 //! lead to several rounds of tool calls (at most [`MAX_TOOL_ROUNDS`]).
 
 use std::io::{BufRead, Read as _};
@@ -44,6 +45,10 @@ fn llm(args: &ChatArgs) -> Result<Arc<dyn LlmClient>, CliError> {
         .unwrap_or_else(|| OpenAiConfig::DEFAULT_BASE_URL.to_owned());
     let mut config = OpenAiConfig::new(base_url, model);
     config.api_key = env(&args.api_key_env).map(host_bridge::ApiKey::new);
+    if let Some(parameter) = env("OPENAI_TOKEN_PARAMETER") {
+        config.token_parameter =
+            parameter.parse().map_err(|e| CliError::usage(format!("chat: OPENAI_TOKEN_PARAMETER: {e}")))?;
+    }
     let client = OpenAiClient::new(config).map_err(|e| CliError::usage(format!("chat: {e}")))?;
     Ok(Arc::new(client))
 }

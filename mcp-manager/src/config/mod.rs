@@ -40,7 +40,7 @@
 //!   `allowed_tools`, `denied_tools`, `visibility` (`visible`, `deferred`), `log_level`; and
 //!   `[mcp.client]` with `name`, `version`, `roots`, `reserved_tool_names`,
 //!   `[mcp.client.sampling]` (`enabled`, `tool_support`, `requests_per_minute`,
-//!   `default_max_tokens`, `max_tokens_cap`, `models`) and `[mcp.client.elicitation]` (`enabled`, `url_mode`).
+//!   `default_max_tokens`, `max_tokens_cap`, `models`, `token_parameter`) and `[mcp.client.elicitation]` (`enabled`, `url_mode`).
 //!
 //! Any other key in a server entry or in `[mcp]` is a problem naming the server and the key
 //! (with the nearest known key, so `comand` is caught). Top-level keys that belong to the host
@@ -95,7 +95,7 @@ pub use self::model::{
     AuthMode, ClientConfig, ClientKey, CredentialConfig, DEFAULT_MAX_TOKENS, DEFAULT_READ_TIMEOUT,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_SAMPLING_MAX_TOKENS_CAP, DEFAULT_SAMPLING_REQUESTS_PER_MINUTE,
     DEFAULT_STARTUP_TIMEOUT, ElicitationSettings, EnterpriseConfig, GrantConfig, MAX_TIMEOUT, McpConfig, OAuthConfig,
-    SamplingSettings, ServerConfig, ToolFilter, TransportChoice, looks_secret,
+    SamplingSettings, ServerConfig, TokenParameter, ToolFilter, TransportChoice, looks_secret,
 };
 
 use self::interpolate::Interpolator;

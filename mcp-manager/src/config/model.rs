@@ -494,6 +494,51 @@ pub struct SamplingSettings {
     pub max_tokens_cap: u32,
     /// Models the host may choose from, in order of preference (default: the host's own).
     pub models: Vec<String>,
+    /// How the token limit is named in the LLM requests that sampling makes (`None`, the
+    /// default: as the host's LLM client is set, which is [`TokenParameter::Auto`] unless the
+    /// host or its environment says otherwise).
+    pub token_parameter: Option<TokenParameter>,
+}
+
+/// How a chat-completions request names its token limit (`token_parameter`: `auto`,
+/// `max_tokens` or `max_completion_tokens`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TokenParameter {
+    /// By the model: `max_completion_tokens` for OpenAI's o-series and `gpt-5` and later,
+    /// `max_tokens` for the others; and when the endpoint refuses the one sent as unsupported,
+    /// the other, remembered for that model.
+    #[default]
+    Auto,
+    /// Always `max_tokens` (vLLM, llama.cpp, Ollama, older OpenAI models).
+    MaxTokens,
+    /// Always `max_completion_tokens` (OpenAI's current models).
+    MaxCompletionTokens,
+}
+
+impl TokenParameter {
+    /// The name in a config file or the environment: `auto`, `max_tokens` or
+    /// `max_completion_tokens`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenParameter::Auto => "auto",
+            TokenParameter::MaxTokens => "max_tokens",
+            TokenParameter::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+}
+
+impl std::str::FromStr for TokenParameter {
+    type Err = String;
+
+    /// `auto`, `max_tokens` or `max_completion_tokens` (case and surrounding blanks ignored).
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(TokenParameter::Auto),
+            "max_tokens" => Ok(TokenParameter::MaxTokens),
+            "max_completion_tokens" => Ok(TokenParameter::MaxCompletionTokens),
+            _ => Err(format!("{text:?} is not auto, max_tokens or max_completion_tokens")),
+        }
+    }
 }
 
 impl Default for SamplingSettings {
@@ -505,6 +550,7 @@ impl Default for SamplingSettings {
             default_max_tokens: DEFAULT_MAX_TOKENS,
             max_tokens_cap: DEFAULT_SAMPLING_MAX_TOKENS_CAP,
             models: Vec::new(),
+            token_parameter: None,
         }
     }
 }

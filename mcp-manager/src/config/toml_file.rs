@@ -170,6 +170,7 @@ fn read_client(members: &[(String, Node)], problems: &mut Vec<(String, String)>)
             "default_max_tokens",
             "max_tokens_cap",
             "models",
+            "token_parameter",
         ]);
         let settings = &mut client.sampling;
         settings.enabled = s.bool("enabled").unwrap_or(settings.enabled);
@@ -177,6 +178,7 @@ fn read_client(members: &[(String, Node)], problems: &mut Vec<(String, String)>)
         settings.requests_per_minute = s.positive_u32("requests_per_minute").or(settings.requests_per_minute);
         settings.default_max_tokens = s.positive_u32("default_max_tokens").unwrap_or(settings.default_max_tokens);
         settings.max_tokens_cap = s.positive_u32("max_tokens_cap").unwrap_or(settings.max_tokens_cap);
+        settings.token_parameter = s.parsed("token_parameter", str::parse).or(settings.token_parameter);
         settings.models = s.strings("models").unwrap_or_default().into_iter().map(|t| t.value).collect();
         r.problems.append(&mut s.problems);
     }
