@@ -12,6 +12,13 @@
 //! answer), in the legacy era through an `elicitation/create` request the server sends in the
 //! middle of the call. Both ways, the answer must reach the tool's result.
 //!
+//! A third server (`tests/peers/python/mrtr_peer.py`, also `mcp` 2.3.0) covers the rest of the
+//! multi round-trip and URL elicitation behaviour: input requests that carry `"jsonrpc": "2.0"`,
+//! a job that answers "still working" twice before it completes (and checks the client paused
+//! before each retry), and a tool that raises -32042 until the user has opened its URL, in both
+//! eras over streamable HTTP (the URL is a route of the server itself; the test's handler opens
+//! it, the server completes the elicitation, and the client retries the call on its own).
+//!
 //! Same contract as `peers_stdio.rs`: `cargo xtask test` (or `cargo xtask peers`) installs the
 //! venv into `target/peers/` and runs this file with `MCP_PEERS_DIR` set and
 //! `MCP_REQUIRE_PEERS=1`. Without `MCP_PEERS_DIR` every test says it skipped and passes.
