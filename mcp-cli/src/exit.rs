@@ -207,6 +207,10 @@ pub fn connection_exit_code(error: &ConnectionError) -> ExitCode {
             let codes = [connection_exit_code(first), connection_exit_code(fallback)];
             if codes.contains(&ExitCode::AuthRequired) { ExitCode::AuthRequired } else { codes[1] }
         }
+        // The server needs the user at a URL, and the user did not get through it.
+        ConnectionError::UrlElicitationFailed { .. }
+        | ConnectionError::UrlElicitationTimeout { .. }
+        | ConnectionError::UrlElicitationStillRequired { .. } => ExitCode::AuthRequired,
         // Version, capability and header disagreements, broken pagination, endless input rounds,
         // and whatever future variants come: the server and this client disagree on the protocol.
         _ => ExitCode::Protocol,
@@ -360,6 +364,21 @@ mod tests {
             fallback: Box::new(transport(http(401))),
         };
         assert_eq!(connection_exit_code(&fallback), ExitCode::AuthRequired);
+        let declined = ConnectionError::UrlElicitationFailed {
+            server: "s".into(),
+            method: "tools/call",
+            url: "https://auth.example".into(),
+            reason: "the user declined it".into(),
+        };
+        assert_eq!(connection_exit_code(&declined), ExitCode::AuthRequired);
+        let input = ConnectionError::InputRequestFailed {
+            server: "s".into(),
+            method: "tools/call",
+            key: "k".into(),
+            input_method: "sampling/createMessage".into(),
+            error: ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "method not found"),
+        };
+        assert_eq!(connection_exit_code(&input), ExitCode::Protocol);
     }
 
     #[test]

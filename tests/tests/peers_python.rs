@@ -12,6 +12,13 @@
 //! answer), in the legacy era through an `elicitation/create` request the server sends in the
 //! middle of the call. Both ways, the answer must reach the tool's result.
 //!
+//! A third server (`tests/peers/python/mrtr_peer.py`, also `mcp` 2.3.0) covers the rest of the
+//! multi round-trip and URL elicitation behaviour: input requests that carry `"jsonrpc": "2.0"`,
+//! a job that answers "still working" twice before it completes (and checks the client paused
+//! before each retry), and a tool that raises -32042 until the user has opened its URL, in both
+//! eras over streamable HTTP (the URL is a route of the server itself; the test's handler opens
+//! it, the server completes the elicitation, and the client retries the call on its own).
+//!
 //! Same contract as `peers_stdio.rs`: `cargo xtask test` (or `cargo xtask peers`) installs the
 //! venv into `target/peers/` and runs this file with `MCP_PEERS_DIR` set and
 //! `MCP_REQUIRE_PEERS=1`. Without `MCP_PEERS_DIR` every test says it skipped and passes.
@@ -335,4 +342,164 @@ async fn fastmcp_over_streamable_http_auto_is_modern() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fastmcp_over_streamable_http_legacy() {
     case(Flavor::FastMcp, Via::StreamableHttp, EraPreference::Legacy).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Multi round-trip and URL elicitation (`tests/peers/python/mrtr_peer.py`)
+
+/// The elicitation handler of the URL tests: answers forms with [`GIVEN_NAME`]; "opens" every
+/// URL it is shown (an HTTP GET, which is how the server learns the user was there) and accepts.
+#[derive(Default)]
+struct UrlOpener {
+    /// The URLs shown, with their elicitation ids.
+    opened: Mutex<Vec<(String, Option<String>)>>,
+}
+
+impl ElicitationHandler for UrlOpener {
+    fn elicit(&self, _server: &str, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, ErrorObject>> {
+        let url = match params {
+            ElicitParams::Url(url) => url,
+            _ => {
+                let mut content = JsonObject::new();
+                content.insert("name".into(), Value::from(GIVEN_NAME));
+                return Box::pin(async move { Ok(ElicitResult::accept(content)) });
+            }
+        };
+        self.opened.lock().unwrap().push((url.url.clone(), url.elicitation_id.clone()));
+        Box::pin(async move {
+            let page = reqwest::get(&url.url).await.and_then(|r| r.error_for_status());
+            let page = page.map_err(|e| ErrorObject::new(mcp_protocol::ErrorCode::INTERNAL_ERROR, e.to_string()))?;
+            let text = page.text().await.unwrap_or_default();
+            assert!(text.starts_with("authorized "), "{text}");
+            Ok(ElicitResult { action: mcp_protocol::types::elicitation::ElicitAction::Accept, ..Default::default() })
+        })
+    }
+
+    fn supports_url(&self) -> bool {
+        true
+    }
+}
+
+/// Start `mrtr_peer.py` over `via`, connect in `era` with `opener` as the elicitation handler,
+/// run `body`, then close and reap the server.
+async fn with_mrtr_peer<F>(via: Via, era: EraPreference, opener: Arc<UrlOpener>, body: F)
+where
+    F: for<'a> FnOnce(&'a McpConnection) -> BoxFuture<'a, ()>,
+{
+    let Some(python) = peer("venv/bin/python") else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/python/mrtr_peer.py");
+    assert!(script.is_file(), "{} is missing", script.display());
+    let script = script.display().to_string();
+    let mut options = ConnectionOptions::new("py-mrtr");
+    options.era = era;
+    options.callbacks.elicitation = Some(opener);
+    let run = async {
+        match via {
+            Via::Stdio => {
+                let config = StdioConfig::new(
+                    "py-mrtr",
+                    python.to_string_lossy(),
+                    [script, "--transport".into(), "stdio".into()],
+                );
+                let (factory, spawned) = recording_factory(config);
+                let conn = McpConnection::new(factory, options);
+                body(&conn).await;
+                close_and_assert_reaped(&conn, &spawned).await;
+            }
+            Via::StreamableHttp => {
+                let port = free_port();
+                let args = [script, "--transport".into(), "streamable-http".into(), "--port".into(), port.to_string()];
+                let server = HttpPeer::start("py-mrtr", &python, &args, &[], port).await;
+                server.assert_loopback_only();
+                let target = RemoteTarget::new(server.url("/mcp")).with_transport(Some(TransportKind::StreamableHttp));
+                let conn = McpConnection::remote(&target, options).expect("a remote target");
+                body(&conn).await;
+                conn.close().await;
+                server.stop().await;
+            }
+        }
+    };
+    tokio::time::timeout(TEST_TIMEOUT, run)
+        .await
+        .unwrap_or_else(|_| panic!("mrtr peer over {via:?}: the test timed out"));
+}
+
+/// The SDK's multi round-trip with `"jsonrpc": "2.0"` in each input request (the peer's
+/// middleware writes it): the request is typed, answered, and the tool gets the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mrtr_input_requests_with_a_jsonrpc_member_are_answered() {
+    with_mrtr_peer(Via::Stdio, EraPreference::Auto, Arc::default(), |conn| {
+        Box::pin(async move {
+            let info = conn.connect().await.expect("connect");
+            assert_eq!(info.protocol_version, ProtocolVersion::LATEST_MODERN);
+            let session = conn.session().await.expect("the session");
+            // The wire form: the member is there.
+            let params = serde_json::value::to_raw_value(&json!({"name": "greet_user", "arguments": {}})).unwrap();
+            let raw =
+                session.request_raw("tools/call", Some(params), RequestOptions::default()).await.expect("tools/call");
+            let wire: Value = serde_json::from_str(raw.get()).unwrap();
+            let requests = wire["inputRequests"].as_object().expect("inputRequests");
+            assert!(requests.values().all(|r| r["jsonrpc"] == "2.0" && r["method"] == "elicitation/create"), "{wire}");
+            // Typed all the same, and answered.
+            let typed = CallToolParams { name: "greet_user".into(), ..Default::default() };
+            let Outcome::InputRequired(input) =
+                session.request::<CallTool>(&typed, RequestOptions::default()).await.unwrap()
+            else {
+                panic!("greet_user asks first")
+            };
+            assert!(input.input_requests.unwrap().values().all(|r| matches!(r, InputRequest::Elicit(_))));
+            let result = call(conn, "greet_user", json!({"greeting": "Welcome"}), RequestOptions::default()).await;
+            assert_eq!(texts(&result), [format!("Welcome, {GIVEN_NAME}!").as_str()]);
+        })
+    })
+    .await;
+}
+
+/// A job that answers "still working" (a state and no input requests) twice before it is done:
+/// the client retries with the state until it completes, pausing before each such retry (the
+/// server checks the retries did not come at once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mrtr_still_working_twice_then_done() {
+    with_mrtr_peer(Via::Stdio, EraPreference::Auto, Arc::default(), |conn| {
+        Box::pin(async move {
+            conn.connect().await.expect("connect");
+            let result = call(conn, "slow_job", json!({"job": "j7"}), RequestOptions::default()).await;
+            assert_eq!(texts(&result), ["job j7 done after 3 retries, paced"]);
+        })
+    })
+    .await;
+}
+
+/// -32042 in `era` over streamable HTTP: the host "opens" the URL (the server's own route), the
+/// server completes the elicitation (legacy era: `notifications/elicitation/complete` with its
+/// id), and the client's automatic retry of the tool call succeeds.
+async fn url_elicitation_case(era: EraPreference) {
+    let opener = Arc::new(UrlOpener::default());
+    let seen = opener.clone();
+    with_mrtr_peer(Via::StreamableHttp, era, opener, move |conn| {
+        Box::pin(async move {
+            let info = conn.connect().await.expect("connect");
+            let modern = info.protocol_version.era() == Some(Era::Modern);
+            assert_eq!(modern, era != EraPreference::Legacy);
+            let result = call(conn, "read_files", json!({"account": "ada"}), RequestOptions::default()).await;
+            assert_eq!(texts(&result), ["files of ada: notes.txt"]);
+            let opened = seen.opened.lock().unwrap().clone();
+            assert_eq!(opened.len(), 1, "{opened:?}");
+            let (url, id) = &opened[0];
+            assert!(url.contains("/authorize/auth-"), "{url}");
+            // Legacy: the id the completion names; modern: none (the revision has no ids).
+            assert_eq!(id.is_some(), !modern, "{opened:?}");
+        })
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_elicitation_required_is_completed_and_retried_legacy() {
+    url_elicitation_case(EraPreference::Legacy).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_elicitation_required_is_completed_and_retried_modern() {
+    url_elicitation_case(EraPreference::Auto).await;
 }

@@ -14,6 +14,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use super::freshness::Freshness;
+use super::url_elicitation::CompletionWaiters;
 use crate::callbacks::HostCallbacks;
 use crate::session::{InboundHandler, Session};
 
@@ -22,6 +23,8 @@ pub(crate) struct CallbackHandler {
     pub(crate) callbacks: HostCallbacks,
     /// The connection's own interest in notifications (list changes, subscriptions).
     watcher: Option<Arc<Freshness>>,
+    /// The connection's calls waiting for URL elicitations to complete.
+    completions: Option<Arc<CompletionWaiters>>,
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
@@ -38,12 +41,19 @@ fn missing_params(method: &str) -> ErrorObject {
 
 impl CallbackHandler {
     pub(crate) fn new(server: &str, callbacks: HostCallbacks) -> Self {
-        CallbackHandler { server: Arc::from(server), callbacks, watcher: None }
+        CallbackHandler { server: Arc::from(server), callbacks, watcher: None, completions: None }
     }
 
     /// Let the connection see every notification too, before the host's sink does.
     pub(crate) fn watching(mut self, watcher: Arc<Freshness>) -> Self {
         self.watcher = Some(watcher);
+        self
+    }
+
+    /// Hand `notifications/elicitation/complete` to the connection's waiting calls too, before
+    /// the host's sink sees it.
+    pub(crate) fn completing(mut self, completions: Arc<CompletionWaiters>) -> Self {
+        self.completions = Some(completions);
         self
     }
 }
@@ -54,8 +64,12 @@ impl InboundHandler for CallbackHandler {
         let method = request.method().to_owned();
         match request {
             ServerRequest::CreateMessage(params) => {
-                let (Some(handler), Some(params)) = (self.callbacks.sampling.clone(), params) else {
-                    return Box::pin(async move { Err(if_none_found(&method)) });
+                // No handler: the method is not offered (-32601); no params: invalid (-32602).
+                let Some(handler) = self.callbacks.sampling.clone() else {
+                    return Box::pin(async move { Err(not_found(&method)) });
+                };
+                let Some(params) = params else {
+                    return Box::pin(async move { Err(missing_params(&method)) });
                 };
                 Box::pin(async move {
                     let result = handler.create_message(&server, params).await?;
@@ -88,6 +102,12 @@ impl InboundHandler for CallbackHandler {
         if let Some(watcher) = &self.watcher {
             watcher.on_notification(&notification);
         }
+        if let (Some(completions), ServerNotification::ElicitationComplete(Some(done))) =
+            (&self.completions, &notification)
+            && completions.complete(&done.elicitation_id)
+        {
+            tracing::debug!(server = %self.server, elicitation_id = %done.elicitation_id, "a URL elicitation completed");
+        }
         if let Some(sink) = &self.callbacks.notifications {
             sink.on_notification(&self.server, &notification);
         } else if let ServerNotification::LoggingMessage(Some(log)) = &notification {
@@ -95,10 +115,6 @@ impl InboundHandler for CallbackHandler {
         }
         Box::pin(async {})
     }
-}
-
-fn if_none_found(method: &str) -> ErrorObject {
-    not_found(method)
 }
 
 /// The host's announcements of root changes, taken before the handshake so that a change made

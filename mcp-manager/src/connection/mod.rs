@@ -13,6 +13,7 @@ mod inventory;
 mod mrtr;
 pub mod pagination;
 mod remote;
+mod url_elicitation;
 
 use std::sync::Arc;
 
@@ -32,11 +33,13 @@ use tokio::sync::Mutex;
 pub use self::discovery::Inventory;
 pub use self::era::EraPreference;
 pub use self::freshness::FreshnessOptions;
+pub use self::mrtr::{STILL_WAITING_FIRST_PAUSE, STILL_WAITING_MAX_PAUSE};
 pub use self::pagination::PaginationError;
 pub use self::remote::{
     FALLBACK_STATUSES, RemoteTarget, RemoteTimeouts, TransportPlan, calls_for_fallback, sse_factory,
     streamable_http_factory,
 };
+pub use self::url_elicitation::{MAX_PENDING_COMPLETIONS, MAX_URL_ELICITATION_RETRIES, MAX_URL_ELICITATIONS_PER_ERROR};
 use crate::callbacks::HostCallbacks;
 use crate::session::{RequestOptions, Session, SessionError, SessionOptions};
 
@@ -236,6 +239,79 @@ pub enum ConnectionError {
         /// The most answered in one round.
         max: usize,
     },
+    /// An input request of a multi round-trip result could not be answered: the host's handler
+    /// failed or refused (the user refused sampling, say), there is none for it, its params do
+    /// not decode, or its method is unknown. The call stops at the first one.
+    #[error(
+        "server {server:?}: {method} asked for input {key:?} ({input_method}), which this host could not give: {error}"
+    )]
+    InputRequestFailed {
+        /// The server's name.
+        server: String,
+        /// The method of the call.
+        method: &'static str,
+        /// The server's key of the input request (at most 128 characters of it).
+        key: String,
+        /// The input request's method.
+        input_method: String,
+        /// Why it could not be answered (the handler's error, or -32601 / -32602).
+        error: mcp_protocol::ErrorObject,
+    },
+    /// A URL elicitation that the server required (-32042) was declined, dismissed or refused by
+    /// the host, so the request was not retried.
+    #[error("server {server:?}: {method} needs the user to open {url}, and {reason}")]
+    UrlElicitationFailed {
+        /// The server's name.
+        server: String,
+        /// The method of the call.
+        method: &'static str,
+        /// The URL (at most 256 characters of it).
+        url: String,
+        /// What happened.
+        reason: String,
+    },
+    /// The server did not send `notifications/elicitation/complete` for the URL elicitations the
+    /// user accepted before the call's deadline.
+    #[error(
+        "server {server:?}: {method} timed out after {} waiting for the server to complete the URL elicitations {elicitation_ids:?} (no notifications/elicitation/complete)",
+        url_elicitation::fmt_after(*after)
+    )]
+    UrlElicitationTimeout {
+        /// The server's name.
+        server: String,
+        /// The method of the call.
+        method: &'static str,
+        /// The `elicitationId`s still not completed.
+        elicitation_ids: Vec<String>,
+        /// How long the call ran.
+        after: std::time::Duration,
+    },
+    /// A -32042 error named more URL elicitations than are taken from one error
+    /// ([`MAX_URL_ELICITATIONS_PER_ERROR`]); the user was asked nothing.
+    #[error("server {server:?}: {method} requires {count} URL elicitations at once; at most {max} are taken")]
+    TooManyUrlElicitations {
+        /// The server's name.
+        server: String,
+        /// The method of the call.
+        method: &'static str,
+        /// The elicitations of the error.
+        count: usize,
+        /// The most taken.
+        max: usize,
+    },
+    /// The server still answered -32042 after the request was retried
+    /// [`MAX_URL_ELICITATION_RETRIES`] times.
+    #[error("server {server:?}: {method} still requires URL elicitations after {retries} retries: {error}")]
+    UrlElicitationStillRequired {
+        /// The server's name.
+        server: String,
+        /// The method of the call.
+        method: &'static str,
+        /// The retries made.
+        retries: usize,
+        /// The server's last error.
+        error: mcp_protocol::ErrorObject,
+    },
 }
 
 struct Live {
@@ -273,6 +349,8 @@ pub struct McpConnection {
     era: std::sync::Mutex<Option<mcp_protocol::Era>>,
     /// The cached inventory and what keeps it fresh.
     fresh: Arc<freshness::Freshness>,
+    /// The calls waiting for `notifications/elicitation/complete`.
+    completions: Arc<url_elicitation::CompletionWaiters>,
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -297,6 +375,7 @@ impl McpConnection {
             options,
             live: Mutex::new(None),
             era: std::sync::Mutex::new(None),
+            completions: Arc::default(),
         }
     }
 

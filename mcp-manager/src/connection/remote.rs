@@ -229,7 +229,9 @@ impl McpConnection {
     /// fails in a way that does not call for the next.
     pub(super) async fn open(&self) -> Result<Live, ConnectionError> {
         let handler: Arc<handler::CallbackHandler> = Arc::new(
-            handler::CallbackHandler::new(&self.name, self.options.callbacks.clone()).watching(self.fresh.clone()),
+            handler::CallbackHandler::new(&self.name, self.options.callbacks.clone())
+                .watching(self.fresh.clone())
+                .completing(self.completions.clone()),
         );
         // The first transport whose initialize was refused, and why.
         let mut refused: Option<(TransportKind, ConnectionError)> = None;

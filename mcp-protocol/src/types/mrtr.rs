@@ -16,8 +16,12 @@ use super::roots::ListRootsResult;
 use super::sampling::{CreateMessageParams, CreateMessageResult};
 use super::tasks::CreateTaskResult;
 
-/// One request the server needs the client to fulfil before it can complete: `{method, params}`
-/// without `jsonrpc` or `id`.
+/// One request the server needs the client to fulfil before it can complete: `{method, params}`.
+///
+/// The schema allows other members; some servers write the JSON-RPC envelope (`"jsonrpc":
+/// "2.0"`, even an `id`) into each input request. Such members are ignored when decoding: the
+/// request is typed from `method` and `params` alone, and encodes back without them (a client
+/// never sends an input request back, it answers it by key).
 // Transient values, a handful per result: boxing the large variants buys nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
@@ -28,8 +32,8 @@ pub enum InputRequest {
     ListRoots(Option<RequestParams>),
     /// `elicitation/create`.
     Elicit(ElicitParams),
-    /// A method this crate does not know, a known method whose params do not decode, or a
-    /// request with members besides `method` and `params`; kept as it arrived.
+    /// A method this crate does not know, or a known method whose params do not decode; kept
+    /// as it arrived.
     Unknown(Value),
 }
 
@@ -80,15 +84,12 @@ impl<'de> Deserialize<'de> for InputRequest {
 }
 
 impl InputRequest {
-    /// The typed form of a known request that holds only `method` and well-formed `params`.
-    /// A malformed request is not an error here: it stays [`InputRequest::Unknown`], so one bad
-    /// input request does not make the whole result undecodable and the caller can still report
-    /// it by key.
+    /// The typed form of a known request with well-formed `params`; members besides `method`
+    /// and `params` are ignored. A malformed request is not an error here: it stays
+    /// [`InputRequest::Unknown`], so one bad input request does not make the whole result
+    /// undecodable and the caller can still report it by key.
     fn typed(value: &Value) -> Option<InputRequest> {
         let map = value.as_object()?;
-        if map.keys().any(|k| k != "method" && k != "params") {
-            return None;
-        }
         let params = map.get("params");
         fn parse<T: DeserializeOwned>(params: Option<&Value>) -> Option<T> {
             T::deserialize(params?).ok()
@@ -382,11 +383,23 @@ mod tests {
         let r: InputRequest = serde_json::from_value(with_params.clone()).unwrap();
         assert!(matches!(&r, InputRequest::ListRoots(Some(p)) if p.meta.is_some()));
         assert_eq!(serde_json::to_value(&r).unwrap(), with_params);
-        // Extra envelope members keep the request whole.
-        let extra = json!({"method": "roots/list", "id": 3});
-        let r: InputRequest = serde_json::from_value(extra.clone()).unwrap();
-        assert!(matches!(r, InputRequest::Unknown(_)));
-        assert_eq!(serde_json::to_value(&r).unwrap(), extra);
+        // Envelope members (the schema allows them; some servers write them) are ignored: the
+        // request is typed, and encodes as `{method, params}`.
+        let extra = json!({"method": "roots/list", "id": 3, "jsonrpc": "2.0"});
+        let r: InputRequest = serde_json::from_value(extra).unwrap();
+        assert!(matches!(r, InputRequest::ListRoots(None)), "{r:?}");
+        assert_eq!(serde_json::to_value(&r).unwrap(), json!({"method": "roots/list"}));
+        let elicit = json!({"jsonrpc": "2.0", "method": "elicitation/create", "params": {"message": "name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}});
+        let r: InputRequest = serde_json::from_value(elicit.clone()).unwrap();
+        assert!(matches!(&r, InputRequest::Elicit(ElicitParams::Form(f)) if f.message == "name?"), "{r:?}");
+        let mut without = elicit;
+        without.as_object_mut().unwrap().remove("jsonrpc");
+        assert_eq!(serde_json::to_value(&r).unwrap(), without);
+        let sample = json!({"jsonrpc": "2.0", "method": "sampling/createMessage", "params": {"maxTokens": 5,
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}});
+        let r: InputRequest = serde_json::from_value(sample).unwrap();
+        assert!(matches!(&r, InputRequest::CreateMessage(p) if p.max_tokens == 5), "{r:?}");
         // A known method with broken params is kept whole rather than failing the whole result.
         let broken = json!({"method": "sampling/createMessage", "params": {}});
         let r: InputRequest = serde_json::from_value(broken.clone()).unwrap();
