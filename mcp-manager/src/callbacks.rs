@@ -11,6 +11,7 @@ use mcp_protocol::types::elicitation::{ElicitParams, ElicitResult};
 use mcp_protocol::types::lifecycle::{ClientCapabilities, ElicitationCapability, RootsCapability, SamplingCapability};
 use mcp_protocol::types::roots::Root;
 use mcp_protocol::types::sampling::{CreateMessageParams, CreateMessageResult};
+use mcp_protocol::types::ui::{UI_EXTENSION, UiClientCapabilities};
 
 /// Answers `sampling/createMessage` with the host's LLM.
 pub trait SamplingHandler: Send + Sync + 'static {
@@ -75,6 +76,11 @@ pub struct HostCallbacks {
     pub roots: Option<Arc<dyn RootsProvider>>,
     /// Server notifications.
     pub notifications: Option<Arc<dyn NotificationSink>>,
+    /// The host renders MCP Apps views of these MIME types (usually
+    /// [`UiClientCapabilities::html`]): the `io.modelcontextprotocol/ui` extension is declared
+    /// to servers. `None` (the default) claims nothing, and servers that check fall back to
+    /// text-only tools. See [`apps`](crate::apps).
+    pub apps: Option<UiClientCapabilities>,
 }
 
 impl std::fmt::Debug for HostCallbacks {
@@ -84,6 +90,7 @@ impl std::fmt::Debug for HostCallbacks {
             .field("elicitation", &self.elicitation.is_some())
             .field("roots", &self.roots.is_some())
             .field("notifications", &self.notifications.is_some())
+            .field("apps", &self.apps)
             .finish()
     }
 }
@@ -108,6 +115,10 @@ impl HostCallbacks {
                 elicitation.url = Some(Default::default());
             }
             caps.elicitation = Some(elicitation);
+        }
+        if let Some(apps) = &self.apps {
+            let value = serde_json::to_value(apps).unwrap_or_else(|_| serde_json::Value::Object(Default::default()));
+            caps.extensions.get_or_insert_with(Default::default).insert(UI_EXTENSION.to_owned(), value);
         }
         caps
     }

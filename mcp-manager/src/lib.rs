@@ -13,6 +13,7 @@
 //! - [`config`]: [`McpConfig`](config::McpConfig) and its loaders (desktop `mcpServers` JSON,
 //!   VS Code, Codex TOML, this crate's TOML), interpolation and validation.
 //! - [`callbacks`]: what a server may ask of the host ([`HostCallbacks`]).
+//! - [`apps`]: MCP Apps views ([`AppView`](apps::AppView)) read for a host that renders them.
 //!
 //! A host reads its servers from a config file ([`McpConfig::load`](config::McpConfig::load)),
 //! or from text with an environment of its choosing, then starts an
@@ -52,6 +53,7 @@
 //! # Ok::<(), mcp_manager::config::ConfigError>(())
 //! ```
 
+pub mod apps;
 pub mod callbacks;
 pub mod config;
 pub mod connection;

@@ -6,7 +6,7 @@
 //! Main types:
 //!
 //! - [`ToolSpec`]: what a tool is (name, schemas, icons, [`ToolAnnotation`], provider,
-//!   namespace, [`ToolVisibility`], metadata).
+//!   namespace, [`ToolVisibility`], [`ToolCallers`], metadata).
 //! - [`ToolInvocation`] and [`ToolExecutionContext`]: one call, and the host context (session,
 //!   chat stream, user, platform, anchor message) carried through to the provider.
 //! - [`ToolExecutionResult`] with its [`ContentItem`]s and
@@ -15,7 +15,9 @@
 //!   failures.
 //! - [`ToolRegistry`]: many providers behind one list with names valid for LLM APIs
 //!   ([`ExposedTool`], [`RegistryOptions`]), OpenAI function-tool definitions, deferred tools
-//!   reachable through the built-in `tool_search`, and routing of each call.
+//!   reachable through the built-in `tool_search`, and routing of each call; tools only an app
+//!   may call stay out of the LLM's list and are reached through
+//!   [`ToolRegistry::invoke_from_app`] with the app's [`AppOrigin`].
 //! - [`NativeTool`] and [`NativeToolProvider`]: a typed async function becomes a tool whose
 //!   parameters schema is generated from its argument type.
 //!
@@ -79,10 +81,10 @@ pub use content::{
 pub use invocation::{ToolExecutionContext, ToolInvocation};
 pub use native::{NATIVE_PROVIDER_TYPE, NativeTool, NativeToolProvider, NoArgs, schema_for};
 pub use provider::{ToolError, ToolProvider};
-pub use registry::{ExposedTool, RegistryOptions, ToolRegistry};
+pub use registry::{AppOrigin, ExposedTool, RegistryOptions, ToolRegistry};
 pub use result::{GENERIC_FAILURE, ToolExecutionResult};
 pub use search::{BUILTIN_PROVIDER, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH_NAME, tool_search_spec};
-pub use spec::{ToolAnnotation, ToolIcon, ToolSpec, empty_object_schema};
+pub use spec::{ToolAnnotation, ToolCallers, ToolIcon, ToolSpec, empty_object_schema};
 
 /// Whether a tool is offered to the LLM directly or only through tool search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

@@ -114,7 +114,7 @@ pub(crate) fn search_deferred<'a>(tools: &'a [ExposedTool], query: &str, limit: 
     let mut hits: Vec<(u32, usize)> = tools
         .iter()
         .enumerate()
-        .filter(|(_, tool)| tool.spec.is_deferred())
+        .filter(|(_, tool)| tool.spec.is_deferred() && tool.spec.callers.model)
         .filter_map(|(index, tool)| {
             let score = if terms.is_empty() { 1 } else { score(tool, &phrase, &terms) };
             (score > 0).then_some((score, index))

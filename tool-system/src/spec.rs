@@ -1,4 +1,4 @@
-//! What a tool is: [`ToolSpec`] with its [`ToolIcon`]s and [`ToolAnnotation`].
+//! What a tool is: [`ToolSpec`] with its [`ToolIcon`]s, [`ToolAnnotation`] and [`ToolCallers`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -46,9 +46,46 @@ pub struct ToolSpec {
     /// Whether the tool is listed to the LLM directly or only through `tool_search`.
     #[serde(default)]
     pub visibility: ToolVisibility,
+    /// Who may call the tool: the LLM, an app (an interactive view the tool's own provider
+    /// served), or both (the default).
+    #[serde(default, skip_serializing_if = "ToolCallers::is_default")]
+    pub callers: ToolCallers,
     /// Free-form metadata that travels with the spec.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
+}
+
+/// Who may call a tool.
+///
+/// Some tools exist only for an interactive view a provider serves (an "app", such as an MCP
+/// App): the LLM must never see them, and the view calls them through
+/// [`ToolRegistry::invoke_from_app`](crate::ToolRegistry::invoke_from_app). Others are for the
+/// LLM only and an app may not call them. Most tools are for both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ToolCallers {
+    /// The LLM sees the tool and may call it.
+    pub model: bool,
+    /// An app served by the tool's own provider (and namespace) may call it.
+    pub app: bool,
+}
+
+impl Default for ToolCallers {
+    fn default() -> Self {
+        Self::BOTH
+    }
+}
+
+impl ToolCallers {
+    /// Both the LLM and the provider's apps.
+    pub const BOTH: Self = Self { model: true, app: true };
+    /// Only the provider's apps: never offered to the LLM.
+    pub const APP_ONLY: Self = Self { model: false, app: true };
+    /// Only the LLM: an app may not call it.
+    pub const MODEL_ONLY: Self = Self { model: true, app: false };
+
+    fn is_default(&self) -> bool {
+        *self == Self::BOTH
+    }
 }
 
 /// The schema of a tool that takes no arguments: `{"type": "object", "properties": {}}`.
@@ -74,6 +111,7 @@ impl ToolSpec {
             provider_type: String::new(),
             namespace: None,
             visibility: ToolVisibility::Visible,
+            callers: ToolCallers::default(),
             metadata: Map::new(),
         }
     }
@@ -136,6 +174,12 @@ impl ToolSpec {
     /// Makes the tool deferred: reachable only through `tool_search`.
     pub fn deferred(self) -> Self {
         self.with_visibility(ToolVisibility::Deferred)
+    }
+
+    /// Sets who may call the tool.
+    pub fn with_callers(mut self, callers: ToolCallers) -> Self {
+        self.callers = callers;
+        self
     }
 
     /// Adds one metadata entry.

@@ -15,8 +15,9 @@ mod tests;
 use mcp_protocol::types::common::Icon;
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::tools::{CallToolResult, Tool, ToolAnnotations};
+use mcp_protocol::types::ui::UiToolMeta;
 use serde_json::{Map, Value};
-use tool_system::{ToolAnnotation, ToolExecutionResult, ToolIcon, ToolSpec, ToolVisibility};
+use tool_system::{ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon, ToolSpec, ToolVisibility};
 
 pub use guard::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANSION, MAX_SCHEMA_TEXT, MAX_SCHEMA_VALUES, screen_schema};
 pub use schema::{SchemaCheck, SchemaError, SchemaOptions, check_arguments};
@@ -26,6 +27,10 @@ pub const MCP_PROVIDER: &str = "mcp";
 
 /// The metadata key that names the server a tool or result belongs to.
 pub const SERVER_NAME_KEY: &str = "server_name";
+
+/// The metadata key of a tool's MCP Apps declaration (its `_meta.ui`, read leniently as a
+/// [`UiToolMeta`]: the view's `ui://` URI and who may call the tool).
+pub const UI_KEY: &str = "ui";
 
 /// The host spec of the MCP tool `tool` of the server named `server`.
 ///
@@ -37,17 +42,31 @@ pub const SERVER_NAME_KEY: &str = "server_name";
 /// - `annotation` maps the behaviour hints and title; `audience` and `priority`, which MCP tool
 ///   annotations do not model, are read from the annotations' unmodelled members or their
 ///   `_meta`, and every other unmodelled member goes to the annotation's `metadata`;
+/// - `callers` follows the MCP Apps visibility in `_meta.ui` (`["app"]`: only the server's own
+///   views may call the tool, and the LLM never sees it; `["model"]`: an app may not call it;
+///   absent: both);
 /// - `metadata` holds `server_name` (always ours: a server cannot overwrite it), the tool's
-///   `_meta` under `_meta` and its `execution` properties under `execution`, when present.
+///   `_meta` under `_meta`, its `execution` properties under `execution` and its MCP Apps
+///   declaration under `ui` ([`UI_KEY`]), when present.
 pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolSpec {
     let title =
         tool.title.clone().or_else(|| tool.annotations.as_ref().and_then(|annotations| annotations.title.clone()));
     // Sized exactly: hosts list thousands of tools, and a map's default growth would reserve
     // several unused entries per tool.
-    let mut metadata = Map::with_capacity(1 + usize::from(tool.meta.is_some()) + usize::from(tool.execution.is_some()));
+    let ui = tool.meta.as_ref().and_then(|meta| UiToolMeta::from_meta(&meta.0));
+    let mut metadata = Map::with_capacity(
+        1 + usize::from(tool.meta.is_some()) + usize::from(tool.execution.is_some()) + usize::from(ui.is_some()),
+    );
     if let Some(meta) = &tool.meta {
         metadata.insert("_meta".into(), Value::Object(meta.0.clone()));
     }
+    let callers = match &ui {
+        Some(ui) => {
+            metadata.insert(UI_KEY.into(), serde_json::to_value(ui).unwrap_or(Value::Null));
+            ToolCallers { model: ui.model_visible(), app: ui.app_visible() }
+        }
+        None => ToolCallers::BOTH,
+    };
     if let Some(execution) = &tool.execution {
         metadata.insert("execution".into(), serde_json::to_value(execution).unwrap_or(Value::Null));
     }
@@ -65,6 +84,7 @@ pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolS
         provider_type: MCP_PROVIDER.to_owned(),
         namespace: Some(server.to_owned()),
         visibility,
+        callers,
         metadata,
     }
 }

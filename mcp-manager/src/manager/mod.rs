@@ -38,6 +38,7 @@ pub use self::routing::{Conflict, ConflictKind, RoutedPrompt, RoutedResource, Ro
 use self::server::ManagedServer;
 pub use self::server::ServerStatus;
 use crate::HostCallbacks;
+use crate::apps::{AppView, AppViewError};
 use crate::config::{ClientConfig, McpConfig, ServerConfig};
 use crate::connection::ConnectionError;
 use crate::session::RequestOptions;
@@ -121,6 +122,9 @@ pub enum ManagerError {
     /// The connection failed.
     #[error(transparent)]
     Connection(#[from] ConnectionError),
+    /// The resource is not an MCP Apps view the host can render.
+    #[error(transparent)]
+    AppView(#[from] AppViewError),
     /// The manager was closed.
     #[error("the MCP manager is closed")]
     Closed,
@@ -457,6 +461,28 @@ impl McpManager {
             Outcome::Complete(result) => Ok((server, result)),
             _ => Err(ManagerError::UnexpectedShape {
                 server: server.to_string(),
+                method: "resources/read",
+                shape: "input_required",
+            }),
+        }
+    }
+
+    /// Read the MCP Apps view `uri` (a `ui://` resource, usually a tool's
+    /// `_meta.ui.resourceUri`) from server `server`, with the sandbox it asks for (see
+    /// [`crate::apps`]): its HTML, CSP origins and permissions, the read contents' `_meta.ui`
+    /// taking precedence over the listing's. The view need not be listed by `resources/list`.
+    pub async fn read_app_view(&self, server: &str, uri: &str) -> Result<AppView, ManagerError> {
+        if !mcp_protocol::types::ui::is_ui_uri(uri) {
+            return Err(ManagerError::AppView(AppViewError::NotUiUri { uri: uri.to_owned() }));
+        }
+        let managed = self.shared.server(server).ok_or_else(|| ManagerError::UnknownServer(server.into()))?;
+        let routing = self.routing();
+        let listed =
+            routing.resources().iter().find(|r| &*r.server == server && r.resource.uri == uri).map(|r| &r.resource);
+        match managed.conn.read_resource(uri).await? {
+            Outcome::Complete(result) => Ok(crate::apps::app_view(server, uri, listed, result)?),
+            _ => Err(ManagerError::UnexpectedShape {
+                server: server.to_owned(),
                 method: "resources/read",
                 shape: "input_required",
             }),

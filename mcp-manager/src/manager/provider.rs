@@ -1,7 +1,9 @@
 //! [`McpToolProvider`]: the manager's tools as a `tool_system` provider.
 
 use futures::future::BoxFuture;
-use tool_system::{ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec};
+use tool_system::{
+    AppOrigin, ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec,
+};
 
 use std::sync::Arc;
 
@@ -29,6 +31,13 @@ impl McpToolProvider {
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
         self
+    }
+
+    /// The origin of the MCP Apps views of server `server` (see [`crate::apps`]): pass it to
+    /// [`ToolRegistry::invoke_from_app`](tool_system::ToolRegistry::invoke_from_app) when a view
+    /// that server served calls one of its tools.
+    pub fn app_origin(&self, server: &str) -> AppOrigin {
+        AppOrigin::new(self.name.clone(), Some(server.to_owned()))
     }
 
     /// The manager behind the provider.

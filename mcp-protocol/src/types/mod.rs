@@ -23,3 +23,4 @@ pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tools;
+pub mod ui;

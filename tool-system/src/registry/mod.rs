@@ -35,6 +35,25 @@ impl Default for RegistryOptions {
     }
 }
 
+/// Where an app (an interactive view a provider served, such as an MCP App's `ui://` resource)
+/// came from: the provider that served it and, for providers that qualify names (the MCP one:
+/// one namespace per server), its namespace. An app calls only its own origin's tools, by their
+/// own names, and only those whose [`ToolCallers::app`](crate::ToolCallers::app) is set.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AppOrigin {
+    /// The provider's name, as [`ExposedTool::provider`].
+    pub provider: String,
+    /// The namespace, as [`ToolSpec::namespace`].
+    pub namespace: Option<String>,
+}
+
+impl AppOrigin {
+    /// The origin of apps served by `provider` under `namespace`.
+    pub fn new(provider: impl Into<String>, namespace: Option<String>) -> Self {
+        Self { provider: provider.into(), namespace }
+    }
+}
+
 /// A tool as the registry exposes it: its LLM name, the provider that serves it, and its spec
 /// (with the provider's own name in `spec.name`).
 #[derive(Debug, Clone, PartialEq)]
@@ -282,8 +301,8 @@ impl ToolRegistry {
         self.listing(ctx).await.tools.clone()
     }
 
-    /// What the LLM is offered: the visible tools, then the built-in `tool_search` when at least
-    /// one tool is deferred.
+    /// What the LLM is offered: the visible tools the model may call (not the app-only ones),
+    /// then the built-in `tool_search` when at least one such tool is deferred.
     pub async fn llm_tools(&self, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
         self.listing(ctx).await.llm_tools()
     }
@@ -315,14 +334,58 @@ impl ToolRegistry {
         search_deferred(&snapshot.tools, query, limit).into_iter().cloned().collect()
     }
 
+    /// The tools an app of `origin` may call: its origin's tools whose
+    /// [`ToolCallers::app`](crate::ToolCallers::app) is set, in registration order.
+    pub async fn app_tools(&self, origin: &AppOrigin, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
+        let snapshot = self.listing(ctx).await;
+        snapshot
+            .tools
+            .iter()
+            .filter(|tool| {
+                tool.spec.callers.app && tool.provider == origin.provider && tool.spec.namespace == origin.namespace
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Runs, for an app of `origin`, the origin's tool whose own name is `tool` (apps know their
+    /// server's names, not the LLM's). A tool of another origin, or one whose callers do not
+    /// include apps, is refused with a failed result that says so; otherwise as
+    /// [`invoke`](Self::invoke).
+    pub async fn invoke_from_app(
+        &self,
+        origin: &AppOrigin,
+        tool: &str,
+        invocation: ToolInvocation,
+        ctx: ToolExecutionContext,
+    ) -> ToolExecutionResult {
+        let snapshot = self.listing(&ctx).await;
+        let Some(index) = snapshot.resolve_in(origin, tool) else {
+            return ToolExecutionResult::failed(format!(
+                "an app of {} has no tool `{}` to call",
+                describe_origin(origin),
+                quote_name(tool)
+            ));
+        };
+        if !snapshot.tools[index].spec.callers.app {
+            return ToolExecutionResult::failed(format!(
+                "tool `{}` of {} may not be called by an app (its visibility does not include apps)",
+                quote_name(tool),
+                describe_origin(origin)
+            ));
+        }
+        run(&snapshot, index, invocation, ctx).await
+    }
+
     /// Runs the tool exposed as `name` (an LLM name; a qualified or original name that only one
     /// tool has works too). `invocation.tool_name` is replaced by the provider's own name of the
-    /// tool. `tool_search` runs the built-in search. An unknown name, a provider that panics or
-    /// a failed result without a message all give a failed result with a non-empty message.
+    /// tool. `tool_search` runs the built-in search. An unknown name, a tool only an app may call
+    /// (see [`invoke_from_app`](Self::invoke_from_app)), a provider that panics or a failed
+    /// result without a message all give a failed result with a non-empty message.
     pub async fn invoke(
         &self,
         name: &str,
-        mut invocation: ToolInvocation,
+        invocation: ToolInvocation,
         ctx: ToolExecutionContext,
     ) -> ToolExecutionResult {
         let snapshot = self.listing(&ctx).await;
@@ -335,24 +398,13 @@ impl ToolRegistry {
         let Some(index) = snapshot.resolve(name) else {
             return ToolExecutionResult::failed(format!("unknown tool `{}`", quote_name(name)));
         };
-        let tool = &snapshot.tools[index];
-        let provider = Arc::clone(&snapshot.routes[index]);
-        invocation.tool_name.clone_from(&tool.spec.name);
-        let call = std::panic::catch_unwind(AssertUnwindSafe(|| provider.invoke(invocation, ctx)));
-        let outcome = match call {
-            Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
-            Err(panic) => Err(panic),
-        };
-        match outcome {
-            Ok(result) => result.normalized(),
-            Err(_) => {
-                tracing::error!(tool = %tool.llm_name, provider = %tool.provider, "tool panicked");
-                ToolExecutionResult::failed(format!(
-                    "tool `{}` of provider `{}` panicked",
-                    tool.llm_name, tool.provider
-                ))
-            }
+        if !snapshot.tools[index].spec.callers.model {
+            return ToolExecutionResult::failed(format!(
+                "tool `{}` may only be called by its app, not by the model",
+                quote_name(name)
+            ));
         }
+        run(&snapshot, index, invocation, ctx).await
     }
 
     /// Removes and closes every provider (concurrently). The registry is empty afterwards and
@@ -365,6 +417,38 @@ impl ToolRegistry {
             std::mem::take(&mut state.providers)
         };
         join_all(providers.iter().map(|p| p.close())).await;
+    }
+}
+
+/// Runs the tool at `index` of `snapshot` with its provider's own name, isolating a panic.
+async fn run(
+    snapshot: &Snapshot,
+    index: usize,
+    mut invocation: ToolInvocation,
+    ctx: ToolExecutionContext,
+) -> ToolExecutionResult {
+    let tool = &snapshot.tools[index];
+    let provider = Arc::clone(&snapshot.routes[index]);
+    invocation.tool_name.clone_from(&tool.spec.name);
+    let call = std::panic::catch_unwind(AssertUnwindSafe(|| provider.invoke(invocation, ctx)));
+    let outcome = match call {
+        Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+        Err(panic) => Err(panic),
+    };
+    match outcome {
+        Ok(result) => result.normalized(),
+        Err(_) => {
+            tracing::error!(tool = %tool.llm_name, provider = %tool.provider, "tool panicked");
+            ToolExecutionResult::failed(format!("tool `{}` of provider `{}` panicked", tool.llm_name, tool.provider))
+        }
+    }
+}
+
+/// "provider `p`" or "provider `p`, namespace `n`" for an error message.
+fn describe_origin(origin: &AppOrigin) -> String {
+    match &origin.namespace {
+        Some(namespace) => format!("provider `{}` (namespace `{}`)", origin.provider, quote_name(namespace)),
+        None => format!("provider `{}`", origin.provider),
     }
 }
 

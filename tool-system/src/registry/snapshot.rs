@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::names::NameAllocator;
 use crate::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
-use crate::{ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
+use crate::{AppOrigin, ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
 
 /// The registry's view of its providers' tools at one moment: immutable, shared behind an `Arc`
 /// so that a call needs no lock while it looks a name up.
@@ -113,7 +113,7 @@ impl Snapshot {
                 routes.push(Arc::clone(provider));
             }
         }
-        let has_deferred = tools.iter().any(|tool| tool.spec.is_deferred());
+        let has_deferred = tools.iter().any(|tool| tool.spec.is_deferred() && tool.spec.callers.model);
         Self { generation, providers, revisions, tools, routes, by_llm_name, aliases, has_deferred }
     }
 
@@ -128,9 +128,18 @@ impl Snapshot {
         self.by_llm_name.get(name).copied().or_else(|| self.aliases.get(name).copied().flatten())
     }
 
-    /// What the LLM is offered: the visible tools, then `tool_search` when a tool is deferred.
+    /// The index of the tool `origin`'s provider (and namespace) calls `name` (its own name).
+    pub(super) fn resolve_in(&self, origin: &AppOrigin, name: &str) -> Option<usize> {
+        self.tools.iter().position(|tool| {
+            tool.provider == origin.provider && tool.spec.namespace == origin.namespace && tool.spec.name == name
+        })
+    }
+
+    /// What the LLM is offered: the visible tools the model may call, then `tool_search` when
+    /// such a tool is deferred.
     pub(super) fn llm_tools(&self) -> Vec<ExposedTool> {
-        let mut out: Vec<ExposedTool> = self.tools.iter().filter(|tool| !tool.spec.is_deferred()).cloned().collect();
+        let mut out: Vec<ExposedTool> =
+            self.tools.iter().filter(|tool| !tool.spec.is_deferred() && tool.spec.callers.model).cloned().collect();
         if self.has_deferred {
             out.push(ExposedTool {
                 llm_name: TOOL_SEARCH_NAME.to_owned(),
