@@ -6,6 +6,7 @@ use std::sync::Arc;
 use mcp_manager::config::ClientConfig;
 use mcp_manager::{ConnectionOptions, HostCallbacks};
 use mcp_protocol::types::roots::Root;
+use mcp_protocol::types::ui::UiClientCapabilities;
 
 use crate::elicitation::{AskUser, ElicitationOptions, HostElicitation};
 use crate::llm::LlmClient;
@@ -22,6 +23,7 @@ pub struct HostBridge {
     roots: Option<Roots>,
     sink: HostNotificationSink,
     log_levels: LogLevels,
+    apps: Option<UiClientCapabilities>,
 }
 
 /// Builds a [`HostBridge`]; every part is optional, and what is left out is not declared.
@@ -37,6 +39,7 @@ pub struct HostBridgeBuilder {
     roots: Option<Roots>,
     callback: Option<NotificationCallback>,
     log_levels: LogLevels,
+    apps: Option<UiClientCapabilities>,
 }
 
 impl Default for HostBridgeBuilder {
@@ -51,6 +54,7 @@ impl Default for HostBridgeBuilder {
             roots: None,
             callback: None,
             log_levels: LogLevels::default(),
+            apps: None,
         }
     }
 }
@@ -67,6 +71,7 @@ impl std::fmt::Debug for HostBridgeBuilder {
             .field("roots", &self.roots)
             .field("callback", &self.callback.is_some())
             .field("log_levels", &self.log_levels)
+            .field("apps", &self.apps)
             .finish()
     }
 }
@@ -166,6 +171,14 @@ impl HostBridgeBuilder {
         self
     }
 
+    /// Declare that the host renders MCP Apps views of `capabilities`' MIME types (usually
+    /// [`UiClientCapabilities::html`]). Without it the extension is not claimed; see
+    /// `mcp_manager::apps`.
+    pub fn apps(mut self, capabilities: UiClientCapabilities) -> Self {
+        self.apps = Some(capabilities);
+        self
+    }
+
     /// The bridge.
     pub fn build(self) -> HostBridge {
         let options = self.sampling_options;
@@ -182,7 +195,7 @@ impl HostBridgeBuilder {
         if let Some(elicitation) = &elicitation {
             sink = sink.with_elicitation(elicitation.clone());
         }
-        HostBridge { sampling, elicitation, roots: self.roots, sink, log_levels: self.log_levels }
+        HostBridge { sampling, elicitation, roots: self.roots, sink, log_levels: self.log_levels, apps: self.apps }
     }
 }
 
@@ -194,13 +207,14 @@ impl HostBridge {
 
     /// The manager's callbacks. The client capabilities they declare follow what was built:
     /// sampling (with tools or not), elicitation (form, and URL when the UI supports it), roots
-    /// (with list_changed).
+    /// (with list_changed), MCP Apps when the host renders them.
     pub fn callbacks(&self) -> HostCallbacks {
         HostCallbacks {
             sampling: self.sampling.clone().map(|s| Arc::new(s) as _),
             elicitation: self.elicitation.clone().map(|e| Arc::new(e) as _),
             roots: self.roots.clone().map(|r| Arc::new(r) as _),
             notifications: Some(Arc::new(self.sink.clone())),
+            apps: self.apps.clone(),
         }
     }
 
@@ -258,6 +272,10 @@ mod tests {
     fn capabilities_follow_what_was_built() {
         let caps = HostBridge::builder().build().callbacks().capabilities();
         assert!(caps.sampling.is_none() && caps.elicitation.is_none() && caps.roots.is_none(), "{caps:?}");
+        assert!(caps.extensions.is_none(), "MCP Apps are not claimed by default: {caps:?}");
+        let apps = HostBridge::builder().apps(UiClientCapabilities::html()).build().callbacks().capabilities();
+        let declared = apps.extensions.and_then(|e| e.get(mcp_protocol::types::ui::UI_EXTENSION).cloned());
+        assert_eq!(declared, Some(serde_json::json!({"mimeTypes": [mcp_protocol::types::ui::MCP_APP_MIME_TYPE]})));
 
         let bridge = HostBridge::builder()
             .llm(llm(), SamplingOptions::default())

@@ -13,8 +13,11 @@ use crate::output::views::{self, Served, StatusRow, ToolEntry};
 
 pub(crate) async fn tools(session: &Started, schema: bool, json: bool) -> Result<ExitCode, CliError> {
     let exposed = session.registry.tools(&ToolExecutionContext::default()).await;
-    let llm_names: HashMap<(Option<String>, String), String> =
-        exposed.into_iter().map(|t| ((t.spec.namespace.clone(), t.spec.name.clone()), t.llm_name)).collect();
+    // A tool only an MCP App may call has no name the LLM sees.
+    let llm_names: HashMap<(Option<String>, String), Option<String>> = exposed
+        .into_iter()
+        .map(|t| ((t.spec.namespace.clone(), t.spec.name.clone()), t.spec.callers.model.then_some(t.llm_name)))
+        .collect();
     let entries: Vec<ToolEntry> = session
         .manager
         .routing()
@@ -25,7 +28,7 @@ pub(crate) async fn tools(session: &Started, schema: bool, json: bool) -> Result
             llm_name: llm_names
                 .get(&(Some(route.server.to_string()), route.tool().name.clone()))
                 .cloned()
-                .unwrap_or_default(),
+                .unwrap_or_else(|| Some(String::new())),
             tool: route.tool().clone(),
         })
         .collect();

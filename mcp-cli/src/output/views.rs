@@ -34,8 +34,9 @@ use super::{Table, one_line};
 pub struct ToolEntry {
     /// The server that offers it.
     pub server: String,
-    /// The name an LLM sees (valid for LLM APIs, server-qualified when needed).
-    pub llm_name: String,
+    /// The name an LLM sees (valid for LLM APIs, server-qualified when needed); `None` for a
+    /// tool only an MCP App may call, which the LLM never sees.
+    pub llm_name: Option<String>,
     /// The tool.
     pub tool: Tool,
 }
@@ -95,12 +96,15 @@ fn text_or_dash(text: Option<&str>) -> String {
     text.map(one_line).filter(|t| !t.is_empty()).unwrap_or_else(|| "-".into())
 }
 
+/// What `mcp tools` shows in place of the LLM name of a tool only an MCP App may call.
+const APP_ONLY: &str = "(app only)";
+
 /// `mcp tools`: NAME, SERVER, LLM NAME, DESCRIPTION.
 pub fn tools_table(entries: &[ToolEntry], width: Option<usize>) -> String {
     let mut table = Table::new(["NAME", "SERVER", "LLM NAME", "DESCRIPTION"]);
     for e in entries {
         let description = e.tool.description.as_deref().or(e.tool.title.as_deref()).unwrap_or_default();
-        table.row([e.tool.name.as_str(), &e.server, &e.llm_name, description]);
+        table.row([e.tool.name.as_str(), &e.server, e.llm_name.as_deref().unwrap_or(APP_ONLY), description]);
     }
     table.render(width)
 }
@@ -109,7 +113,10 @@ pub fn tools_table(entries: &[ToolEntry], width: Option<usize>) -> String {
 pub fn tools_schemas(entries: &[ToolEntry]) -> String {
     let mut out = String::new();
     for e in entries {
-        out.push_str(&format!("{} (server {}, LLM name {})\n", e.tool.name, e.server, e.llm_name));
+        match &e.llm_name {
+            Some(llm_name) => out.push_str(&format!("{} (server {}, LLM name {llm_name})\n", e.tool.name, e.server)),
+            None => out.push_str(&format!("{} (server {}, {APP_ONLY})\n", e.tool.name, e.server)),
+        }
         if let Some(description) = e.tool.description.as_deref() {
             out.push_str(&format!("  {}\n", one_line(description)));
         }

@@ -8,7 +8,7 @@ fn tool(name: &str, description: &str) -> ToolEntry {
     let input = json!({"type": "object", "properties": {"text": {"type": "string"}}});
     ToolEntry {
         server: "demo".into(),
-        llm_name: format!("demo_{name}"),
+        llm_name: Some(format!("demo_{name}")),
         tool: Tool {
             name: name.into(),
             description: Some(description.into()),
@@ -41,6 +41,16 @@ fn tools_table_and_json() {
     let schemas = tools_schemas(&entries[..1]);
     assert!(schemas.starts_with("echo (server demo, LLM name demo_echo)\n  Return the given text unchanged.\n"));
     assert!(schemas.contains("  input schema:\n    {\n      \"type\": \"object\""), "{schemas}");
+}
+
+#[test]
+fn an_app_only_tool_has_no_llm_name() {
+    let mut app = tool("refresh", "Refresh the view.");
+    app.llm_name = None;
+    let table = tools_table(std::slice::from_ref(&app), None);
+    assert!(table.contains("refresh  demo    (app only)  Refresh the view."), "{table}");
+    assert!(tools_schemas(std::slice::from_ref(&app)).starts_with("refresh (server demo, (app only))\n"));
+    assert!(tools_json(&[app])["tools"][0]["llmName"].is_null());
 }
 
 #[test]
