@@ -22,4 +22,5 @@ pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
+pub mod tasks_ext;
 pub mod tools;
