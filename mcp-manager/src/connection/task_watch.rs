@@ -3,7 +3,9 @@
 //! 2026-07-28 extension) and progress notifications whose token a task call chose.
 //!
 //! Both tables are bounded ([`MAX_WATCHED`] entries each): a task beyond that is followed by
-//! polling alone, and its progress is not reported.
+//! polling alone, and its progress is not reported. The last [`MAX_RECENT`] pushes for tasks no
+//! one watches yet are kept, so that a push that comes before its call has seen the task's id
+//! (a server that finishes at once) still counts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,6 +22,9 @@ use crate::session::ProgressCallback;
 /// Most tasks (and progress tokens) watched at once on one connection.
 pub const MAX_WATCHED: usize = 256;
 
+/// Most pushes kept for tasks no one watches yet.
+const MAX_RECENT: usize = 32;
+
 /// A status pushed by the server.
 #[derive(Debug, Clone)]
 pub(crate) enum Pushed {
@@ -33,6 +38,7 @@ pub(crate) enum Pushed {
 struct Tables {
     tasks: HashMap<String, (u64, watch::Sender<Option<Pushed>>)>,
     progress: HashMap<RequestId, (u64, ProgressCallback)>,
+    recent: std::collections::VecDeque<(String, Pushed)>,
     serial: u64,
 }
 
@@ -56,7 +62,15 @@ impl TaskWatchers {
         }
         t.serial += 1;
         let serial = t.serial;
-        let (tx, rx) = watch::channel(None);
+        let (tx, mut rx) = watch::channel(None);
+        if let Some(at) = t.recent.iter().rposition(|(task, _)| task == id)
+            && let Some((_, pushed)) = t.recent.remove(at)
+        {
+            tx.send_replace(Some(pushed));
+            t.recent.retain(|(task, _)| task != id);
+        } else {
+            rx.mark_unchanged();
+        }
         t.tasks.insert(id.to_owned(), (serial, tx));
         Some((WatchGuard { watchers: self.clone(), key: Key::Task(id.to_owned()), serial }, rx))
     }
@@ -96,8 +110,14 @@ impl TaskWatchers {
             }
             _ => return,
         };
-        if let Some((_, tx)) = self.lock().tasks.get(&id) {
+        let mut t = self.lock();
+        if let Some((_, tx)) = t.tasks.get(&id) {
             tx.send_replace(Some(pushed));
+        } else if id.len() <= super::tasks::MAX_TASK_ID_BYTES {
+            if t.recent.len() == MAX_RECENT {
+                t.recent.pop_front();
+            }
+            t.recent.push_back((id, pushed));
         }
     }
 }
