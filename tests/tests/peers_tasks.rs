@@ -2,7 +2,9 @@
 //! server `@modelcontextprotocol/server-everything` (`simulate-research-query`, whose
 //! `execution.taskSupport` is `required`, 2025-11-25 tasks) over stdio and streamable HTTP, with
 //! and without its elicitation branch, through a connection and through `ToolRegistry::invoke`;
-//! and `tests/peers/python/tasks_peer.py` on the Python `mcp` SDK.
+//! and `tests/peers/python/tasks_peer.py`, the tasks extension of 2026-07-28 written on the Python
+//! `mcp` SDK's extension interface, over stdio and streamable HTTP (the SDK cannot serve the
+//! 2025-11-25 design: see that file).
 //!
 //! Same contract as `peers_stdio.rs`: `cargo xtask test` installs the peers into
 //! `target/peers/` and runs this file with `MCP_PEERS_DIR` set and `MCP_REQUIRE_PEERS=1`; without
@@ -204,42 +206,30 @@ fn python() -> Option<PathBuf> {
     peer("venv/bin/python")
 }
 
-/// The Python peer's long task in one era and transport: progress, input asked mid-task and
-/// answered, cancellation from the host seen by the server, and a task that fails.
-async fn python_tasks(conn: &McpConnection, modern: bool) {
+/// The Python peer's task tools (2026-07-28 extension): a long job whose steps are reported,
+/// input asked for mid-task and answered through the host's handler, a task that fails, and
+/// cancellation from the host, which the server sees.
+async fn python_tasks(conn: &McpConnection) {
     let info = conn.connect().await.expect("connect to the Python tasks peer");
-    assert_eq!(info.protocol_version.era() == Some(mcp_protocol::Era::Modern), modern, "{:?}", info.protocol_version);
+    assert_eq!(info.protocol_version.era(), Some(mcp_protocol::Era::Modern), "{:?}", info.protocol_version);
+    let declared = info.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key("io.modelcontextprotocol/tasks"));
+    assert!(declared, "the server declares the extension: {:?}", info.capabilities);
 
-    // Progress along the way (2025-11-25: the call's own token, valid for the whole task).
-    let progress: Arc<Mutex<Vec<f64>>> = Arc::default();
-    let sink = progress.clone();
-    let with_progress = RequestOptions {
-        timeout: Some(Duration::from_secs(60)),
-        progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p.progress.as_f64().unwrap_or(-1.0)))),
-    };
     let (task, updates) = recorded();
-    let outcome = conn.call_tool_with("long_job", args(json!({"steps": 3})), with_progress, task).await.expect("long_job");
+    let outcome = conn.call_tool_with("long_job", args(json!({"steps": 3})), long(), task).await.expect("long_job");
     let result = outcome.complete().unwrap();
     assert_eq!(text(&result), "done after 3 steps");
     assert!(result_task_id(&result).is_some());
-    assert!(updates.lock().unwrap().len() >= 2, "{:?}", updates.lock().unwrap());
-    if !modern {
-        let seen = progress.lock().unwrap().clone();
-        assert!(seen.len() >= 3, "progress reported during the task: {seen:?}");
-    }
+    let messages: Vec<String> = updates.lock().unwrap().iter().filter_map(|u| u.task.status_message.clone()).collect();
+    assert!(messages.iter().any(|m| m.starts_with("step ")), "the steps were reported: {messages:?}");
 
-    // Input mid-task.
-    let clarifier = Clarifier::default();
-    let _ = &clarifier;
-    let outcome = conn.call_tool_with("ask_job", None, long(), TaskOptions::default()).await.expect("ask_job");
+    let outcome = conn.call_tool("ask_job", None, long()).await.expect("ask_job");
     assert_eq!(text(&outcome.complete().unwrap()), "the user chose snake");
 
-    // A task that fails.
     let err = conn.call_tool("failing_job", None, long()).await.unwrap_err();
-    assert!(matches!(&err, ConnectionError::Task(TaskError::Failed { .. })), "{err:?}");
-    assert!(err.to_string().contains("the job broke"), "{err}");
+    let ConnectionError::Task(TaskError::Failed { error: Some(error), .. }) = &err else { panic!("{err:?}") };
+    assert_eq!((error.code.0, error.message.as_str()), (-32603, "the job broke"));
 
-    // Cancellation from the host: the server sees it.
     let short = RequestOptions { timeout: Some(Duration::from_millis(800)), ..Default::default() };
     let err = conn.call_tool("long_job", args(json!({"steps": 100})), short).await.unwrap_err();
     let ConnectionError::Task(TaskError::Timeout { task_id, .. }) = &err else { panic!("{err:?}") };
@@ -252,21 +242,21 @@ async fn python_tasks(conn: &McpConnection, modern: bool) {
         assert!(Instant::now() < deadline, "the server never saw tasks/cancel for {task_id}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    assert_eq!(conn.get_task(task_id).await.unwrap().status, TaskState::Cancelled);
 }
 
-async fn python_peer(transport: &str, era: EraPreference) {
+async fn python_peer(transport: &str) {
     let Some(python) = python() else { return };
     let script = repo_peer_file("python/tasks_peer.py");
     assert!(script.is_file(), "{} is missing", script.display());
     let clarifier = Arc::new(Clarifier::default());
     let mut opts = options("py-tasks", &clarifier);
-    opts.era = era;
-    let modern = era == EraPreference::Modern;
+    opts.era = EraPreference::Modern;
     if transport == "stdio" {
         let argv = [script.display().to_string(), "--transport".into(), "stdio".into()];
         let config = StdioConfig::new("py-tasks", python.to_string_lossy(), argv);
         let conn = McpConnection::new(stdio_factory(config), opts);
-        python_tasks(&conn, modern).await;
+        python_tasks(&conn).await;
         conn.close().await;
     } else {
         let port = free_port();
@@ -275,18 +265,18 @@ async fn python_peer(transport: &str, era: EraPreference) {
         server.assert_loopback_only();
         let target = RemoteTarget::new(server.url("/mcp")).with_transport(Some(TransportKind::StreamableHttp));
         let conn = McpConnection::remote(&target, opts).expect("a remote target");
-        python_tasks(&conn, modern).await;
+        python_tasks(&conn).await;
         conn.close().await;
         server.stop().await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_tasks_legacy_over_stdio() {
-    tokio::time::timeout(TEST_TIMEOUT, python_peer("stdio", EraPreference::Legacy)).await.expect("timed out");
+async fn python_tasks_over_stdio() {
+    tokio::time::timeout(TEST_TIMEOUT, python_peer("stdio")).await.expect("timed out");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_tasks_modern_over_streamable_http() {
-    tokio::time::timeout(TEST_TIMEOUT, python_peer("streamable-http", EraPreference::Modern)).await.expect("timed out");
+async fn python_tasks_over_streamable_http() {
+    tokio::time::timeout(TEST_TIMEOUT, python_peer("streamable-http")).await.expect("timed out");
 }
