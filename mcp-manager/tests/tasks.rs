@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use mcp_manager::RequestOptions;
 use mcp_manager::callbacks::{ElicitationHandler, HostCallbacks};
 use mcp_manager::connection::tasks::{MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, result_task_id};
 use mcp_manager::connection::{
     ConnectionError, ConnectionOptions, EraPreference, McpConnection, TaskError, TaskMode, TaskOptions, TaskUpdate,
     single_use_factory,
 };
-use mcp_manager::RequestOptions;
 use mcp_protocol::types::elicitation::{ElicitParams, ElicitResult};
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::tasks::TaskState;
@@ -139,7 +139,10 @@ fn connection(client: MemoryTransport, options: ConnectionOptions) -> McpConnect
 fn observer() -> (TaskOptions, Arc<Mutex<Vec<TaskUpdate>>>) {
     let updates: Arc<Mutex<Vec<TaskUpdate>>> = Arc::default();
     let log = updates.clone();
-    let options = TaskOptions { observer: Some(Arc::new(move |u: &TaskUpdate| log.lock().unwrap().push(u.clone()))), ..Default::default() };
+    let options = TaskOptions {
+        observer: Some(Arc::new(move |u: &TaskUpdate| log.lock().unwrap().push(u.clone()))),
+        ..Default::default()
+    };
     (options, updates)
 }
 
@@ -204,7 +207,9 @@ async fn an_optional_tool_is_a_task_only_when_asked() {
                     return Some(r);
                 }
                 Some(Ok(match req.method.as_str() {
-                    "tools/call" if params.get("task").is_some() => json!({"task": legacy_task("t1", "completed", None)}),
+                    "tools/call" if params.get("task").is_some() => {
+                        json!({"task": legacy_task("t1", "completed", None)})
+                    }
                     "tools/call" => json!({"content": [{"type": "text", "text": "direct"}]}),
                     "tasks/result" => json!({"content": [{"type": "text", "text": "as a task"}]}),
                     _ => return None,
@@ -296,7 +301,9 @@ struct Asker(Arc<Mutex<Vec<String>>>);
 impl ElicitationHandler for Asker {
     fn elicit(&self, _server: &str, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, ErrorObject>> {
         self.0.lock().unwrap().push(params.message().unwrap_or_default().to_owned());
-        Box::pin(async move { Ok(ElicitResult::accept(json!({"interpretation": "snake"}).as_object().cloned().unwrap())) })
+        Box::pin(
+            async move { Ok(ElicitResult::accept(json!({"interpretation": "snake"}).as_object().cloned().unwrap())) },
+        )
     }
 }
 
@@ -369,7 +376,9 @@ async fn legacy_failed_and_cancelled_tasks_are_errors() {
                     }
                     match req.method.as_str() {
                         "tools/call" => Some(Ok(json!({"task": legacy_task("t1", status, None)}))),
-                        "tasks/result" => Some(Err(ErrorObject::new(mcp_protocol::ErrorCode::INTERNAL_ERROR, "rate limit"))),
+                        "tasks/result" => {
+                            Some(Err(ErrorObject::new(mcp_protocol::ErrorCode::INTERNAL_ERROR, "rate limit")))
+                        }
                         _ => None,
                     }
                 }),
@@ -415,7 +424,10 @@ async fn a_task_that_never_ends_times_out_and_is_cancelled() {
     conn.connect().await.unwrap();
     let started = Instant::now();
     let timeout = Duration::from_secs(3);
-    let err = conn.call_tool("research", None, RequestOptions { timeout: Some(timeout), ..Default::default() }).await.unwrap_err();
+    let err = conn
+        .call_tool("research", None, RequestOptions { timeout: Some(timeout), ..Default::default() })
+        .await
+        .unwrap_err();
     assert_eq!(started.elapsed(), timeout, "ends at the deadline");
     let ConnectionError::Task(TaskError::Timeout { task_id, status, .. }) = &err else { panic!("{err:?}") };
     assert_eq!((task_id.as_str(), status.as_str()), ("t1", "working"));

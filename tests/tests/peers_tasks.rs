@@ -154,10 +154,20 @@ async fn server_everything_research_over_streamable_http() {
     tokio::time::timeout(TEST_TIMEOUT, async {
         let port = free_port();
         let loopback = repo_peer_file("loopback.cjs");
-        let argv = ["--require".to_owned(), loopback.display().to_string(), entry.display().to_string(), "streamableHttp".into()];
-        let server =
-            HttpPeer::start("server-everything (streamableHttp)", Path::new("node"), &argv, &[("PORT", port.to_string())], port)
-                .await;
+        let argv = [
+            "--require".to_owned(),
+            loopback.display().to_string(),
+            entry.display().to_string(),
+            "streamableHttp".into(),
+        ];
+        let server = HttpPeer::start(
+            "server-everything (streamableHttp)",
+            Path::new("node"),
+            &argv,
+            &[("PORT", port.to_string())],
+            port,
+        )
+        .await;
         server.assert_loopback_only();
         let clarifier = Arc::new(Clarifier::default());
         let target = RemoteTarget::new(server.url("/mcp")).with_transport(Some(TransportKind::StreamableHttp));
@@ -179,7 +189,8 @@ async fn a_task_is_one_tool_invocation() {
         let dir = std::env::temp_dir().join(format!("mcp-peers-tasks-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("mcp.json");
-        let config = json!({"mcpServers": {"everything": {"command": "node", "args": [entry.to_string_lossy(), "stdio"]}}});
+        let config =
+            json!({"mcpServers": {"everything": {"command": "node", "args": [entry.to_string_lossy(), "stdio"]}}});
         std::fs::write(&path, config.to_string()).unwrap();
         let config = McpConfig::load(&path).expect("load the config");
         let manager = McpManager::start(config, ManagerOptions::default()).await;
@@ -212,7 +223,8 @@ fn python() -> Option<PathBuf> {
 async fn python_tasks(conn: &McpConnection) {
     let info = conn.connect().await.expect("connect to the Python tasks peer");
     assert_eq!(info.protocol_version.era(), Some(mcp_protocol::Era::Modern), "{:?}", info.protocol_version);
-    let declared = info.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key("io.modelcontextprotocol/tasks"));
+    let declared =
+        info.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key("io.modelcontextprotocol/tasks"));
     assert!(declared, "the server declares the extension: {:?}", info.capabilities);
 
     let (task, updates) = recorded();
@@ -260,7 +272,13 @@ async fn python_peer(transport: &str) {
         conn.close().await;
     } else {
         let port = free_port();
-        let argv = [script.display().to_string(), "--transport".into(), "streamable-http".into(), "--port".into(), port.to_string()];
+        let argv = [
+            script.display().to_string(),
+            "--transport".into(),
+            "streamable-http".into(),
+            "--port".into(),
+            port.to_string(),
+        ];
         let server = HttpPeer::start("python tasks peer", &python, &argv, &[], port).await;
         server.assert_loopback_only();
         let target = RemoteTarget::new(server.url("/mcp")).with_transport(Some(TransportKind::StreamableHttp));

@@ -10,11 +10,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use mcp_protocol::NotificationMethod;
 use mcp_protocol::RequestId;
 use mcp_protocol::messages::ServerNotification;
 use mcp_protocol::types::tasks::Task;
 use mcp_protocol::types::tasks_ext::{DetailedTask, ExtTaskStatus};
-use mcp_protocol::NotificationMethod;
 use tokio::sync::watch;
 
 use crate::session::ProgressCallback;
@@ -29,9 +29,9 @@ const MAX_RECENT: usize = 32;
 #[derive(Debug, Clone)]
 pub(crate) enum Pushed {
     /// 2025-11-25: the task's fields.
-    Legacy(Task),
+    Legacy(Box<Task>),
     /// 2026-07-28: the whole task, payloads inlined.
-    Modern(DetailedTask),
+    Modern(Box<DetailedTask>),
 }
 
 #[derive(Default)]
@@ -92,7 +92,9 @@ impl TaskWatchers {
     /// token. Everything else is left alone (the host's sink sees every notification anyway).
     pub(crate) fn on_notification(&self, notification: &ServerNotification) {
         let (id, pushed) = match notification {
-            ServerNotification::TaskStatus(Some(p)) => (p.task.task_id.clone(), Pushed::Legacy(p.task.clone())),
+            ServerNotification::TaskStatus(Some(p)) => {
+                (p.task.task_id.clone(), Pushed::Legacy(Box::new(p.task.clone())))
+            }
             ServerNotification::Progress(Some(p)) => {
                 let callback = self.lock().progress.get(&p.progress_token).map(|(_, c)| c.clone());
                 if let Some(callback) = callback {
@@ -106,7 +108,7 @@ impl TaskWatchers {
                     tracing::debug!(method, "dropped a task notification whose params do not decode");
                     return;
                 };
-                (task.task_id.clone(), Pushed::Modern(task))
+                (task.task_id.clone(), Pushed::Modern(Box::new(task)))
             }
             _ => return,
         };

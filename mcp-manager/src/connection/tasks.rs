@@ -40,7 +40,9 @@ use mcp_protocol::types::tasks::{
     CancelTask, GetTask, GetTaskParams, GetTaskPayload, GetTaskPayloadResult, ListTasks, ListTasksParams,
     ListTasksResult, RelatedTaskMetadata, Task, TaskMetadata, TaskState,
 };
-use mcp_protocol::types::tasks_ext::{DetailedTask, ExtCancelTask, ExtGetTask, ExtUpdateTask, TASK_IDS_FILTER, UpdateTaskParams};
+use mcp_protocol::types::tasks_ext::{
+    DetailedTask, ExtCancelTask, ExtGetTask, ExtUpdateTask, TASK_IDS_FILTER, UpdateTaskParams,
+};
 use mcp_protocol::types::tools::{CallTool, CallToolOutcome, CallToolParams, CallToolResult};
 use mcp_protocol::{ErrorObject, RequestId};
 use tokio::time::Instant;
@@ -207,14 +209,14 @@ impl TaskError {
 /// A task's state as seen in either era.
 #[derive(Clone)]
 enum Snapshot {
-    Legacy(Task),
-    Modern(DetailedTask),
+    Legacy(Box<Task>),
+    Modern(Box<DetailedTask>),
 }
 
 impl Snapshot {
     fn task(&self) -> Task {
         let mut task = match self {
-            Snapshot::Legacy(t) => Task { extra: JsonObject::new(), ..t.clone() },
+            Snapshot::Legacy(t) => Task { extra: JsonObject::new(), ..(**t).clone() },
             Snapshot::Modern(t) => t.to_task(),
         };
         task.status_message = task.status_message.map(cut);
@@ -373,8 +375,8 @@ impl McpConnection {
         let round = RequestOptions { timeout: Some(deadline.remaining_or_zero()), progress: round_progress };
         let first = self.request_with_input::<CallTool, _>(params, round).await?;
         let snapshot = match first {
-            Outcome::Task(created) => Snapshot::Legacy(created.task),
-            Outcome::TaskHandle(handle) => Snapshot::Modern(handle),
+            Outcome::Task(created) => Snapshot::Legacy(Box::new(created.task)),
+            Outcome::TaskHandle(handle) => Snapshot::Modern(Box::new(handle)),
             other => return Ok(other),
         };
         let result = self.follow(snapshot, &deadline, &task).await;
@@ -439,9 +441,9 @@ impl McpConnection {
         let params = GetTaskParams::new(task_id);
         let options = RequestOptions { timeout: Some(deadline.remaining_or_zero()), ..Default::default() };
         Ok(if self.modern().await {
-            Snapshot::Modern(session.request::<ExtGetTask>(&params, options).await?)
+            Snapshot::Modern(Box::new(session.request::<ExtGetTask>(&params, options).await?))
         } else {
-            Snapshot::Legacy(session.request::<GetTask>(&params, options).await?.task)
+            Snapshot::Legacy(Box::new(session.request::<GetTask>(&params, options).await?.task))
         })
     }
 
@@ -530,7 +532,9 @@ impl McpConnection {
                     }
                     match self.poll_once(&task_id, deadline).await {
                         Ok(next) => next,
-                        Err(ConnectionError::Session(SessionError::Timeout { .. })) if deadline.remaining().is_none() => {
+                        Err(ConnectionError::Session(SessionError::Timeout { .. }))
+                            if deadline.remaining().is_none() =>
+                        {
                             continue;
                         }
                         Err(e) => return Err(e),
@@ -568,14 +572,18 @@ impl McpConnection {
             return Ok(());
         }
         if fresh.len() > super::mrtr::MAX_INPUT_REQUESTS_PER_ROUND || answered.len() + fresh.len() > MAX_ANSWERED_KEYS {
-            return Err(self.task_error(task_id, format!("asked for {} inputs at once, more than this client answers", fresh.len())));
+            return Err(self.task_error(
+                task_id,
+                format!("asked for {} inputs at once, more than this client answers", fresh.len()),
+            ));
         }
         let keys: Vec<String> = fresh.keys().cloned().collect();
-        let responses = match tokio::time::timeout_at(deadline.at(), super::mrtr::answer_all(session, handler, fresh)).await {
-            Err(_) => return Err(deadline.timeout_error(self.name(), "tasks/update")),
-            Ok(Err(failed)) => return Err(failed.into_error(self.name(), "tasks/update")),
-            Ok(Ok(responses)) => responses,
-        };
+        let responses =
+            match tokio::time::timeout_at(deadline.at(), super::mrtr::answer_all(session, handler, fresh)).await {
+                Err(_) => return Err(deadline.timeout_error(self.name(), "tasks/update")),
+                Ok(Err(failed)) => return Err(failed.into_error(self.name(), "tasks/update")),
+                Ok(Ok(responses)) => responses,
+            };
         answered.extend(keys);
         let params = UpdateTaskParams { task_id: task_id.to_owned(), input_responses: responses, ..Default::default() };
         let options = RequestOptions { timeout: Some(deadline.remaining_or_zero()), ..Default::default() };
@@ -584,11 +592,17 @@ impl McpConnection {
     }
 
     fn cancelled(&self, task_id: &str, snapshot: &Snapshot) -> ConnectionError {
-        TaskError::Cancelled { server: self.name.clone(), task_id: cut_id(task_id), message: snapshot.task().status_message }
-            .into()
+        TaskError::Cancelled {
+            server: self.name.clone(),
+            task_id: cut_id(task_id),
+            message: snapshot.task().status_message,
+        }
+        .into()
     }
 
     /// 2026-07-28: the outcome inlined in a terminal task.
+    // The connection's one error type, made once per task.
+    #[allow(clippy::result_large_err)]
     fn modern_outcome(&self, task: &DetailedTask) -> Result<CallToolResult, ConnectionError> {
         match task.status {
             TaskState::Completed => {
@@ -606,14 +620,20 @@ impl McpConnection {
                     .map(|e| e.message.clone())
                     .or_else(|| task.status_message.clone())
                     .unwrap_or_else(|| "no reason given".into());
-                Err(TaskError::Failed { server: self.name.clone(), task_id: cut_id(&task.task_id), message: cut(message), error }
-                    .into())
+                Err(TaskError::Failed {
+                    server: self.name.clone(),
+                    task_id: cut_id(&task.task_id),
+                    message: cut(message),
+                    error,
+                }
+                .into())
             }
-            _ => Err(self.cancelled(&task.task_id, &Snapshot::Modern(task.clone()))),
+            _ => Err(self.cancelled(&task.task_id, &Snapshot::Modern(Box::new(task.clone())))),
         }
     }
 
     /// 2025-11-25: the outcome `tasks/result` gave.
+    #[allow(clippy::result_large_err)]
     fn legacy_outcome(
         &self,
         task_id: &str,
@@ -621,7 +641,8 @@ impl McpConnection {
         payload: Result<GetTaskPayloadResult, SessionError>,
     ) -> Result<CallToolResult, ConnectionError> {
         let failed = |message: String, error: Option<ErrorObject>| -> ConnectionError {
-            TaskError::Failed { server: self.name.clone(), task_id: cut_id(task_id), message: cut(message), error }.into()
+            TaskError::Failed { server: self.name.clone(), task_id: cut_id(task_id), message: cut(message), error }
+                .into()
         };
         match payload {
             Ok(payload) => {

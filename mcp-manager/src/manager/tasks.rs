@@ -30,6 +30,8 @@ pub(super) fn error_task_id(error: &ManagerError) -> Option<String> {
 }
 
 impl McpManager {
+    // The manager's one error type, made once per call.
+    #[allow(clippy::result_large_err)]
     fn connection_of(&self, server: &str) -> Result<std::sync::Arc<super::ManagedServer>, ManagerError> {
         self.shared.server(server).ok_or_else(|| ManagerError::UnknownServer(server.into()))
     }

@@ -27,7 +27,9 @@ fn handle() -> Value {
 fn modern_base(request: &Request) -> Option<Result<Value, ErrorObject>> {
     Some(Ok(match request.method.as_str() {
         "server/discover" => discover(),
-        "tools/list" => json!({"tools": [{"name": "research", "inputSchema": {"type": "object"}}], "resultType": "complete"}),
+        "tools/list" => {
+            json!({"tools": [{"name": "research", "inputSchema": {"type": "object"}}], "resultType": "complete"})
+        }
         "tasks/cancel" => json!({"resultType": "complete"}),
         _ => return None,
     }))
@@ -79,7 +81,8 @@ async fn input_requests_of_a_task_are_answered_once_with_tasks_update() {
                             }
                             Some(chosen) => {
                                 let mut t = task("completed", 100);
-                                t["result"] = json!({"content": [{"type": "text", "text": format!("about the {chosen}")}]});
+                                t["result"] =
+                                    json!({"content": [{"type": "text", "text": format!("about the {chosen}")}]});
                                 t
                             }
                         }
@@ -172,7 +175,9 @@ async fn a_failed_task_is_an_error_with_the_servers_error() {
         let conn = modern_connection(client, HostCallbacks::default());
         conn.connect().await.unwrap();
         let err = conn.call_tool("research", None, RequestOptions::default()).await.unwrap_err();
-        let ConnectionError::Task(TaskError::Failed { error: Some(error), task_id, .. }) = &err else { panic!("{err:?}") };
+        let ConnectionError::Task(TaskError::Failed { error: Some(error), task_id, .. }) = &err else {
+            panic!("{err:?}")
+        };
         assert_eq!((error.code.0, task_id.as_str()), (-32603, "m1"));
         assert!(err.to_string().contains("API rate limit exceeded"), "{err}");
     })
@@ -201,7 +206,10 @@ async fn the_deadline_cancels_a_modern_task() {
     let conn = modern_connection(client, HostCallbacks::default());
     conn.connect().await.unwrap();
     let timeout = Duration::from_secs(2);
-    let err = conn.call_tool("research", None, RequestOptions { timeout: Some(timeout), ..Default::default() }).await.unwrap_err();
+    let err = conn
+        .call_tool("research", None, RequestOptions { timeout: Some(timeout), ..Default::default() })
+        .await
+        .unwrap_err();
     let ConnectionError::Task(TaskError::Timeout { task_id, .. }) = &err else { panic!("{err:?}") };
     assert_eq!(task_id, "m1");
     until_seen(&seen, "tasks/cancel").await;

@@ -241,7 +241,9 @@ fn shape_of(peek: &Peek<'_>) -> Result<Shape, String> {
         Some("task") => Ok(Shape::TaskHandle),
         Some("complete") | None if peek.task.is_some() && peek.content.is_none() => Ok(Shape::Task),
         Some("complete") | None => Ok(Shape::Complete),
-        Some(other) => Err(format!("unknown resultType {other:?} (expected \"complete\", \"input_required\" or \"task\")")),
+        Some(other) => {
+            Err(format!("unknown resultType {other:?} (expected \"complete\", \"input_required\" or \"task\")"))
+        }
     }
 }
 

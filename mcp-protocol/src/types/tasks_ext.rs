@@ -150,7 +150,10 @@ mod tests {
         assert_eq!(task.poll_interval_ms, Some(5000));
         assert_eq!(task.to_task().poll_interval, Some(5000));
         assert_eq!(task.to_task().ttl_ms(), Some(60000));
-        assert_eq!(serde_json::to_value(Outcome::<crate::types::tools::CallToolResult>::TaskHandle(task)).unwrap(), created());
+        assert_eq!(
+            serde_json::to_value(Outcome::<crate::types::tools::CallToolResult>::TaskHandle(task)).unwrap(),
+            created()
+        );
     }
 
     #[test]
@@ -178,7 +181,8 @@ mod tests {
     fn update_params_encode_as_the_spec_shows() {
         let p = UpdateTaskParams {
             task_id: "t".into(),
-            input_responses: serde_json::from_value(json!({"name": {"action": "accept", "content": {"n": "L"}}})).unwrap(),
+            input_responses: serde_json::from_value(json!({"name": {"action": "accept", "content": {"n": "L"}}}))
+                .unwrap(),
             ..Default::default()
         };
         assert_eq!(
