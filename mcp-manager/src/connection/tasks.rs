@@ -317,11 +317,14 @@ impl McpConnection {
     }
 
     /// The `execution.taskSupport` of tool `name`: from the cached inventory, else from a
-    /// listing (`None` when the tool is not listed or the listing fails).
+    /// listing when the server offers tool-call tasks (`None` when the tool is not listed, the
+    /// listing fails, or the server offers no tasks).
     async fn task_support(&self, name: &str) -> Option<String> {
+        // A listing only for a server that runs tool calls as tasks (2025-11-25 capability).
         let inventory = match self.cached_inventory() {
             Some(inventory) => inventory,
-            None => self.inventory().await.ok()?,
+            None if self.server_info().await?.capabilities.supports_tool_call_tasks() => self.inventory().await.ok()?,
+            None => return None,
         };
         let tool = inventory.tools.iter().find(|t| t.name == name)?;
         tool.execution.as_ref()?.task_support.clone()
