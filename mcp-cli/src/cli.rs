@@ -216,6 +216,11 @@ pub struct CallArgs {
     /// server's request timeout)
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<std::time::Duration>,
+
+    /// Run the call as a task where the tool allows it (`taskSupport: optional`); a tool that
+    /// requires a task always runs as one
+    #[arg(long)]
+    pub task: bool,
 }
 
 /// The longest `--timeout`: a week. A longer one is refused rather than risking an overflow

@@ -211,6 +211,12 @@ pub fn connection_exit_code(error: &ConnectionError) -> ExitCode {
         ConnectionError::UrlElicitationFailed { .. }
         | ConnectionError::UrlElicitationTimeout { .. }
         | ConnectionError::UrlElicitationStillRequired { .. } => ExitCode::AuthRequired,
+        // A task that ended without a result: the tool failed; one that outlived the deadline:
+        // the server did not answer in time.
+        ConnectionError::Task(mcp_manager::connection::TaskError::Timeout { .. }) => ExitCode::Unreachable,
+        ConnectionError::Task(
+            mcp_manager::connection::TaskError::Failed { .. } | mcp_manager::connection::TaskError::Cancelled { .. },
+        ) => ExitCode::ToolError,
         // Version, capability and header disagreements, broken pagination, endless input rounds,
         // and whatever future variants come: the server and this client disagree on the protocol.
         _ => ExitCode::Protocol,

@@ -33,3 +33,4 @@ pub mod demo;
 pub mod discover;
 pub mod exit;
 pub mod output;
+pub mod task_display;

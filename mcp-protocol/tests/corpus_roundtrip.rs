@@ -382,6 +382,10 @@ impl Run {
                         self.typed("task results (CreateTaskResult)");
                         session.tasks.insert(t.task.task_id.clone(), "tools/call".to_owned());
                     }
+                    Outcome::TaskHandle(t) => {
+                        self.typed("task handles (tasks extension)");
+                        session.tasks.insert(t.task_id.clone(), "tools/call".to_owned());
+                    }
                     Outcome::InputRequired(_) => {}
                 }
                 match outcome {
@@ -628,7 +632,7 @@ fn check_outcome_suffix<T>(kind: &Kind<'_>, outcome: &Outcome<T>, p: &mut Proble
     let actual = match outcome {
         Outcome::Complete(_) => None,
         Outcome::InputRequired(_) => Some("input_required"),
-        Outcome::Task(_) => Some("task"),
+        Outcome::Task(_) | Outcome::TaskHandle(_) => Some("task"),
     };
     check_suffix(kind, actual, p);
 }

@@ -8,6 +8,8 @@ mod lists;
 mod setup;
 
 use mcp_manager::RequestOptions;
+use mcp_manager::connection::tasks::result_task_id;
+use mcp_manager::connection::{TaskMode, TaskOptions};
 use mcp_manager::manager::{ManagerError, McpManager};
 use serde_json::Value;
 
@@ -92,14 +94,23 @@ async fn call(cli: &Cli, session: &setup::Started, args: &CallArgs) -> Result<Ex
         coerce::build_arguments(args.args.as_deref(), &args.pairs, &route.tool().input_schema, std::io::stdin())
             .map_err(|e| CliError::from(&e))?;
     let options = RequestOptions { progress: setup::progress_reporter(), timeout: args.timeout };
+    let task = TaskOptions {
+        mode: args.task.then_some(TaskMode::Always),
+        observer: crate::task_display::observer(),
+        ..Default::default()
+    };
     let (route, result) =
-        manager.call_tool(&route.tool().name, Some(arguments), options).await.map_err(manager_error)?;
+        manager.call_tool_with(&route.tool().name, Some(arguments), options, task).await.map_err(manager_error)?;
     let saved = match &cli.global.save {
         Some(dir) => views::save_call_media(dir, &route.tool().name, &result)?,
         None => Vec::new(),
     };
     if cli.global.json {
-        print_json(&views::call_result_json(&route.server, &route.tool().name, &result, &saved))?;
+        let mut document = views::call_result_json(&route.server, &route.tool().name, &result, &saved);
+        if let (Some(id), Value::Object(members)) = (result_task_id(&result), &mut document) {
+            members.insert("taskId".into(), id.into());
+        }
+        print_json(&document)?;
     } else {
         print(&views::call_result_text(&result, &saved))?;
     }

@@ -63,6 +63,7 @@ const DESKTOP: Spelling = Spelling {
     era: None,
     visibility: None,
     log_level: None,
+    task: None,
     allow: None,
     deny: None,
     ignored: &[],

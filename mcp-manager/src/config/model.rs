@@ -334,6 +334,9 @@ pub struct ServerConfig {
     pub visibility: ToolVisibility,
     /// The log level to ask the server for, if any.
     pub log_level: Option<LoggingLevel>,
+    /// When a tool whose task support is `optional` is called as a task (default auto: only
+    /// tools that require it).
+    pub task: crate::connection::TaskMode,
 }
 
 impl ServerConfig {
@@ -360,6 +363,7 @@ impl ServerConfig {
             tools: ToolFilter::default(),
             visibility: ToolVisibility::Visible,
             log_level: None,
+            task: crate::connection::TaskMode::Auto,
         }
     }
 }
@@ -393,6 +397,7 @@ impl fmt::Debug for ServerConfig {
             .field("tools", &self.tools)
             .field("visibility", &self.visibility)
             .field("log_level", &self.log_level)
+            .field("task", &self.task)
             .finish()
     }
 }

@@ -265,6 +265,7 @@ pub(crate) struct RawServer {
     pub era: Option<EraPreference>,
     pub visibility: Option<ToolVisibility>,
     pub log_level: Option<LoggingLevel>,
+    pub task: Option<crate::connection::TaskMode>,
     pub allow: Option<Vec<Text>>,
     pub deny: Vec<Text>,
     /// Keys present that only a stdio server uses.
@@ -304,6 +305,8 @@ pub(crate) struct Spelling {
     pub era: Option<&'static str>,
     pub visibility: Option<&'static str>,
     pub log_level: Option<&'static str>,
+    /// When optional tools run as tasks (`auto`, `always`, `never`).
+    pub task: Option<&'static str>,
     pub allow: Option<&'static str>,
     pub deny: Option<&'static str>,
     /// Keys accepted and ignored (documented per format).
@@ -337,6 +340,7 @@ impl Spelling {
             self.era,
             self.visibility,
             self.log_level,
+            self.task,
             self.allow,
             self.deny,
         ]
@@ -419,6 +423,7 @@ impl Spelling {
             era: self.era.and_then(|k| r.parsed(k, |s| s.parse::<EraPreference>())),
             visibility: self.visibility.and_then(|k| r.parsed(k, parse_visibility)),
             log_level: self.log_level.and_then(|k| r.parsed(k, parse_log_level)),
+            task: self.task.and_then(|k| r.parsed(k, |s| s.parse::<crate::connection::TaskMode>())),
             allow: self.allow.and_then(|k| r.strings(k)),
             deny: self.deny.and_then(|k| r.strings(k)).unwrap_or_default(),
             stdio_keys,

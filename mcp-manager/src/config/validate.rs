@@ -178,6 +178,7 @@ fn build(raw: RawServer, cx: &Context<'_>, out: &mut Problems) -> ServerConfig {
     server.era = raw.era.unwrap_or_default();
     server.visibility = raw.visibility.unwrap_or_default();
     server.log_level = raw.log_level.clone();
+    server.task = raw.task.unwrap_or_default();
     server.tools = ToolFilter {
         allow: raw.allow.as_ref().map(|names| names.iter().map(|t| t.value.clone()).collect()),
         deny: raw.deny.iter().map(|t| t.value.clone()).collect(),

@@ -54,7 +54,7 @@ impl McpConnection {
     pub(crate) fn modern_meta(&self, version: &ProtocolVersion) -> JsonObject {
         let mut meta = Meta::new();
         meta.set(Meta::PROTOCOL_VERSION, version.as_str());
-        meta.set(Meta::CLIENT_CAPABILITIES, self.options.callbacks.capabilities());
+        meta.set(Meta::CLIENT_CAPABILITIES, super::tasks::with_tasks_extension(self.options.callbacks.capabilities()));
         meta.set(Meta::CLIENT_INFO, &self.options.client_info);
         if let Some(level) = &self.options.log_level {
             meta.set(Meta::LOG_LEVEL, level);

@@ -25,6 +25,8 @@ pub(crate) struct CallbackHandler {
     watcher: Option<Arc<Freshness>>,
     /// The connection's calls waiting for URL elicitations to complete.
     completions: Option<Arc<CompletionWaiters>>,
+    /// The tasks the connection's calls follow.
+    tasks: Option<Arc<super::task_watch::TaskWatchers>>,
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<RawJson, ErrorObject> {
@@ -41,12 +43,18 @@ fn missing_params(method: &str) -> ErrorObject {
 
 impl CallbackHandler {
     pub(crate) fn new(server: &str, callbacks: HostCallbacks) -> Self {
-        CallbackHandler { server: Arc::from(server), callbacks, watcher: None, completions: None }
+        CallbackHandler { server: Arc::from(server), callbacks, watcher: None, completions: None, tasks: None }
     }
 
     /// Let the connection see every notification too, before the host's sink does.
     pub(crate) fn watching(mut self, watcher: Arc<Freshness>) -> Self {
         self.watcher = Some(watcher);
+        self
+    }
+
+    /// Hand task status pushes and task progress to the connection's task calls too.
+    pub(crate) fn following_tasks(mut self, tasks: Arc<super::task_watch::TaskWatchers>) -> Self {
+        self.tasks = Some(tasks);
         self
     }
 
@@ -101,6 +109,9 @@ impl InboundHandler for CallbackHandler {
     fn handle_notification(&self, notification: ServerNotification) -> BoxFuture<'static, ()> {
         if let Some(watcher) = &self.watcher {
             watcher.on_notification(&notification);
+        }
+        if let Some(tasks) = &self.tasks {
+            tasks.on_notification(&notification);
         }
         if let (Some(completions), ServerNotification::ElicitationComplete(Some(done))) =
             (&self.completions, &notification)

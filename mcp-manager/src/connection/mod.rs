@@ -13,6 +13,8 @@ mod inventory;
 mod mrtr;
 pub mod pagination;
 mod remote;
+mod task_watch;
+pub mod tasks;
 mod url_elicitation;
 
 use std::sync::Arc;
@@ -25,7 +27,7 @@ use mcp_protocol::types::logging::{LoggingLevel, SetLevel, SetLevelParams};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::prompts::{GetPrompt, GetPromptOutcome, GetPromptParams};
 use mcp_protocol::types::resources::{Subscribe, SubscribeParams, Unsubscribe};
-use mcp_protocol::types::tools::{CallTool, CallToolOutcome, CallToolParams};
+use mcp_protocol::types::tools::CallToolOutcome;
 use mcp_protocol::{ProtocolVersion, RequestMethod};
 use mcp_transport::{Transport, TransportError, TransportKind};
 use tokio::sync::Mutex;
@@ -39,6 +41,7 @@ pub use self::remote::{
     FALLBACK_STATUSES, RemoteTarget, RemoteTimeouts, TransportPlan, calls_for_fallback, sse_factory,
     streamable_http_factory,
 };
+pub use self::tasks::{TaskError, TaskMode, TaskObserver, TaskOptions, TaskUpdate};
 pub use self::url_elicitation::{MAX_PENDING_COMPLETIONS, MAX_URL_ELICITATION_RETRIES, MAX_URL_ELICITATIONS_PER_ERROR};
 use crate::callbacks::HostCallbacks;
 use crate::session::{RequestOptions, Session, SessionError, SessionOptions};
@@ -312,6 +315,9 @@ pub enum ConnectionError {
         /// The server's last error.
         error: mcp_protocol::ErrorObject,
     },
+    /// A tool call that ran as a task did not give a result.
+    #[error(transparent)]
+    Task(#[from] TaskError),
 }
 
 struct Live {
@@ -351,6 +357,8 @@ pub struct McpConnection {
     fresh: Arc<freshness::Freshness>,
     /// The calls waiting for `notifications/elicitation/complete`.
     completions: Arc<url_elicitation::CompletionWaiters>,
+    /// The tasks the calls follow (status pushes, progress).
+    task_watchers: Arc<task_watch::TaskWatchers>,
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -376,6 +384,7 @@ impl McpConnection {
             live: Mutex::new(None),
             era: std::sync::Mutex::new(None),
             completions: Arc::default(),
+            task_watchers: Arc::default(),
         }
     }
 
@@ -514,19 +523,15 @@ impl McpConnection {
         Ok(self.session().await?.request::<M>(params, options).await?)
     }
 
-    /// Call a tool.
+    /// Call a tool; a tool that requires a task runs as one, followed to its end (see
+    /// [`McpConnection::call_tool_with`]).
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         options: RequestOptions,
     ) -> Result<CallToolOutcome, ConnectionError> {
-        let params = CallToolParams { name: name.to_owned(), arguments, ..Default::default() };
-        // The session's hard limit caps the timeout anyway; a larger one (`Duration::MAX`) only
-        // risks an overflow of the clock.
-        let max = self.options.session.max_request_timeout;
-        let options = RequestOptions { timeout: options.timeout.map(|t| t.min(max)), ..options };
-        self.request_with_input::<CallTool, _>(params, options).await
+        self.call_tool_with(name, arguments, options, TaskOptions::default()).await
     }
 
     /// Get a prompt.

@@ -91,15 +91,20 @@ impl CallDeadline {
         *self.0.at.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The time left, zero once the deadline has passed.
+    pub(crate) fn remaining_or_zero(&self) -> Duration {
+        self.remaining().unwrap_or_default()
+    }
+
     /// The time left, `None` once the deadline has passed.
-    fn remaining(&self) -> Option<Duration> {
+    pub(crate) fn remaining(&self) -> Option<Duration> {
         let left = self.at().saturating_duration_since(Instant::now());
         (!left.is_zero()).then_some(left)
     }
 
     /// Progress arrived: the deadline moves to a full timeout from now (never earlier, never
     /// past the hard cap).
-    fn extend(&self) {
+    pub(crate) fn extend(&self) {
         let later = deadline_after(Instant::now(), self.0.timeout).min(self.0.hard_stop);
         let mut at = self.0.at.lock().unwrap_or_else(|p| p.into_inner());
         *at = (*at).max(later);
@@ -218,10 +223,23 @@ impl McpConnection {
 pub(crate) const MAX_INPUT_REQUESTS_PER_ROUND: usize = 128;
 
 /// An input request the host could not answer.
-struct InputFailure {
+pub(crate) struct InputFailure {
     key: String,
     method: String,
     error: ErrorObject,
+}
+
+impl InputFailure {
+    /// The error of call `method` on `server` that stopped here.
+    pub(crate) fn into_error(self, server: &str, method: &'static str) -> ConnectionError {
+        ConnectionError::InputRequestFailed {
+            server: server.to_owned(),
+            method,
+            key: self.key,
+            input_method: self.method,
+            error: self.error,
+        }
+    }
 }
 
 /// At most this many characters of a server's key in an error.
@@ -230,7 +248,7 @@ const MAX_KEY_CHARS: usize = 128;
 /// Answer every input request, concurrently within the session's limit on server requests
 /// served at once (`max_inbound_requests`, shared with the requests the server sends itself).
 /// The first one the host cannot answer stops the others and is the result.
-async fn answer_all(
+pub(crate) async fn answer_all(
     session: &Session,
     handler: &CallbackHandler,
     requests: InputRequests,

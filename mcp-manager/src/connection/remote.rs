@@ -231,7 +231,8 @@ impl McpConnection {
         let handler: Arc<handler::CallbackHandler> = Arc::new(
             handler::CallbackHandler::new(&self.name, self.options.callbacks.clone())
                 .watching(self.fresh.clone())
-                .completing(self.completions.clone()),
+                .completing(self.completions.clone())
+                .following_tasks(self.task_watchers.clone()),
         );
         // The first transport whose initialize was refused, and why.
         let mut refused: Option<(TransportKind, ConnectionError)> = None;

@@ -17,6 +17,7 @@ mod plan;
 mod provider;
 mod routing;
 mod server;
+mod tasks;
 pub mod template;
 
 use std::collections::BTreeMap;
@@ -40,7 +41,7 @@ pub use self::server::ServerStatus;
 use crate::HostCallbacks;
 use crate::apps::{AppView, AppViewError};
 use crate::config::{ClientConfig, McpConfig, ServerConfig};
-use crate::connection::ConnectionError;
+use crate::connection::{ConnectionError, TaskOptions};
 use crate::session::RequestOptions;
 
 /// How lost servers are reconnected.
@@ -338,8 +339,20 @@ impl McpManager {
         arguments: Option<JsonObject>,
         options: RequestOptions,
     ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
+        self.call_tool_with(name, arguments, options, TaskOptions::default()).await
+    }
+
+    /// [`McpManager::call_tool`], with the task options of this call (a task's result carries
+    /// its id: [`crate::connection::tasks::result_task_id`]).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
         let route = self.routing().tool(name).cloned().ok_or_else(|| ManagerError::UnknownTool(name.into()))?;
-        let (result, _) = self.call_route(&route, arguments, options).await?;
+        let (result, _) = self.call_route(&route, arguments, options, task).await?;
         Ok((route, result))
     }
 
@@ -349,6 +362,7 @@ impl McpManager {
         route: &RoutedTool,
         arguments: Option<JsonObject>,
         options: RequestOptions,
+        task: TaskOptions,
     ) -> Result<(CallToolResult, Served), ManagerError> {
         if !self.shared.options.skip_argument_validation
             && let Some(check) = route.input_check()
@@ -360,7 +374,9 @@ impl McpManager {
         let server =
             self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownTool(route.tool().name.clone()))?;
         let _in_flight = server.in_flight.read().await;
-        let outcome = server.conn.call_tool(&route.tool().name, arguments, options).await?;
+        // The server's configured task mode, unless the call says otherwise.
+        let task = TaskOptions { mode: task.mode.or(Some(server.config.task)), ..task };
+        let outcome = server.conn.call_tool_with(&route.tool().name, arguments, options, task).await?;
         match outcome {
             Outcome::Complete(result) => {
                 // From the connection that served the call, while it is still held open (a
@@ -373,7 +389,7 @@ impl McpManager {
                 method: "tools/call",
                 shape: "input_required",
             }),
-            Outcome::Task(_) => Err(ManagerError::UnexpectedShape {
+            Outcome::Task(_) | Outcome::TaskHandle(_) => Err(ManagerError::UnexpectedShape {
                 server: route.server.to_string(),
                 method: "tools/call",
                 shape: "task",
@@ -390,6 +406,19 @@ impl McpManager {
         arguments: Option<JsonObject>,
         options: RequestOptions,
     ) -> ToolExecutionResult {
+        self.execute_tool_with(name, arguments, options, TaskOptions::default()).await
+    }
+
+    /// [`McpManager::execute_tool`], with the task options of this call. A tool that ran as a
+    /// task reports the task's id in the result's metadata (`task_id`), also when it failed or
+    /// timed out, so that the host can resume or cancel it ([`McpManager::resume_task`]).
+    pub async fn execute_tool_with(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> ToolExecutionResult {
         let started = Instant::now();
         let route = self.routing().tool(name).cloned();
         // The arguments are kept for the observers only when there are some.
@@ -397,18 +426,24 @@ impl McpManager {
         let (server, result) = match route {
             None => (None, ToolExecutionResult::failed(ManagerError::UnknownTool(name.into()).to_string())),
             Some(route) => {
-                let result = match self.call_route(&route, arguments, options).await {
+                let result = match self.call_route(&route, arguments, options, task).await {
                     Ok((result, served)) => {
+                        let task_id = crate::connection::tasks::result_task_id(&result);
                         let cx = convert::ResultContext {
                             server: &route.server,
                             tool: &route.tool().name,
                             protocol_version: &served.protocol_version,
                             session_id: served.session_id.as_deref(),
                         };
-                        convert::tool_result(result, route.output_check().as_deref(), &cx)
+                        let converted = convert::tool_result(result, route.output_check().as_deref(), &cx);
+                        tasks::with_task_id(converted, task_id.as_deref())
                     }
-                    Err(e) => ToolExecutionResult::failed(e.to_string())
-                        .with_metadata("server_name", route.server.to_string().into()),
+                    Err(e) => {
+                        let task_id = tasks::error_task_id(&e);
+                        let failed = ToolExecutionResult::failed(e.to_string())
+                            .with_metadata("server_name", route.server.to_string().into());
+                        tasks::with_task_id(failed, task_id.as_deref())
+                    }
                 };
                 (Some(route.server.clone()), result)
             }

@@ -145,6 +145,8 @@ open_enum! {
         Complete = "complete",
         /// The server needs input first (an `InputRequiredResult`).
         InputRequired = "input_required",
+        /// A task handle of the tasks extension (2026-07-28, `io.modelcontextprotocol/tasks`).
+        Task = "task",
     }
 }
 

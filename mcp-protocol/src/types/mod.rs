@@ -22,5 +22,6 @@ pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
+pub mod tasks_ext;
 pub mod tools;
 pub mod ui;

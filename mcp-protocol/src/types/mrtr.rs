@@ -198,8 +198,11 @@ pub enum Outcome<T> {
     Complete(T),
     /// The server needs input first.
     InputRequired(InputRequiredResult),
-    /// The server accepted the request as a task.
+    /// The server accepted the request as a task (2025-11-25).
     Task(CreateTaskResult),
+    /// The server answered with a task handle of the tasks extension (2026-07-28,
+    /// `resultType: "task"`).
+    TaskHandle(super::tasks_ext::DetailedTask),
 }
 
 impl<T> Outcome<T> {
@@ -228,15 +231,19 @@ enum Shape {
     Complete,
     InputRequired,
     Task,
+    TaskHandle,
 }
 
 /// The shape of a result; a `resultType` outside `complete | input_required` is an error.
 fn shape_of(peek: &Peek<'_>) -> Result<Shape, String> {
     match peek.result_type.as_deref() {
         Some("input_required") => Ok(Shape::InputRequired),
+        Some("task") => Ok(Shape::TaskHandle),
         Some("complete") | None if peek.task.is_some() && peek.content.is_none() => Ok(Shape::Task),
         Some("complete") | None => Ok(Shape::Complete),
-        Some(other) => Err(format!("unknown resultType {other:?} (expected \"complete\" or \"input_required\")")),
+        Some(other) => {
+            Err(format!("unknown resultType {other:?} (expected \"complete\", \"input_required\" or \"task\")"))
+        }
     }
 }
 
@@ -293,6 +300,7 @@ impl<T: OutcomeResult> Outcome<T> {
             Shape::Complete => Outcome::Complete(serde_json::from_str(raw.get())?),
             Shape::InputRequired => Outcome::InputRequired(serde_json::from_str(raw.get())?),
             Shape::Task => Outcome::Task(serde_json::from_str(raw.get())?),
+            Shape::TaskHandle => Outcome::TaskHandle(serde_json::from_str(raw.get())?),
         })
     }
 }
@@ -303,6 +311,7 @@ impl<T: Serialize> Serialize for Outcome<T> {
             Outcome::Complete(t) => t.serialize(s),
             Outcome::InputRequired(r) => r.serialize(s),
             Outcome::Task(t) => t.serialize(s),
+            Outcome::TaskHandle(t) => t.serialize(s),
         }
     }
 }
@@ -316,6 +325,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Outcome<T> {
             Shape::Complete => T::deserialize(value).map(Outcome::Complete),
             Shape::InputRequired => InputRequiredResult::deserialize(value).map(Outcome::InputRequired),
             Shape::Task => CreateTaskResult::deserialize(value).map(Outcome::Task),
+            Shape::TaskHandle => super::tasks_ext::DetailedTask::deserialize(value).map(Outcome::TaskHandle),
         };
         r.map_err(D::Error::custom)
     }

@@ -42,6 +42,8 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
         name: Option<&'a RawValue>,
         #[serde(borrow)]
         uri: Option<&'a RawValue>,
+        #[serde(rename = "taskId", borrow)]
+        task_id: Option<&'a RawValue>,
         #[serde(borrow)]
         arguments: Option<&'a RawValue>,
     }
@@ -54,6 +56,8 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
     let name = match method {
         "tools/call" | "prompts/get" => params.name,
         "resources/read" | "resources/subscribe" | "resources/unsubscribe" => params.uri,
+        // The tasks extension routes a task's requests by its id.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.task_id,
         _ => None,
     };
     // A member of another type (a number for `name`) names nothing: no header, and the server
