@@ -13,6 +13,7 @@ mod inventory;
 mod mrtr;
 pub mod pagination;
 mod remote;
+pub mod skills;
 mod url_elicitation;
 
 use std::sync::Arc;
@@ -35,6 +36,7 @@ pub use self::era::EraPreference;
 pub use self::freshness::FreshnessOptions;
 pub use self::mrtr::{STILL_WAITING_FIRST_PAUSE, STILL_WAITING_MAX_PAUSE};
 pub use self::pagination::PaginationError;
+pub use self::skills::{LoadedSkill, SkillCheck, SkillError, SkillFile, SkillLimits, SkillSummary};
 pub use self::remote::{
     FALLBACK_STATUSES, RemoteTarget, RemoteTimeouts, TransportPlan, calls_for_fallback, sse_factory,
     streamable_http_factory,

@@ -19,6 +19,7 @@ pub mod progress;
 pub mod prompts;
 pub mod resources;
 pub mod roots;
+pub mod skills;
 pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
