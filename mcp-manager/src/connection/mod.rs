@@ -36,11 +36,11 @@ pub use self::era::EraPreference;
 pub use self::freshness::FreshnessOptions;
 pub use self::mrtr::{STILL_WAITING_FIRST_PAUSE, STILL_WAITING_MAX_PAUSE};
 pub use self::pagination::PaginationError;
-pub use self::skills::{LoadedSkill, SkillCheck, SkillError, SkillFile, SkillLimits, SkillSummary};
 pub use self::remote::{
     FALLBACK_STATUSES, RemoteTarget, RemoteTimeouts, TransportPlan, calls_for_fallback, sse_factory,
     streamable_http_factory,
 };
+pub use self::skills::{LoadedSkill, SkillCheck, SkillError, SkillFile, SkillLimits, SkillSummary};
 pub use self::url_elicitation::{MAX_PENDING_COMPLETIONS, MAX_URL_ELICITATION_RETRIES, MAX_URL_ELICITATIONS_PER_ERROR};
 use crate::callbacks::HostCallbacks;
 use crate::session::{RequestOptions, Session, SessionError, SessionOptions};

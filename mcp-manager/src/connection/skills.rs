@@ -275,11 +275,7 @@ impl McpConnection {
     }
 
     async fn require_skills(&self) -> Result<(), SkillError> {
-        if self.declares_skills().await {
-            Ok(())
-        } else {
-            Err(SkillError::NotSupported { server: self.name.clone() })
-        }
+        if self.declares_skills().await { Ok(()) } else { Err(SkillError::NotSupported { server: self.name.clone() }) }
     }
 
     /// Every skill entry the server lists (every page, bounded like the other lists). Reads no
@@ -301,7 +297,8 @@ impl McpConnection {
                 .request_sized::<ListSkills>(&params, RequestOptions::default())
                 .await
                 .map_err(ConnectionError::from)?;
-            let next = guard.page(page.skills.len(), bytes, page.next_cursor.as_deref()).map_err(ConnectionError::from)?;
+            let next =
+                guard.page(page.skills.len(), bytes, page.next_cursor.as_deref()).map_err(ConnectionError::from)?;
             skills.extend(page.skills);
             match next {
                 Some(c) => cursor = Some(c),
@@ -356,9 +353,11 @@ impl McpConnection {
     /// and verify its size, digest and frontmatter against the entry. Reads no other file.
     pub async fn load_skill(&self, skill: &Skill, limits: &SkillLimits) -> Result<LoadedSkill, SkillError> {
         self.require_skills().await?;
-        let invalid = |reason: String| SkillError::Invalid { server: self.name.clone(), skill: clip(&skill.uri), reason };
+        let invalid =
+            |reason: String| SkillError::Invalid { server: self.name.clone(), skill: clip(&skill.uri), reason };
         let manifest = verify::manifest(skill, limits).map_err(invalid)?;
-        let (_, entry) = manifest.files.iter().find(|(p, _)| p == "SKILL.md").ok_or_else(|| invalid("no SKILL.md".into()))?;
+        let (_, entry) =
+            manifest.files.iter().find(|(p, _)| p == "SKILL.md").ok_or_else(|| invalid("no SKILL.md".into()))?;
         let file = self.fetch_verified(&skill.uri, "SKILL.md", entry).await?;
         let refuse = |check: SkillCheck, detail: String| SkillError::Verification {
             server: self.name.clone(),
@@ -367,7 +366,8 @@ impl McpConnection {
             check,
             detail,
         };
-        let instructions = String::from_utf8(file.bytes).map_err(|_| invalid("its SKILL.md is not UTF-8 text".into()))?;
+        let instructions =
+            String::from_utf8(file.bytes).map_err(|_| invalid("its SKILL.md is not UTF-8 text".into()))?;
         let parsed = frontmatter::parse(&instructions).map_err(|e| refuse(SkillCheck::Frontmatter(None), e))?;
         if let Some((field, detail)) = frontmatter::first_difference(&skill.frontmatter, &parsed) {
             return Err(refuse(SkillCheck::Frontmatter(Some(field)), detail));
@@ -410,7 +410,12 @@ impl McpConnection {
     }
 
     /// `resources/read` of a listed file, checked against its entry: size, then digest.
-    async fn fetch_verified(&self, skill: &str, relative: &str, entry: &SkillResource) -> Result<SkillFile, SkillError> {
+    async fn fetch_verified(
+        &self,
+        skill: &str,
+        relative: &str,
+        entry: &SkillResource,
+    ) -> Result<SkillFile, SkillError> {
         let bad = |detail: String| SkillError::BadAnswer {
             server: self.name.clone(),
             method: "resources/read",

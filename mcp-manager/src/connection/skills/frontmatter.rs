@@ -220,13 +220,19 @@ mod tests {
     #[test]
     fn the_first_differing_field_is_named() {
         let listed = obj(json!({"name": "a", "description": "good", "metadata": {"v": 1}}));
-        assert_eq!(first_difference(&listed, &obj(json!({"name": "a", "description": "good", "metadata": {"v": 1.0}}))), None);
-        let (field, detail) = first_difference(&listed, &obj(json!({"name": "a", "description": "evil", "metadata": {"v": 1}}))).unwrap();
+        assert_eq!(
+            first_difference(&listed, &obj(json!({"name": "a", "description": "good", "metadata": {"v": 1.0}}))),
+            None
+        );
+        let (field, detail) =
+            first_difference(&listed, &obj(json!({"name": "a", "description": "evil", "metadata": {"v": 1}}))).unwrap();
         assert_eq!(field, "description");
         assert!(detail.contains("\"good\"") && detail.contains("\"evil\""), "{detail}");
         let (field, _) = first_difference(&listed, &obj(json!({"name": "a", "description": "good"}))).unwrap();
         assert_eq!(field, "metadata");
-        let (field, detail) = first_difference(&listed, &obj(json!({"name": "a", "description": "good", "metadata": {"v": 1}, "x": 1}))).unwrap();
+        let (field, detail) =
+            first_difference(&listed, &obj(json!({"name": "a", "description": "good", "metadata": {"v": 1}, "x": 1})))
+                .unwrap();
         assert_eq!(field, "x");
         assert!(detail.contains("no such field"));
     }

@@ -188,7 +188,10 @@ mod tests {
 
     #[test]
     fn a_good_entry_gives_its_manifest() {
-        let s = entry("skill://acme/pdf/SKILL.md", json!([file("skill://acme/pdf/SKILL.md"), file("skill://acme/pdf/a/b.md")]));
+        let s = entry(
+            "skill://acme/pdf/SKILL.md",
+            json!([file("skill://acme/pdf/SKILL.md"), file("skill://acme/pdf/a/b.md")]),
+        );
         let m = manifest(&s, &SkillLimits::default()).unwrap();
         assert_eq!((m.name.as_str(), m.path.as_str()), ("pdf", "acme/pdf"));
         assert_eq!(m.files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(), ["SKILL.md", "a/b.md"]);
@@ -200,17 +203,37 @@ mod tests {
         let cases = [
             (entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), file("skill://pdf/../x")])), "`..`"),
             (entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), file("skill://other/x")])), "outside"),
-            (entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), file("skill://pdf/%2e%2e/x")])), "percent"),
-            (entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), file("skill://pdf/a\\..\\x")])), "backslash"),
+            (
+                entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), file("skill://pdf/%2e%2e/x")])),
+                "percent",
+            ),
+            (
+                entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), file("skill://pdf/a\\..\\x")])),
+                "backslash",
+            ),
             (entry("skill://../pdf/SKILL.md", json!([file("skill://../pdf/SKILL.md")])), "`..`"),
             (entry("skill://x/SKILL.md", json!([file("skill://x/SKILL.md")])), "not its name"),
-            (entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), file("skill://pdf/SKILL.md")])), "twice"),
+            (
+                entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), file("skill://pdf/SKILL.md")])),
+                "twice",
+            ),
             (entry("skill://pdf/SKILL.md", json!([file("skill://pdf/a.md")])), "do not list its SKILL.md"),
             (entry("skill://pdf/SKILL.md", json!("dynamic")), "dynamic"),
             (entry("skill://pdf/SKILL.md", json!(null)), "missing or malformed"),
-            (entry("skill://pdf/SKILL.md", json!([{"uri": "skill://pdf/SKILL.md", "digest": "md5:00", "size": 1}])), "digest"),
-            (skill(json!({"uri": "skill://Bad/SKILL.md", "frontmatter": {"name": "Bad", "description": "d"}, "resources": []})), "lowercase"),
-            (skill(json!({"uri": "skill://pdf/SKILL.md", "frontmatter": {"name": "pdf"}, "resources": []})), "description"),
+            (
+                entry("skill://pdf/SKILL.md", json!([{"uri": "skill://pdf/SKILL.md", "digest": "md5:00", "size": 1}])),
+                "digest",
+            ),
+            (
+                skill(
+                    json!({"uri": "skill://Bad/SKILL.md", "frontmatter": {"name": "Bad", "description": "d"}, "resources": []}),
+                ),
+                "lowercase",
+            ),
+            (
+                skill(json!({"uri": "skill://pdf/SKILL.md", "frontmatter": {"name": "pdf"}, "resources": []})),
+                "description",
+            ),
             (entry("pdf/SKILL.md", json!([])), "no scheme"),
         ];
         for (s, want) in cases {
@@ -225,10 +248,16 @@ mod tests {
         let big = json!({"uri": "skill://pdf/a.md", "digest": digest_of(b""), "size": 11});
         let s = entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), big]));
         assert!(manifest(&s, &limits).unwrap_err().contains("11 bytes"));
-        let s = entry("skill://pdf/SKILL.md", json!([file("skill://pdf/SKILL.md"), file("skill://pdf/a"), file("skill://pdf/b")]));
+        let s = entry(
+            "skill://pdf/SKILL.md",
+            json!([file("skill://pdf/SKILL.md"), file("skill://pdf/a"), file("skill://pdf/b")]),
+        );
         assert!(manifest(&s, &limits).unwrap_err().contains("3 files"));
         let nine = json!({"uri": "skill://pdf/a.md", "digest": digest_of(b""), "size": 9});
-        let s = entry("skill://pdf/SKILL.md", json!([{"uri": "skill://pdf/SKILL.md", "digest": digest_of(b""), "size": 9}, nine]));
+        let s = entry(
+            "skill://pdf/SKILL.md",
+            json!([{"uri": "skill://pdf/SKILL.md", "digest": digest_of(b""), "size": 9}, nine]),
+        );
         assert!(manifest(&s, &limits).unwrap_err().contains("total 18"));
     }
 
@@ -236,7 +265,9 @@ mod tests {
     fn a_file_is_checked_by_size_then_digest() {
         let entry = SkillResource { uri: "skill://pdf/SKILL.md".into(), digest: digest_of(b"abc"), size: 3 };
         assert!(check_file(&entry, b"abc").is_ok());
-        assert!(matches!(check_file(&entry, b"abcd"), Err(Mismatch::Size(d)) if d.contains("3 bytes") && d.contains("4")));
+        assert!(
+            matches!(check_file(&entry, b"abcd"), Err(Mismatch::Size(d)) if d.contains("3 bytes") && d.contains("4"))
+        );
         assert!(matches!(check_file(&entry, b"abd"), Err(Mismatch::Digest(_))));
         assert_eq!(digest_of(b"abc"), "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
