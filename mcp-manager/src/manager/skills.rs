@@ -9,18 +9,18 @@
 use std::sync::Arc;
 
 use super::{ManagedServer, ManagerError, McpManager, read};
-use crate::connection::skills::{LoadedSkill, SkillError, SkillFile, SkillLimits, SkillSummary};
+use crate::connection::skills::{LoadedSkill, SkillFile, SkillLimits, SkillSummary};
 
 impl McpManager {
-    fn skill_server(&self, server: &str) -> Result<Arc<ManagedServer>, ManagerError> {
+    async fn skill_server(&self, server: &str) -> Result<Arc<ManagedServer>, ManagerError> {
         self.shared.server(server).ok_or_else(|| ManagerError::UnknownServer(server.into()))
     }
 
     /// The skills server `server` lists, from its listing alone (no skill file is read).
     pub async fn server_skills(&self, server: &str) -> Result<Vec<SkillSummary>, ManagerError> {
-        let managed = self.skill_server(server)?;
+        let managed = self.skill_server(server).await?;
         let limits = SkillLimits::default();
-        let skills = managed.conn.list_skills().await.map_err(SkillError::from)?;
+        let skills = managed.conn.list_skills().await?;
         Ok(skills.iter().map(|s| SkillSummary::of(&managed.name, s, &limits)).collect())
     }
 
@@ -45,7 +45,7 @@ impl McpManager {
     /// is read and verified against the listing (size, digest, frontmatter); its other files are
     /// read later, with [`McpManager::read_skill_file`].
     pub async fn load_skill(&self, server: &str, name: &str) -> Result<LoadedSkill, ManagerError> {
-        let managed = self.skill_server(server)?;
+        let managed = self.skill_server(server).await?;
         let entry = managed.conn.find_skill(name).await?;
         Ok(managed.conn.load_skill(&entry, &SkillLimits::default()).await?)
     }
@@ -53,7 +53,7 @@ impl McpManager {
     /// Read file `path` (relative to the skill's root, or its URI) of a loaded skill, verified
     /// against the entry the skill was loaded from.
     pub async fn read_skill_file(&self, skill: &LoadedSkill, path: &str) -> Result<SkillFile, ManagerError> {
-        let managed = self.skill_server(&skill.server)?;
+        let managed = self.skill_server(&skill.server).await?;
         Ok(managed.conn.read_skill_file(skill, path).await?)
     }
 
@@ -64,7 +64,7 @@ impl McpManager {
         name: &str,
     ) -> Result<(LoadedSkill, Vec<SkillFile>), ManagerError> {
         let skill = self.load_skill(server, name).await?;
-        let managed = self.skill_server(server)?;
+        let managed = self.skill_server(server).await?;
         let files = managed.conn.read_skill_files(&skill).await?;
         Ok((skill, files))
     }

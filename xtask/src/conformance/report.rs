@@ -38,6 +38,7 @@ pub(super) enum Outcome {
 
 impl Outcome {
     /// Whether the run as a whole fails on it.
+    #[cfg(test)]
     pub fn fails_the_run(self) -> bool {
         matches!(self, Outcome::Fail | Outcome::NotExercised)
     }
