@@ -131,6 +131,10 @@ pub enum Command {
     Templates,
     /// Read a resource
     Read(ReadArgs),
+    /// List the skills of every server (the skills extension); no skill file is read
+    Skills,
+    /// Load a skill and print its SKILL.md, verified against the listing (--json: every file)
+    Skill(SkillArgs),
     /// Show each server's state, transport, protocol revision, counts, authorization and last error
     Status,
     /// Log in to a remote server that asks for OAuth authorization (opens the browser)
@@ -154,6 +158,8 @@ impl Command {
             Command::Resources => "resources",
             Command::Templates => "templates",
             Command::Read(_) => "read",
+            Command::Skills => "skills",
+            Command::Skill(_) => "skill",
             Command::Status => "status",
             Command::Login(_) => "login",
             Command::Logout(_) => "logout",
@@ -248,6 +254,14 @@ pub struct PromptArgs {
     /// Arguments as KEY=VALUE pairs (prompt arguments are strings)
     #[arg(value_name = "KEY=VALUE")]
     pub pairs: Vec<String>,
+}
+
+/// `mcp skill`.
+#[derive(Debug, Args)]
+pub struct SkillArgs {
+    /// The skill's name, path or SKILL.md URI (as `mcp skills` lists it; --server picks the
+    /// server when several list it)
+    pub name: String,
 }
 
 /// `mcp read`.

@@ -99,6 +99,7 @@ impl Host {
             elicitation: Some(self.filler.clone()),
             roots: Some(self.roots.clone()),
             notifications: Some(self.notes.clone()),
+            apps: None,
         };
         options
     }

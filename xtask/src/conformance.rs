@@ -29,9 +29,12 @@
 //! `client --requirements <revision>`: every one at that revision's wire (see `requirements.rs`).
 //!
 //! A scenario passes when its run had no problem (the suite exited 0 for a scenario run alone;
-//! the client finished for a scenario of a set) and its checks hold no FAILURE or WARNING (a
-//! required scenario also needs a SUCCESS). The scenarios of [`REQUIRED`] must pass in every run
-//! that has them. Any other scenario that fails must be listed in
+//! the client finished for a scenario of a set), its checks hold no FAILURE or WARNING, and at
+//! least one check passed. A scenario whose every check was SKIPPED (or that has no check)
+//! verified nothing: it is reported as "not exercised", never as a pass, and the run fails when
+//! it is one we claim (a scenario run alone or scored by its set, and not listed as below). The
+//! scenarios of [`REQUIRED`] must pass in every run that has them. Any other scenario that fails
+//! or cannot be exercised must be listed in
 //! `xtask/conformance/expected-failures.txt`: `<version> <scenario>  # why` for a scenario run
 //! alone, `<version> <revision> <scenario>  # why` for one in the run of requirement set
 //! `<revision>`. A listed scenario that passes is reported, so that its line gets removed.
@@ -267,6 +270,7 @@ fn collect_results(row: &mut Row, written: &Path, keep: &Path) -> Result {
     row.passed = summary.passed;
     row.failed = summary.failed;
     row.warnings = summary.warnings;
+    row.skipped = summary.skipped;
     row.bad_checks = summary.bad;
     Ok(())
 }
@@ -298,6 +302,7 @@ struct ChecksSummary {
     passed: usize,
     failed: usize,
     warnings: usize,
+    skipped: usize,
     /// `id: message` of each FAILURE and WARNING.
     bad: Vec<String>,
 }
@@ -315,6 +320,7 @@ fn summarize_checks(text: &str) -> Result<ChecksSummary> {
     let mut finish = |id: &mut String, status: &mut String, message: &mut String| {
         match status.as_str() {
             "SUCCESS" => summary.passed += 1,
+            "SKIPPED" => summary.skipped += 1,
             "FAILURE" | "WARNING" => {
                 if status == "FAILURE" {
                     summary.failed += 1;
@@ -526,10 +532,15 @@ mod tests {
   {
     "id": "d",
     "status": "INFO"
+  },
+  {
+    "id": "e",
+    "status": "SKIPPED",
+    "errorMessage": "the client never called skills/list"
   }
 ]"#;
         let summary = summarize_checks(text).unwrap();
-        assert_eq!((summary.passed, summary.failed, summary.warnings), (1, 1, 1));
+        assert_eq!((summary.passed, summary.failed, summary.warnings, summary.skipped), (1, 1, 1, 1));
         assert_eq!(summary.bad, ["WARNING b: late", "FAILURE c"]);
         assert!(summarize_checks("{}").is_err());
     }

@@ -6,6 +6,7 @@ mod auth;
 mod chat;
 mod lists;
 mod setup;
+mod skills;
 
 use mcp_manager::RequestOptions;
 use mcp_manager::connection::tasks::result_task_id;
@@ -63,6 +64,8 @@ async fn dispatch(cli: &Cli, session: &setup::Started) -> Result<ExitCode, CliEr
         Command::Call(args) => call(cli, session, args).await,
         Command::Prompt(args) => prompt(manager, args, json).await,
         Command::Read(args) => read(cli, manager, args).await,
+        Command::Skills => skills::skills(manager, json).await,
+        Command::Skill(args) => skills::skill(manager, args, json).await,
         Command::Chat(args) => chat::run(session, args).await,
         Command::ServeDemo => Err(CliError::usage("serve-demo runs on its own")),
         Command::Login(_) | Command::Logout(_) => Err(CliError::usage("login and logout run on their own")),

@@ -15,6 +15,7 @@ pub mod pagination;
 mod remote;
 mod task_watch;
 pub mod tasks;
+pub mod skills;
 mod url_elicitation;
 
 use std::sync::Arc;
@@ -42,6 +43,7 @@ pub use self::remote::{
     streamable_http_factory,
 };
 pub use self::tasks::{TaskError, TaskMode, TaskObserver, TaskOptions, TaskUpdate};
+pub use self::skills::{LoadedSkill, SkillCheck, SkillError, SkillFile, SkillLimits, SkillSummary};
 pub use self::url_elicitation::{MAX_PENDING_COMPLETIONS, MAX_URL_ELICITATION_RETRIES, MAX_URL_ELICITATIONS_PER_ERROR};
 use crate::callbacks::HostCallbacks;
 use crate::session::{RequestOptions, Session, SessionError, SessionOptions};

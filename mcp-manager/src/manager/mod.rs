@@ -18,6 +18,7 @@ mod provider;
 mod routing;
 mod server;
 mod tasks;
+mod skills;
 pub mod template;
 
 use std::collections::BTreeMap;
@@ -38,6 +39,7 @@ pub use self::provider::McpToolProvider;
 pub use self::routing::{Conflict, ConflictKind, RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool, Routing};
 use self::server::ManagedServer;
 pub use self::server::ServerStatus;
+pub use self::skills::skills_catalog;
 use crate::HostCallbacks;
 use crate::apps::{AppView, AppViewError};
 use crate::config::{ClientConfig, McpConfig, ServerConfig};
@@ -129,6 +131,9 @@ pub enum ManagerError {
     /// The manager was closed.
     #[error("the MCP manager is closed")]
     Closed,
+    /// A skill could not be listed, loaded or read (the message names the failed check).
+    #[error(transparent)]
+    Skill(#[from] crate::connection::skills::SkillError),
 }
 
 /// The state the manager's parts share.

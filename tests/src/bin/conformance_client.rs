@@ -13,6 +13,11 @@
 //! - `json-schema-ref-no-deref`: list the tools, then close.
 //! - `json-schema-2020-12-preservation`: list the tools and echo the focal tool's `inputSchema`
 //!   back, as received, through the echo tool.
+//! - `sep-2640-client-no-prefetch`: list the skills (`skills/list`), load none, then close.
+//! - the other `sep-2640-client-*` scenarios (`-verify-digest`, `-verify-size`,
+//!   `-verify-frontmatter`): list the skills, load the first one (its `SKILL.md`, verified
+//!   against the listing by the library), then read each of its other files, verified too; a
+//!   refused skill ends the run with the library's error (exit 1, which those scenarios allow).
 //! - every other scenario (`tools_call`, `sse-retry`, `elicitation-sep1034-client-defaults`, the
 //!   auth scenarios, ...): discover everything the server offers, call every tool with arguments
 //!   made from its input schema (or make the calls the context's `toolCalls` names), get every
@@ -40,11 +45,13 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use mcp_manager::callbacks::ElicitationHandler;
 use mcp_manager::connection::EraPreference;
+use mcp_manager::connection::skills::SkillLimits;
 use mcp_manager::{ConnectionOptions, McpConnection, RequestOptions, TransportFactory};
 use mcp_protocol::types::elicitation::{ElicitParams, ElicitResult};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::prompts::GetPromptParams;
+use mcp_protocol::types::skills::Skill;
 use mcp_protocol::types::tools::Tool;
 use mcp_protocol::{Era, ErrorObject, ProtocolVersion};
 use mcp_transport::auth::browser::{AuthorizationResponse, BrowserStep, PendingRedirect};
@@ -119,6 +126,8 @@ async fn run(scenario: &str, url: &str) -> Result<(), Failure> {
         "initialize" => Ok(()),
         "json-schema-ref-no-deref" => list_tools(&connection).await.map(drop),
         "json-schema-2020-12-preservation" => echo_schema(&connection).await,
+        "sep-2640-client-no-prefetch" => list_skills(&connection).await.map(drop),
+        s if s.starts_with("sep-2640-client-") => use_skill(&connection).await,
         _ => exercise_everything(&connection).await,
     };
     connection.close().await;
@@ -282,6 +291,28 @@ async fn echo_schema(connection: &McpConnection) -> Result<(), Failure> {
 }
 
 /// Discover everything, call every tool, get every prompt, read every resource.
+/// The skills the server lists (no skill file is read).
+async fn list_skills(connection: &McpConnection) -> Result<Vec<Skill>, Failure> {
+    let skills = connection.list_skills().await.map_err(|e| format!("skills/list: {e}"))?;
+    println!("skills: {}", skills.iter().map(|s| s.uri.as_str()).collect::<Vec<_>>().join(", "));
+    Ok(skills)
+}
+
+/// Load the first listed skill, then read its supporting files, each verified.
+async fn use_skill(connection: &McpConnection) -> Result<(), Failure> {
+    let skills = list_skills(connection).await?;
+    let entry = skills.first().ok_or("the server lists no skill")?;
+    let skill = connection.load_skill(entry, &SkillLimits::default()).await.map_err(|e| e.to_string())?;
+    println!("loaded skill {} ({} bytes of instructions)", skill.uri, skill.instructions.len());
+    let supporting: Vec<String> =
+        skill.files().filter(|(path, _)| *path != "SKILL.md").map(|(path, _)| path.to_owned()).collect();
+    for path in supporting {
+        let file = connection.read_skill_file(&skill, &path).await.map_err(|e| e.to_string())?;
+        println!("read {} ({} bytes, verified)", file.uri, file.bytes.len());
+    }
+    Ok(())
+}
+
 async fn exercise_everything(connection: &McpConnection) -> Result<(), Failure> {
     let inventory = connection.discover().await.map_err(|e| format!("discovery: {e}"))?;
     for warning in &inventory.warnings {

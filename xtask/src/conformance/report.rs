@@ -17,6 +17,46 @@ pub(super) const EXPECTED_FAILURES: &str = "xtask/conformance/expected-failures.
 /// (`None`: the scenario alone, with `--scenario`), and the scenario.
 pub(super) type Key = (String, Option<String>, String);
 
+/// How a scenario's run is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// Checks ran and none failed or warned.
+    Pass,
+    /// It passes, but [`EXPECTED_FAILURES`] still lists it (the line should go).
+    PassListed,
+    /// It fails, as [`EXPECTED_FAILURES`] says it does.
+    ExpectedFailure,
+    /// It fails, and it must pass or is not listed: the run fails.
+    Fail,
+    /// Every check was skipped in a scenario we claim (scored, not listed): the run fails.
+    NotExercised,
+    /// Every check was skipped, in a scenario a requirement set runs but never scores.
+    NotExercisedUnscored,
+    /// Every check was skipped, in a scenario [`EXPECTED_FAILURES`] lists.
+    NotExercisedListed,
+}
+
+impl Outcome {
+    /// Whether the run as a whole fails on it.
+    #[cfg(test)]
+    pub fn fails_the_run(self) -> bool {
+        matches!(self, Outcome::Fail | Outcome::NotExercised)
+    }
+
+    /// The summary table's text.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::PassListed => "pass (listed as expected failure)",
+            Outcome::ExpectedFailure => "expected failure",
+            Outcome::Fail => "FAIL",
+            Outcome::NotExercised => "NOT EXERCISED (every check skipped)",
+            Outcome::NotExercisedUnscored => "not exercised (every check skipped)",
+            Outcome::NotExercisedListed => "not exercised (listed as expected failure)",
+        }
+    }
+}
+
 /// One scenario's outcome.
 pub(super) struct Row {
     pub version: String,
@@ -29,6 +69,8 @@ pub(super) struct Row {
     pub passed: usize,
     pub failed: usize,
     pub warnings: usize,
+    /// Checks the suite reported as SKIPPED.
+    pub skipped: usize,
     /// Why the run itself failed (the suite's exit status, no checks.json, a client that did not
     /// finish), if it did.
     pub problem: Option<String>,
@@ -46,6 +88,7 @@ impl Row {
             passed: 0,
             failed: 0,
             warnings: 0,
+            skipped: 0,
             problem: None,
             bad_checks: Vec::new(),
         }
@@ -70,25 +113,57 @@ impl Row {
         dir.join(&self.scenario)
     }
 
-    /// Whether the suite passed it: the run had no problem, and no check failed or warned. A
-    /// required scenario must also have passed a check (not only skipped them).
+    /// Whether the run went wrong: a problem with the run itself, or a check that failed or warned.
+    pub fn is_bad(&self) -> bool {
+        self.problem.is_some() || self.failed > 0 || self.warnings > 0
+    }
+
+    /// Whether a check ran in it: one passed, failed or warned. A scenario whose every check was
+    /// skipped (or that has no check) proves nothing about the client: it is not exercised.
+    pub fn exercised(&self) -> bool {
+        self.passed + self.failed + self.warnings > 0
+    }
+
+    /// Whether the suite passed it: the run had no problem, no check failed or warned, and at
+    /// least one check passed (a scenario whose checks were all skipped is not a pass).
     pub fn passes(&self) -> bool {
-        let checked = self.passed > 0 || !REQUIRED.contains(&self.scenario.as_str());
-        self.problem.is_none() && self.failed == 0 && self.warnings == 0 && checked
+        !self.is_bad() && self.passed > 0
+    }
+
+    /// What the run says about this scenario, given whether [`EXPECTED_FAILURES`] lists it.
+    pub fn outcome(&self, listed: bool) -> Outcome {
+        let required = REQUIRED.contains(&self.scenario.as_str());
+        match (self.is_bad(), self.exercised(), listed) {
+            (true, _, true) if !required => Outcome::ExpectedFailure,
+            (true, _, _) => Outcome::Fail,
+            // Listed: it is not claimed (a required scenario is always claimed).
+            (false, false, true) if !required => Outcome::NotExercisedListed,
+            // Claimed (scored and not listed as an expected failure), yet nothing was checked.
+            (false, false, _) if self.scored => Outcome::NotExercised,
+            (false, false, _) => Outcome::NotExercisedUnscored,
+            (false, true, true) => Outcome::PassListed,
+            (false, true, false) => Outcome::Pass,
+        }
     }
 
     /// The progress line printed as soon as the scenario has run.
     pub fn print_progress(&self, expected: &BTreeMap<Key, String>) {
-        let listed = expected.contains_key(&self.key());
+        let outcome = self.outcome(expected.contains_key(&self.key()));
+        let note = match outcome {
+            Outcome::Pass | Outcome::PassListed => "",
+            Outcome::ExpectedFailure => " — FAILS (expected)",
+            Outcome::Fail => " — FAILS",
+            Outcome::NotExercised => " — NOT EXERCISED (every check skipped; FAILS)",
+            Outcome::NotExercisedUnscored | Outcome::NotExercisedListed => " — not exercised",
+        };
         println!(
-            "  {} {}: {} passed, {} failed, {} warnings{}{}",
+            "  {} {}: {} passed, {} failed, {} warnings, {} skipped{note}",
             self.run(),
             self.scenario,
             self.passed,
             self.failed,
             self.warnings,
-            if self.passes() { "" } else { " — FAILS" },
-            if listed && !self.passes() { " (expected)" } else { "" }
+            self.skipped,
         );
     }
 }
@@ -105,26 +180,22 @@ fn show_run(version: &str, requirements: Option<&str>) -> String {
 pub(super) fn report(rows: &[Row], expected: &BTreeMap<Key, String>, results: &Path) -> Result {
     heading("conformance: summary");
     let mut table = vec![
-        ["version", "requirements", "scenario", "passed", "failed", "warnings", "outcome"].map(str::to_owned).to_vec(),
+        ["version", "requirements", "scenario", "passed", "failed", "warnings", "skipped", "outcome"]
+            .map(str::to_owned)
+            .to_vec(),
     ];
     let mut unexpected = Vec::new();
+    let mut not_exercised = Vec::new();
     let mut stale = Vec::new();
     for row in rows {
-        let required = REQUIRED.contains(&row.scenario.as_str());
-        let listed = expected.contains_key(&row.key());
-        let outcome = match (row.passes(), listed) {
-            (true, false) if row.passed == 0 => "pass (every check skipped)",
-            (true, false) => "pass",
-            (true, true) => {
-                stale.push(expected_line(&row.key()));
-                "pass (listed as expected failure)"
-            }
-            (false, true) if !required => "expected failure",
-            (false, _) => {
-                unexpected.push(row);
-                "FAIL"
-            }
-        };
+        let outcome = row.outcome(expected.contains_key(&row.key()));
+        match outcome {
+            Outcome::PassListed => stale.push(expected_line(&row.key())),
+            Outcome::Fail => unexpected.push(row),
+            Outcome::NotExercised => not_exercised.push(row),
+            _ => {}
+        }
+        let outcome = outcome.label();
         let outcome = if row.scored { outcome.to_owned() } else { format!("{outcome} (not scored)") };
         table.push(vec![
             row.version.clone(),
@@ -133,6 +204,7 @@ pub(super) fn report(rows: &[Row], expected: &BTreeMap<Key, String>, results: &P
             row.passed.to_string(),
             row.failed.to_string(),
             row.warnings.to_string(),
+            row.skipped.to_string(),
             outcome,
         ]);
     }
@@ -165,10 +237,22 @@ pub(super) fn report(rows: &[Row], expected: &BTreeMap<Key, String>, results: &P
     if !misplaced.is_empty() {
         return Err(format!("{EXPECTED_FAILURES} lists required scenarios, which must pass: {}", misplaced.join(", ")));
     }
-    if unexpected.is_empty() {
+    if unexpected.is_empty() && not_exercised.is_empty() {
         let passed = rows.iter().filter(|r| r.passes()).count();
-        println!("\nconformance: {passed} scenario runs passed, {} failed as expected", rows.len() - passed);
+        let unexercised = rows.iter().filter(|r| !r.is_bad() && !r.exercised()).count();
+        println!(
+            "\nconformance: {passed} scenario runs passed, {unexercised} not exercised (not claimed), {} failed as expected",
+            rows.len() - passed - unexercised
+        );
         return Ok(());
+    }
+    if !not_exercised.is_empty() {
+        let names: Vec<String> = not_exercised.iter().map(|r| format!("{} {}", r.run(), r.scenario)).collect();
+        eprintln!(
+            "\nnot exercised (every check skipped, so nothing was verified), though claimed: {}\n  \
+             make the client exercise them, or list them in {EXPECTED_FAILURES} with the reason",
+            names.join(", ")
+        );
     }
     for row in &unexpected {
         eprintln!("\n{} {} failed:", row.run(), row.scenario);
@@ -180,9 +264,11 @@ pub(super) fn report(rows: &[Row], expected: &BTreeMap<Key, String>, results: &P
         }
         eprintln!("  see {}", row.results_dir(results).display());
     }
-    let names: Vec<String> = unexpected.iter().map(|r| format!("{} {}", r.run(), r.scenario)).collect();
+    let names: Vec<String> =
+        unexpected.iter().chain(&not_exercised).map(|r| format!("{} {}", r.run(), r.scenario)).collect();
     Err(format!(
-        "{} conformance scenario run(s) failed that must pass or are not listed in {EXPECTED_FAILURES}: {}",
+        "{} conformance scenario run(s) failed or were not exercised that must pass or are not listed in \
+         {EXPECTED_FAILURES}: {}",
         names.len(),
         names.join(", ")
     ))
@@ -207,7 +293,7 @@ fn print_table(rows: &[Vec<String>]) {
             .enumerate()
             .map(
                 |(c, (cell, width))| {
-                    if (3..6).contains(&c) { format!("{cell:>width$}") } else { format!("{cell:<width$}") }
+                    if (3..7).contains(&c) { format!("{cell:>width$}") } else { format!("{cell:<width$}") }
                 },
             )
             .collect();
@@ -304,11 +390,40 @@ mod tests {
     fn a_required_scenario_must_pass_a_check() {
         let mut row = Row::new("0.1.16", None, "initialize");
         assert!(!row.passes(), "no check passed");
+        assert_eq!(row.outcome(false), Outcome::NotExercised);
         row.passed = 1;
         assert!(row.passes());
         row.problem = Some("the client did not finish".into());
         assert!(!row.passes());
-        let other = Row::new("0.1.16", None, "json-schema-ref-no-deref");
-        assert!(other.passes(), "an optional scenario may skip every check");
+        assert_eq!(row.outcome(false), Outcome::Fail);
+    }
+
+    #[test]
+    fn a_scenario_whose_every_check_was_skipped_is_not_exercised() {
+        let mut row = Row::new("0.2.0-alpha.12", None, "sep-2640-client-verify-digest");
+        row.skipped = 1;
+        assert!(!row.exercised());
+        assert!(!row.passes(), "all skipped is not a pass");
+        assert_eq!(row.outcome(false), Outcome::NotExercised, "claimed: scored and not listed");
+        assert!(row.outcome(false).fails_the_run());
+        assert_eq!(row.outcome(true), Outcome::NotExercisedListed, "listed: not claimed");
+        assert!(!row.outcome(true).fails_the_run());
+        row.scored = false;
+        assert_eq!(row.outcome(false), Outcome::NotExercisedUnscored, "a set runs it but never scores it");
+        assert!(!row.outcome(false).fails_the_run());
+
+        row.scored = true;
+        row.passed = 1;
+        assert_eq!(row.outcome(false), Outcome::Pass, "one passed check among skipped ones exercises it");
+        assert_eq!(row.outcome(true), Outcome::PassListed);
+        row.failed = 1;
+        assert_eq!(row.outcome(false), Outcome::Fail);
+        assert_eq!(row.outcome(true), Outcome::ExpectedFailure);
+        let mut skipped_with_problem = Row::new("0.1.16", None, "x");
+        skipped_with_problem.skipped = 2;
+        skipped_with_problem.problem = Some("the suite exited with 1".into());
+        assert_eq!(skipped_with_problem.outcome(false), Outcome::Fail, "a broken run is a failure, not unexercised");
+        let required = Row::new("0.1.16", None, "tools_call");
+        assert_eq!(required.outcome(true), Outcome::NotExercised, "a required scenario is always claimed");
     }
 }

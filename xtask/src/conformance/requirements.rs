@@ -37,6 +37,12 @@ pub const CLIENT_MUST_REFUSE: &[&str] = &[
     "auth/metadata-issuer-mismatch",
 ];
 
+/// The skills scenarios whose server tampers with a skill (SEP-2640): the client is right to stop
+/// when it refuses the skill, its last stderr line the library's verification error (`... is
+/// refused: the <check> check failed for <file>: ...`).
+pub const CLIENT_MUST_REFUSE_SKILL: &[&str] =
+    &["sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter"];
+
 /// The longest a whole requirement-set run may take (its scenarios run concurrently, each bounded
 /// by the suite's client timeout).
 const SET_DEADLINE: Duration = Duration::from_secs(300);
@@ -167,9 +173,10 @@ pub(super) fn run_set(
 }
 
 /// Whether a client that stopped with `last_stderr_line` did what `scenario` asks: refuse the
-/// authorization (see [`CLIENT_MUST_REFUSE`]).
+/// authorization (see [`CLIENT_MUST_REFUSE`]) or the tampered skill ([`CLIENT_MUST_REFUSE_SKILL`]).
 fn refused_as_it_must(scenario: &str, last_stderr_line: &str) -> bool {
-    CLIENT_MUST_REFUSE.contains(&scenario) && last_stderr_line.contains("authorization failed (")
+    (CLIENT_MUST_REFUSE.contains(&scenario) && last_stderr_line.contains("authorization failed ("))
+        || (CLIENT_MUST_REFUSE_SKILL.contains(&scenario) && last_stderr_line.contains(" check failed for "))
 }
 
 /// Whether the conformance client's stdout ends its run with `conformance-client: <scenario>:
@@ -259,6 +266,11 @@ mod tests {
             "conformance-client: auth/iss-wrong-issuer: gave up after 25s"
         ));
         assert!(!refused_as_it_must("auth/metadata-default", refused));
+        let skill = "conformance-client: sep-2640-client-verify-size: skill skill://pdf-processing/SKILL.md of server \
+                     \"conformance\" is refused: the size check failed for skill://pdf-processing/SKILL.md: ...";
+        assert!(refused_as_it_must("sep-2640-client-verify-size", skill));
+        assert!(!refused_as_it_must("sep-2640-client-no-prefetch", skill), "no-prefetch must finish");
+        assert!(!refused_as_it_must("sep-2640-client-verify-size", refused));
     }
 
     #[test]
