@@ -13,9 +13,9 @@ mod inventory;
 mod mrtr;
 pub mod pagination;
 mod remote;
+pub mod skills;
 mod task_watch;
 pub mod tasks;
-pub mod skills;
 mod url_elicitation;
 
 use std::sync::Arc;
@@ -42,8 +42,8 @@ pub use self::remote::{
     FALLBACK_STATUSES, RemoteTarget, RemoteTimeouts, TransportPlan, calls_for_fallback, sse_factory,
     streamable_http_factory,
 };
-pub use self::tasks::{TaskError, TaskMode, TaskObserver, TaskOptions, TaskUpdate};
 pub use self::skills::{LoadedSkill, SkillCheck, SkillError, SkillFile, SkillLimits, SkillSummary};
+pub use self::tasks::{TaskError, TaskMode, TaskObserver, TaskOptions, TaskUpdate};
 pub use self::url_elicitation::{MAX_PENDING_COMPLETIONS, MAX_URL_ELICITATION_RETRIES, MAX_URL_ELICITATIONS_PER_ERROR};
 use crate::callbacks::HostCallbacks;
 use crate::session::{RequestOptions, Session, SessionError, SessionOptions};

@@ -17,8 +17,8 @@ mod plan;
 mod provider;
 mod routing;
 mod server;
-mod tasks;
 mod skills;
+mod tasks;
 pub mod template;
 
 use std::collections::BTreeMap;
