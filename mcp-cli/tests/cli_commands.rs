@@ -96,6 +96,34 @@ fn call_prompt_and_read_return_real_results() {
 }
 
 #[test]
+fn the_demo_skill_is_listed_and_loaded_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let listed = run(dir.path(), &["skills"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let table = String::from_utf8_lossy(&listed.stdout);
+    assert!(table.starts_with("NAME"), "{table}");
+    assert!(table.contains("demo-arithmetic  demo"), "{table}");
+    let doc = json_of(&run(dir.path(), &["skills", "--json"]));
+    assert!(doc.to_string().contains("skill://demo-arithmetic/SKILL.md"), "{doc}");
+
+    let loaded = run(dir.path(), &["skill", "demo-arithmetic"]);
+    assert_eq!(loaded.status.code(), Some(0), "{}", stderr(&loaded));
+    let text = String::from_utf8_lossy(&loaded.stdout);
+    assert!(text.starts_with("---\nname: demo-arithmetic\n"), "the SKILL.md itself: {text}");
+    assert!(text.contains("call the `add` tool"), "{text}");
+
+    let files = json_of(&run(dir.path(), &["skill", "demo-arithmetic", "--json"]));
+    let files = files["files"].as_array().expect("the files");
+    let paths: Vec<&str> = files.iter().filter_map(|f| f["path"].as_str()).collect();
+    assert_eq!(paths, ["SKILL.md", "examples.md"]);
+    assert!(files.iter().all(|f| f["digest"].as_str().is_some_and(|d| d.starts_with("sha256:"))), "{files:?}");
+
+    let unknown = run(dir.path(), &["skill", "no-such-skill"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("no server lists a skill \"no-such-skill\""), "{}", stderr(&unknown));
+}
+
+#[test]
 fn key_value_pairs_take_the_types_of_the_input_schema() {
     let dir = tempfile::tempdir().unwrap();
     // `stats` takes an array of numbers; `current_time` an integer offset; `slow` integers.

@@ -53,6 +53,10 @@ fn capabilities() -> ServerCapabilities {
         resources: Some(ResourcesCapability::default()),
         logging: Some(JsonObject::new()),
         completions: Some(JsonObject::new()),
+        extensions: Some(JsonObject::from_iter([(
+            mcp_protocol::types::skills::SKILLS_EXTENSION.to_owned(),
+            Value::Object(JsonObject::new()),
+        )])),
         ..Default::default()
     }
 }
@@ -202,8 +206,13 @@ async fn route(state: &Arc<State>, ctx: &Ctx, request: ClientRequest) -> Result<
             let resource_templates = catalog::templates();
             to_value(&ListResourceTemplatesResult { resource_templates, ttl_ms, cache_scope, ..Default::default() })
         }
+        ClientRequest::Other { method, params } if method == "skills/list" => {
+            single_page(params.and_then(|p| serde_json::from_value(p).ok()))?;
+            to_value(&super::skills::list())
+        }
         ClientRequest::ReadResource(Some(params)) => {
-            let contents = catalog::read(&params.uri).map_err(|why| {
+            let skill_file = super::skills::read(&params.uri).ok_or_else(String::new);
+            let contents = skill_file.or_else(|_| catalog::read(&params.uri)).map_err(|why| {
                 // 2025-11-25 and before name a code of their own; the modern era uses invalid params.
                 let code = if ctx.modern { ErrorCode::INVALID_PARAMS } else { ErrorCode::RESOURCE_NOT_FOUND };
                 ErrorObject::new(code, why).with_data(serde_json::json!({"uri": params.uri}))

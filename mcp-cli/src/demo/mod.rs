@@ -20,6 +20,7 @@ mod catalog;
 mod clock;
 mod dispatch;
 mod png;
+mod skills;
 mod state;
 mod tools;
 
