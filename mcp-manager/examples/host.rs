@@ -84,7 +84,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         (Some(tool), None) => (tool.as_str(), json!({})),
         (None, _) => (default_call.0, default_call.1),
     };
-    let result = registry.invoke(name, ToolInvocation::from_value(name, arguments), ctx).await;
+    let result = registry.invoke(ToolInvocation::from_value(name, arguments), ctx).await;
     let outcome = if result.success { "succeeded" } else { "failed" };
     println!("\n{name} {outcome}:\n{}", result.history_text());
 

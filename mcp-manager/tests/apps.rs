@@ -136,21 +136,27 @@ async fn app_only_tools_stay_away_from_the_llm_and_apps_call_only_what_they_may(
         assert_eq!(show.spec.metadata[UI_KEY]["resourceUri"], VIEW, "the view travels with the spec");
 
         // The LLM cannot reach the app-only tool, even by its exact name.
-        let refused = registry.invoke("weather__refresh_weather", ToolInvocation::default(), ctx.clone()).await;
+        let refused =
+            registry.invoke(ToolInvocation::new("weather__refresh_weather", Default::default()), ctx.clone()).await;
         assert!(!refused.success);
         assert!(refused.error_message.as_deref().unwrap_or_default().contains("only be called by its app"));
 
         // Its app can, by the server's own name.
-        let ran = registry.invoke_from_app(&origin, "refresh_weather", ToolInvocation::default(), ctx.clone()).await;
+        let ran = registry
+            .invoke_from_app(&origin, ToolInvocation::new("refresh_weather", Default::default()), ctx.clone())
+            .await;
         assert!(ran.success, "{:?}", ran.error_message);
         assert_eq!(ran.content.as_deref(), Some("ran refresh_weather"));
 
         // A model-only tool, and a tool of another origin, are refused to the app.
-        let model_only = registry.invoke_from_app(&origin, "admin_reset", ToolInvocation::default(), ctx.clone()).await;
+        let model_only = registry
+            .invoke_from_app(&origin, ToolInvocation::new("admin_reset", Default::default()), ctx.clone())
+            .await;
         let message = model_only.error_message.unwrap_or_default();
         assert!(message.contains("may not be called by an app"), "{message}");
         let stranger = AppOrigin::new("mcp", Some("elsewhere".to_owned()));
-        let foreign = registry.invoke_from_app(&stranger, "refresh_weather", ToolInvocation::default(), ctx).await;
+        let foreign =
+            registry.invoke_from_app(&stranger, ToolInvocation::new("refresh_weather", Default::default()), ctx).await;
         let message = foreign.error_message.unwrap_or_default();
         assert!(message.contains("has no tool `refresh_weather`") && message.contains("elsewhere"), "{message}");
 

@@ -290,7 +290,7 @@ async fn run_call(registry: Arc<ToolRegistry>, call: Call, tally: Arc<Tally>) {
     tally.peak_in_flight.fetch_max(now, Ordering::SeqCst);
     let name = tool_name(call.server);
     let invocation = ToolInvocation::new(name.clone(), call.args.clone());
-    let invoke = registry.invoke(&name, invocation, ToolExecutionContext::default());
+    let invoke = registry.invoke(invocation, ToolExecutionContext::default());
     let outcome = match call.abandon_after {
         Some(after) => match tokio::time::timeout(after, invoke).await {
             Ok(result) => classify(&call, result),
@@ -372,7 +372,7 @@ async fn recovered(manager: &McpManager, registry: &Arc<ToolRegistry>, server: u
     loop {
         attempts += 1;
         let invocation = ToolInvocation::from_value(tool.clone(), json!({"token": token, "act": "ok"}));
-        let result = tokio::time::timeout(limit, registry.invoke(&tool, invocation, ToolExecutionContext::default()))
+        let result = tokio::time::timeout(limit, registry.invoke(invocation, ToolExecutionContext::default()))
             .await
             .map_err(|_| format!("{name}: a clean call after the soak did not end within {limit:?}"))?;
         if result.success && result.content.as_deref() == Some(token.as_str()) {

@@ -183,7 +183,7 @@ async fn list_changed_refreshes_the_routing_and_the_registry() {
         let names = |tools: Vec<tool_system::ExposedTool>| tools.into_iter().map(|t| t.llm_name).collect::<Vec<_>>();
         assert!(!names(registry.tools(&ctx).await).contains(&"growing__late-tool".to_string()));
         let invocation = ToolInvocation::from_value("growing__echo", json!({"text": "hello"}));
-        let result = registry.invoke("growing__echo", invocation, ctx.clone()).await;
+        let result = registry.invoke(invocation, ctx.clone()).await;
         assert!(result.success, "{result:?}");
         assert_eq!(result.content.as_deref(), Some("hello"));
         assert_eq!(result.metadata["server_name"], "growing");

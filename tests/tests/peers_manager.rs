@@ -190,7 +190,7 @@ async fn invoke(
     llm_name: &str,
     args: Value,
 ) -> ToolExecutionResult {
-    let result = registry.invoke(llm_name, ToolInvocation::from_value(llm_name, args), ctx.clone()).await;
+    let result = registry.invoke(ToolInvocation::from_value(llm_name, args), ctx.clone()).await;
     assert!(result.success, "{llm_name} failed: {:?}", result.error_message);
     result
 }
@@ -222,11 +222,7 @@ async fn filesystem_calls(registry: &ToolRegistry, tools: &[ExposedTool], ctx: &
     assert_eq!(listing.structured_content, Some(json!({"content": "[FILE] note.txt"})));
     // Outside the served directory: the server's error, as a failed result with its message.
     let outside = registry
-        .invoke(
-            "filesystem__read_text_file",
-            ToolInvocation::from_value("x", json!({"path": "/etc/hostname"})),
-            ctx.clone(),
-        )
+        .invoke(ToolInvocation::from_value("filesystem__read_text_file", json!({"path": "/etc/hostname"})), ctx.clone())
         .await;
     assert!(!outside.success, "{outside:?}");
     assert!(outside.error_message.as_deref().is_some_and(|m| m.contains("denied")), "{outside:?}");

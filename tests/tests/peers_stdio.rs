@@ -568,7 +568,7 @@ async fn resources_in_history(entry: PathBuf) {
     let invoke = |name: &'static str, arguments: Value| {
         let (registry, ctx) = (&registry, ctx.clone());
         async move {
-            let result = registry.invoke(name, ToolInvocation::from_value(name, arguments), ctx).await;
+            let result = registry.invoke(ToolInvocation::from_value(name, arguments), ctx).await;
             assert!(result.success, "{name}: {result:?}");
             result.history_text()
         }

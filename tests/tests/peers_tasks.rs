@@ -198,7 +198,7 @@ async fn a_task_is_one_tool_invocation() {
         registry.register(McpToolProvider::new(manager.clone())).await;
         let ctx = ToolExecutionContext::default();
         let name = "everything__simulate-research-query";
-        let result = registry.invoke(name, ToolInvocation::from_value(name, json!({"topic": "tasks"})), ctx).await;
+        let result = registry.invoke(ToolInvocation::from_value(name, json!({"topic": "tasks"})), ctx).await;
         assert!(result.success, "{:?}", result.error_message);
         assert!(result.history_text().contains("# Research Report: tasks"), "{}", result.history_text());
         let task_id = result.metadata["task_id"].as_str().expect("the task id is reported").to_owned();

@@ -1,17 +1,23 @@
 //! One call of a tool ([`ToolInvocation`]) and the host context it runs in
 //! ([`ToolExecutionContext`]).
 
+use std::time::{Duration, Instant};
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// A request to run one tool.
+use crate::control::{CallControl, CancellationToken, ProgressSink, ToolProgress};
+
+/// A request to run one tool: what the LLM asked for. Who asked, and the host's control over
+/// the call, are in the [`ToolExecutionContext`].
 ///
-/// When it goes through [`ToolRegistry::invoke`](crate::ToolRegistry::invoke), the registry sets
-/// `tool_name` to the provider's own name of the tool before handing it over, so a provider
-/// always sees its original names, never the exposed LLM names.
+/// [`ToolRegistry::invoke`](crate::ToolRegistry::invoke) reads `tool_name` as the exposed (LLM)
+/// name and sets it to the provider's own name of the tool before handing the call over, so a
+/// provider always sees its original names, never the exposed LLM names.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolInvocation {
-    /// The tool to run.
+    /// The tool to run: the exposed name when given to the registry, the provider's own name
+    /// when a provider receives it.
     pub tool_name: String,
     /// The arguments object.
     #[serde(default)]
@@ -19,12 +25,6 @@ pub struct ToolInvocation {
     /// The LLM's id for this call, if it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
-    /// The host session the call belongs to (empty when unknown).
-    #[serde(default)]
-    pub session_id: String,
-    /// The host chat stream the call belongs to (empty when unknown).
-    #[serde(default)]
-    pub stream_id: String,
     /// The LLM's stated reason for the call, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
@@ -52,13 +52,6 @@ impl ToolInvocation {
         self
     }
 
-    /// Sets the session and stream ids.
-    pub fn with_session(mut self, session_id: impl Into<String>, stream_id: impl Into<String>) -> Self {
-        self.session_id = session_id.into();
-        self.stream_id = stream_id.into();
-        self
-    }
-
     /// Sets the LLM's reasoning.
     pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> Self {
         self.reasoning = Some(reasoning.into());
@@ -66,10 +59,28 @@ impl ToolInvocation {
     }
 }
 
-/// Who and where a tool runs for: the host's context, carried unchanged to the provider.
+/// Who and where a tool runs for, and the host's control over the call: the host's context,
+/// carried unchanged to the provider.
 ///
-/// Empty strings mean "unknown". `extra` holds anything else the host wants a provider to see.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Empty strings mean "unknown"; providers that scope by user read `user_id` and `session_id`.
+/// `extra` holds anything else the host wants a provider to see. `control` (a deadline, a
+/// progress sink, a cancellation token; see [`CallControl`]) is not serialised.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_system::{CancellationToken, ToolExecutionContext};
+///
+/// let cancel = CancellationToken::new();
+/// let ctx = ToolExecutionContext::new("session-1", "chat-7")
+///     .with_user("ann")
+///     .with_timeout(Duration::from_secs(30))
+///     .with_progress(|p| println!("{:?} of {:?}: {:?}", p.progress, p.total, p.message))
+///     .with_cancellation(cancel.clone());
+/// assert!(ctx.control.remaining().unwrap() <= Duration::from_secs(30));
+/// cancel.cancel(); // a call running with `ctx` now resolves at once, as cancelled
+/// assert!(ctx.control.is_cancelled());
+/// ```
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ToolExecutionContext {
     /// The host session.
     #[serde(default)]
@@ -89,6 +100,9 @@ pub struct ToolExecutionContext {
     /// Anything else the host passes along.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
+    /// The deadline, progress sink and cancellation token of the call.
+    #[serde(skip)]
+    pub control: CallControl,
 }
 
 impl ToolExecutionContext {
@@ -119,5 +133,46 @@ impl ToolExecutionContext {
     pub fn with_extra(mut self, key: impl Into<String>, value: Value) -> Self {
         self.extra.insert(key.into(), value);
         self
+    }
+
+    /// Sets the deadline to `timeout` from now (a timeout too large to add saturates to none).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.control.deadline = Instant::now().checked_add(timeout);
+        self
+    }
+
+    /// Sets the deadline.
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.control.deadline = Some(deadline);
+        self
+    }
+
+    /// Sends the call's progress reports to `report`.
+    pub fn with_progress(mut self, report: impl Fn(ToolProgress) + Send + Sync + 'static) -> Self {
+        self.control.progress = Some(ProgressSink::new(report));
+        self
+    }
+
+    /// Sends the call's progress reports to `sink`.
+    pub fn with_progress_sink(mut self, sink: ProgressSink) -> Self {
+        self.control.progress = Some(sink);
+        self
+    }
+
+    /// Ends the call at once, as cancelled, when `token` is cancelled (keep a clone to cancel).
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.control.cancellation = token;
+        self
+    }
+
+    /// Whether the host-facing parts (session, stream, user, platform, anchor, extra) equal
+    /// `other`'s; the call control is not compared.
+    pub fn same_caller(&self, other: &Self) -> bool {
+        self.session_id == other.session_id
+            && self.chat_stream_id == other.chat_stream_id
+            && self.user_id == other.user_id
+            && self.platform == other.platform
+            && self.anchor_message_id == other.anchor_message_id
+            && self.extra == other.extra
     }
 }

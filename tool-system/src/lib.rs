@@ -51,25 +51,25 @@
 //! assert_eq!(definitions[0]["function"]["parameters"]["required"], json!(["a", "b"]));
 //!
 //! let call = ToolInvocation::from_value("add", json!({ "a": 2, "b": 3 }));
-//! let result = registry.invoke("add", call, ctx.clone()).await;
+//! let result = registry.invoke(call, ctx.clone()).await;
 //! assert!(result.success);
 //! assert_eq!(result.history_text(), "5");
 //!
 //! let bad = ToolInvocation::from_value("add", json!({ "a": 2, "b": "x" }));
-//! let result = registry.invoke("add", bad, ctx).await;
+//! let result = registry.invoke(bad, ctx).await;
 //! assert!(!result.success);
 //! assert!(result.history_text().contains("argument `b`"));
 //! # });
 //! ```
 
 mod content;
+mod control;
 mod invocation;
 pub mod names;
 mod native;
 mod provider;
 mod registry;
 mod result;
-mod search;
 mod spec;
 
 use serde::{Deserialize, Serialize};
@@ -78,12 +78,15 @@ pub use content::{
     BinaryContent, ContentItem, EmbeddedResource, MediaContent, ResourceBody, ResourceLink, TextContent,
     UnknownContent, base64_decoded_len, human_size,
 };
+pub use control::{CallControl, CancellationToken, ProgressSink, ToolProgress};
 pub use invocation::{ToolExecutionContext, ToolInvocation};
 pub use native::{NATIVE_PROVIDER_TYPE, NativeTool, NativeToolProvider, NoArgs, schema_for};
 pub use provider::{ToolError, ToolProvider};
+pub use registry::search::{
+    BUILTIN_PROVIDER, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH_NAME, tool_search_spec,
+};
 pub use registry::{AppOrigin, ExposedTool, RegistryOptions, ToolRegistry};
 pub use result::{GENERIC_FAILURE, ToolExecutionResult};
-pub use search::{BUILTIN_PROVIDER, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH_NAME, tool_search_spec};
 pub use spec::{ToolAnnotation, ToolCallers, ToolIcon, ToolSpec, empty_object_schema};
 
 /// Whether a tool is offered to the LLM directly or only through tool search.

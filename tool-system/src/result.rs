@@ -87,6 +87,36 @@ impl ToolExecutionResult {
         Self { success: false, error_message: Some(message), ..Self::ok() }
     }
 
+    /// The result of a call the host cancelled (through its
+    /// [`CallControl`](crate::CallControl)): failed, with `interrupted: "cancelled"` in the
+    /// metadata.
+    pub fn cancelled(tool: &str) -> Self {
+        Self::failed(format!("tool `{tool}` was cancelled by the caller"))
+            .with_metadata(Self::INTERRUPTED_METADATA, Value::from("cancelled"))
+    }
+
+    /// The result of a call whose host deadline passed after `waited`: failed, with
+    /// `interrupted: "timeout"` in the metadata.
+    pub fn timed_out(tool: &str, waited: std::time::Duration) -> Self {
+        Self::failed(format!("tool `{tool}` did not finish within its deadline ({:.1} s)", waited.as_secs_f64()))
+            .with_metadata(Self::INTERRUPTED_METADATA, Value::from("timeout"))
+    }
+
+    /// The metadata key that says a call was interrupted by its host: `"cancelled"` or
+    /// `"timeout"`.
+    pub const INTERRUPTED_METADATA: &'static str = "interrupted";
+
+    /// Whether the host cancelled the call ([`cancelled`](Self::cancelled)).
+    pub fn is_cancelled(&self) -> bool {
+        self.metadata.get(Self::INTERRUPTED_METADATA).and_then(Value::as_str) == Some("cancelled")
+    }
+
+    /// Whether the call's deadline passed: the host's ([`timed_out`](Self::timed_out)) or one a
+    /// provider reports the same way.
+    pub fn is_timed_out(&self) -> bool {
+        self.metadata.get(Self::INTERRUPTED_METADATA).and_then(Value::as_str) == Some("timeout")
+    }
+
     /// Sets the content text.
     pub fn with_content(mut self, text: impl Into<String>) -> Self {
         self.content = Some(text.into());

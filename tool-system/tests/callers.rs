@@ -16,8 +16,8 @@ fn ctx() -> ToolExecutionContext {
     ToolExecutionContext::default()
 }
 
-fn call() -> ToolInvocation {
-    ToolInvocation::from_value("ignored", json!({}))
+fn call(name: &str) -> ToolInvocation {
+    ToolInvocation::from_value(name, json!({}))
 }
 
 fn names(definitions: &[serde_json::Value]) -> Vec<String> {
@@ -52,10 +52,10 @@ async fn app_only_tools_are_not_offered_searched_or_called_for_the_llm() {
         assert_eq!(registry.tools(&ctx()).await.len(), 5, "every tool is still a host tool");
 
         let search =
-            registry.invoke(TOOL_SEARCH_NAME, ToolInvocation::from_value("", json!({"query": "hidden"})), ctx()).await;
+            registry.invoke(ToolInvocation::from_value(TOOL_SEARCH_NAME, json!({"query": "hidden"})), ctx()).await;
         assert!(!search.content.unwrap_or_default().contains("hidden_app"));
 
-        let refused = registry.invoke("srv__app_only", call(), ctx()).await;
+        let refused = registry.invoke(call("srv__app_only"), ctx()).await;
         assert!(!refused.success);
         assert!(refused.error_message.unwrap().contains("may only be called by its app"));
         assert!(provider.last_call().is_none(), "nothing reached the provider");
@@ -72,20 +72,20 @@ async fn an_app_calls_only_its_origins_tools_that_apps_may_call() {
             registry.app_tools(&origin, &ctx()).await.iter().map(|t| t.spec.name.clone()).collect();
         assert_eq!(listed, ["both", "app_only", "hidden_app"]);
 
-        let ran = registry.invoke_from_app(&origin, "app_only", call(), ctx()).await;
+        let ran = registry.invoke_from_app(&origin, call("app_only"), ctx()).await;
         assert_eq!(ran.content.as_deref(), Some("p:app_only"));
         assert_eq!(provider.last_call().unwrap().0.tool_name, "app_only");
 
-        let model_only = registry.invoke_from_app(&origin, "model_only", call(), ctx()).await;
+        let model_only = registry.invoke_from_app(&origin, call("model_only"), ctx()).await;
         assert!(model_only.error_message.unwrap().contains("may not be called by an app"));
         // By its LLM name the app finds nothing: apps use their server's names.
-        let by_llm_name = registry.invoke_from_app(&origin, "srv__both", call(), ctx()).await;
+        let by_llm_name = registry.invoke_from_app(&origin, call("srv__both"), ctx()).await;
         assert!(by_llm_name.error_message.unwrap().contains("has no tool `srv__both`"));
         // The same tool name under another namespace is not this app's.
         let elsewhere = AppOrigin::new("p", Some("third".to_owned()));
-        assert!(!registry.invoke_from_app(&elsewhere, "both", call(), ctx()).await.success);
+        assert!(!registry.invoke_from_app(&elsewhere, call("both"), ctx()).await.success);
         let wrong_provider = AppOrigin::new("q", Some("srv".to_owned()));
-        assert!(!registry.invoke_from_app(&wrong_provider, "both", call(), ctx()).await.success);
+        assert!(!registry.invoke_from_app(&wrong_provider, call("both"), ctx()).await.success);
     })
     .await;
 }

@@ -101,7 +101,7 @@ proptest! {
             prop_assert_eq!(&found.provider, provider);
             prop_assert_eq!(&found.spec.name, name);
 
-            let result = block_on(registry.invoke(&tool.llm_name, ToolInvocation::default(), ctx.clone()));
+            let result = block_on(registry.invoke(ToolInvocation::new(tool.llm_name.clone(), Default::default()), ctx.clone()));
             prop_assert_eq!(result.content, Some(format!("{provider}:{name}")));
         }
 
@@ -145,7 +145,9 @@ fn a_sanitising_collision_gets_a_suffix_and_both_stay_reachable() {
     assert_eq!(by_name["get file"], format!("get_file_{:08x}", fnv1a_32(b"get file")));
     assert_eq!(by_name["get_file"], format!("get_file_{:08x}", fnv1a_32(b"get_file")));
     for tool in &tools {
-        let result = block_on(registry.invoke(&tool.llm_name, ToolInvocation::default(), Default::default()));
+        let result = block_on(
+            registry.invoke(ToolInvocation::new(tool.llm_name.clone(), Default::default()), Default::default()),
+        );
         assert_eq!(result.content, Some(format!("p:{}", tool.spec.name)));
     }
 }

@@ -114,11 +114,11 @@ async fn a_call_succeeds() {
     within(async {
         let registry = registry().await;
         let ctx = ToolExecutionContext::default();
-        let result = registry.invoke("add", call("add", json!({"a": 40, "b": 2})), ctx.clone()).await;
+        let result = registry.invoke(call("add", json!({"a": 40, "b": 2})), ctx.clone()).await;
         assert!(result.success, "{result:?}");
         assert_eq!(result.content.as_deref(), Some("42"));
 
-        let result = registry.invoke("sum", call("sum", json!({"a": 1, "b": 2})), ctx.clone()).await;
+        let result = registry.invoke(call("sum", json!({"a": 1, "b": 2})), ctx.clone()).await;
         assert_eq!(result.structured_content, Some(json!({"sum": 3})));
         assert_eq!(result.history_text(), r#"{"sum":3}"#);
         let tools = registry.tools(&ctx).await;
@@ -126,7 +126,7 @@ async fn a_call_succeeds() {
         assert_eq!(sum.spec.output_schema.as_ref().unwrap()["properties"]["sum"]["type"], "integer");
 
         let nested = json!({"query": "rust", "filters": [{"tag": "a"}, {"tag": "b", "min_score": 0.5}]});
-        let result = registry.invoke("search", call("search", nested), ctx).await;
+        let result = registry.invoke(call("search", nested), ctx).await;
         assert_eq!(result.content.as_deref(), Some("rust with 2 filters"));
     })
     .await;
@@ -137,21 +137,21 @@ async fn a_bad_argument_gives_a_failed_result_naming_the_field() {
     within(async {
         let registry = registry().await;
         let ctx = ToolExecutionContext::default();
-        let result = registry.invoke("add", call("add", json!({"a": 1, "b": "x"})), ctx.clone()).await;
+        let result = registry.invoke(call("add", json!({"a": 1, "b": "x"})), ctx.clone()).await;
         assert!(!result.success);
         assert_eq!(result.error_message.as_deref(), Some("argument `b`: invalid type: string \"x\", expected i64"));
 
-        let result = registry.invoke("add", call("add", json!({"a": 1})), ctx.clone()).await;
+        let result = registry.invoke(call("add", json!({"a": 1})), ctx.clone()).await;
         assert_eq!(result.error_message.as_deref(), Some("invalid arguments: missing field `b`"));
 
         let bad_nested = json!({"query": "q", "filters": [{"tag": "ok"}, {"tag": 7}]});
-        let result = registry.invoke("search", call("search", bad_nested), ctx.clone()).await;
+        let result = registry.invoke(call("search", bad_nested), ctx.clone()).await;
         assert_eq!(
             result.error_message.as_deref(),
             Some("argument `filters[1].tag`: invalid type: integer `7`, expected a string")
         );
 
-        let result = registry.invoke("divide", call("divide", json!({"a": 1, "b": 0})), ctx).await;
+        let result = registry.invoke(call("divide", json!({"a": 1, "b": 0})), ctx).await;
         assert_eq!(result.error_message.as_deref(), Some("division by zero"), "an Err of the tool is a failure");
     })
     .await;
@@ -166,7 +166,7 @@ async fn the_context_is_carried_to_the_native_tool() {
             .with_platform("irc")
             .with_anchor_message("m1")
             .with_extra("tz", json!("UTC"));
-        let result = registry.invoke("whoami", call("whoami", json!({"ignored": true})), ctx).await;
+        let result = registry.invoke(call("whoami", json!({"ignored": true})), ctx).await;
         assert!(result.success, "{result:?}");
         assert_eq!(
             result.structured_content,

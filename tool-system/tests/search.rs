@@ -66,7 +66,7 @@ async fn tool_search_is_absent_without_deferred_tools() {
 async fn tool_search_finds_deferred_tools_by_name_and_description() {
     within(async {
         let (registry, provider) = registry_with_deferred().await;
-        let result = registry.invoke(TOOL_SEARCH_NAME, search(json!({"query": "issue"})), ctx()).await;
+        let result = registry.invoke(search(json!({"query": "issue"})), ctx()).await;
         assert!(result.success, "{result:?}");
         let found = result.structured_content.as_ref().unwrap()["tools"].as_array().unwrap().clone();
         let found_names: Vec<&str> = found.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -76,18 +76,18 @@ async fn tool_search_finds_deferred_tools_by_name_and_description() {
         assert!(result.history_text().contains("gh__create_issue"), "the LLM reads the result from the history");
 
         // By description only.
-        let result = registry.invoke(TOOL_SEARCH_NAME, search(json!({"query": "Merge PULL"})), ctx()).await;
+        let result = registry.invoke(search(json!({"query": "Merge PULL"})), ctx()).await;
         let found = &result.structured_content.unwrap()["tools"];
         assert_eq!(found[0]["name"], "gh__merge_pull_request");
 
         // Visible tools are not search results; no match is a success with a clear text.
-        let result = registry.invoke(TOOL_SEARCH_NAME, search(json!({"query": "get_me"})), ctx()).await;
+        let result = registry.invoke(search(json!({"query": "get_me"})), ctx()).await;
         assert!(result.success);
         assert_eq!(result.structured_content.unwrap()["tools"], json!([]));
         assert_eq!(result.content.as_deref(), Some("No tools match \"get_me\"."));
 
         // A found tool is then called by the name the search gave.
-        let result = registry.invoke("gh__list_issues", ToolInvocation::default(), ctx()).await;
+        let result = registry.invoke(ToolInvocation::new("gh__list_issues", Default::default()), ctx()).await;
         assert_eq!(result.content.as_deref(), Some("github:list_issues"));
         assert_eq!(provider.last_call().unwrap().0.tool_name, "list_issues");
     })
@@ -98,20 +98,20 @@ async fn tool_search_finds_deferred_tools_by_name_and_description() {
 async fn tool_search_respects_the_limit_and_checks_its_arguments() {
     within(async {
         let (registry, _) = registry_with_deferred().await;
-        let result = registry.invoke(TOOL_SEARCH_NAME, search(json!({"query": "", "limit": 2})), ctx()).await;
+        let result = registry.invoke(search(json!({"query": "", "limit": 2})), ctx()).await;
         assert_eq!(result.structured_content.unwrap()["tools"].as_array().unwrap().len(), 2);
 
-        let result = registry.invoke(TOOL_SEARCH_NAME, search(json!({"limit": 2})), ctx()).await;
+        let result = registry.invoke(search(json!({"limit": 2})), ctx()).await;
         assert!(!result.success);
         assert!(result.error_message.unwrap().contains("missing field `query`"));
 
-        let result = registry.invoke(TOOL_SEARCH_NAME, search(json!({"query": 3})), ctx()).await;
+        let result = registry.invoke(search(json!({"query": 3})), ctx()).await;
         assert_eq!(
             result.error_message.as_deref(),
             Some("tool `tool_search`: argument `query`: expected a string, found a number")
         );
 
-        let result = registry.invoke(TOOL_SEARCH_NAME, search(json!({"query": "x", "limit": 0})), ctx()).await;
+        let result = registry.invoke(search(json!({"query": "x", "limit": 0})), ctx()).await;
         assert!(result.error_message.unwrap().contains("argument `limit`"));
     })
     .await;

@@ -128,7 +128,7 @@ async fn answer(
                 Ok(arguments) => {
                     terminal::outln(&format!("→ {} {}", call.name, arguments));
                     let invocation = ToolInvocation::from_value(&call.name, arguments.clone()).with_call_id(&call.id);
-                    let result = session.registry.invoke(&call.name, invocation, ctx.clone()).await;
+                    let result = session.registry.invoke(invocation, ctx.clone()).await;
                     let text = result.history_text();
                     // A failure's history text starts with `Error: `, which says it already.
                     terminal::outln(&format!("← {}", crate::output::truncate(&text, 400)));

@@ -1,13 +1,16 @@
 //! [`McpToolProvider`]: the manager's tools as a `tool_system` provider.
 
 use futures::future::BoxFuture;
+use mcp_protocol::types::progress::ProgressParams;
 use tool_system::{
-    AppOrigin, ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec,
+    AppOrigin, CallControl, ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProgress,
+    ToolProvider, ToolSpec,
 };
 
 use std::sync::Arc;
 
 use super::McpManager;
+use crate::connection::{TaskOptions, TaskUpdate};
 use crate::session::RequestOptions;
 
 /// Shows every tool the manager routes to a `tool_system::ToolRegistry` (provider name and type
@@ -82,11 +85,20 @@ impl ToolProvider for McpToolProvider {
         })
     }
 
-    fn invoke(&self, invocation: ToolInvocation, _ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
+    /// Calls the tool on its server. The context's [`CallControl`] becomes the request's: the
+    /// time left before the deadline is the request's timeout, progress notifications and the
+    /// state changes of a task go to the progress sink, and a cancelled token (or the deadline,
+    /// enforced by the registry) drops the call, which sends the protocol's cancellation
+    /// (`notifications/cancelled`, or `tasks/cancel` for a task).
+    fn invoke(&self, invocation: ToolInvocation, ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
         Box::pin(async move {
-            self.manager
-                .execute_tool(&invocation.tool_name, Some(invocation.arguments), RequestOptions::default())
-                .await
+            let (options, task) = call_options(&ctx.control);
+            let call = self.manager.execute_tool_with(&invocation.tool_name, Some(invocation.arguments), options, task);
+            tokio::select! {
+                biased;
+                result = call => result,
+                () = ctx.control.cancellation.cancelled() => ToolExecutionResult::cancelled(&invocation.tool_name),
+            }
         })
     }
 
@@ -97,4 +109,37 @@ impl ToolProvider for McpToolProvider {
     fn revision(&self) -> u64 {
         self.manager.revision()
     }
+}
+
+/// The request and task options of a call under `control`.
+fn call_options(control: &CallControl) -> (RequestOptions, TaskOptions) {
+    let mut options = RequestOptions { timeout: control.remaining(), ..RequestOptions::default() };
+    let mut task = TaskOptions::default();
+    if let Some(sink) = &control.progress {
+        let progress_sink = sink.clone();
+        options.progress = Some(Arc::new(move |p: ProgressParams| progress_sink.report(progress_report(&p))));
+        let task_sink = sink.clone();
+        task.observer = Some(Arc::new(move |update: &TaskUpdate| task_sink.report(task_report(update))));
+    }
+    (options, task)
+}
+
+/// A progress notification as the host's report.
+fn progress_report(params: &ProgressParams) -> ToolProgress {
+    ToolProgress {
+        progress: params.progress.as_f64(),
+        total: params.total.as_ref().and_then(serde_json::Number::as_f64),
+        message: params.message.clone(),
+        ..ToolProgress::default()
+    }
+}
+
+/// A task's new state as the host's report: its status message (else its status), with the
+/// task's id and status in the metadata.
+fn task_report(update: &TaskUpdate) -> ToolProgress {
+    let status = update.task.status.as_str();
+    let message = update.task.status_message.clone().unwrap_or_else(|| status.to_owned());
+    ToolProgress::status(message)
+        .with_metadata("task_id", update.task.task_id.clone().into())
+        .with_metadata("task_status", status.into())
 }

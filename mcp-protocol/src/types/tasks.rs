@@ -55,6 +55,19 @@ pub enum TaskState {
 }
 
 impl TaskState {
+    /// The state as on the wire: `working`, `input_required`, `completed`, `failed`,
+    /// `cancelled`, or the unknown value as the peer sent it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            TaskState::Working => "working",
+            TaskState::InputRequired => "input_required",
+            TaskState::Completed => "completed",
+            TaskState::Failed => "failed",
+            TaskState::Cancelled => "cancelled",
+            TaskState::Unknown(other) => other,
+        }
+    }
+
     /// Whether the task has reached a final state (`completed`, `failed` or `cancelled`).
     pub fn is_terminal(&self) -> bool {
         matches!(self, TaskState::Completed | TaskState::Failed | TaskState::Cancelled)
@@ -257,6 +270,14 @@ mod tests {
             "createdAt": "2026-11-30T08:06:44.870Z", "lastUpdatedAt": "2026-11-30T08:06:45.874Z",
             "pollInterval": 1000, "statusMessage": "Analyzing content..."
         })
+    }
+
+    #[test]
+    fn a_state_names_itself_as_on_the_wire() {
+        for wire in ["working", "input_required", "completed", "failed", "cancelled", "paused"] {
+            let state: TaskState = serde_json::from_value(json!(wire)).unwrap();
+            assert_eq!(state.as_str(), wire);
+        }
     }
 
     #[test]

@@ -124,7 +124,7 @@ async fn bench(mode: &str, args: &[String]) -> Result<Value, String> {
     // generated tools with an error: only `serve` has something to say).
     if o.fake.is_none() {
         let invocation = ToolInvocation::from_value(&first.llm_name, json!({}));
-        let result = registry.invoke(&first.llm_name, invocation, ctx).await;
+        let result = registry.invoke(invocation, ctx).await;
         if result.history_text() != format!("ok {}", first.spec.name) {
             return Err(format!("calling {}: {result:?}", first.llm_name));
         }

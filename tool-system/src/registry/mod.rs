@@ -1,6 +1,7 @@
 //! [`ToolRegistry`]: many providers behind one tool list with LLM-valid names, and routing of
 //! each call to the provider that declares the tool.
 
+pub(crate) mod search;
 mod snapshot;
 
 use std::panic::AssertUnwindSafe;
@@ -11,9 +12,9 @@ use futures::future::join_all;
 use serde_json::{Map, Value, json};
 
 use crate::names::MAX_NAME_LEN;
-use crate::search::{SearchArgs, TOOL_SEARCH_NAME, search_deferred, search_result};
 use crate::spec::empty_object_schema;
 use crate::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec};
+use search::{SearchArgs, TOOL_SEARCH_NAME, search_deferred, search_result};
 use snapshot::Snapshot;
 
 /// The longest tool name quoted back in an error message.
@@ -348,18 +349,18 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// Runs, for an app of `origin`, the origin's tool whose own name is `tool` (apps know their
-    /// server's names, not the LLM's). A tool of another origin, or one whose callers do not
-    /// include apps, is refused with a failed result that says so; otherwise as
+    /// Runs, for an app of `origin`, the origin's tool whose own name is `invocation.tool_name`
+    /// (apps know their server's names, not the LLM's). A tool of another origin, or one whose
+    /// callers do not include apps, is refused with a failed result that says so; otherwise as
     /// [`invoke`](Self::invoke).
     pub async fn invoke_from_app(
         &self,
         origin: &AppOrigin,
-        tool: &str,
         invocation: ToolInvocation,
         ctx: ToolExecutionContext,
     ) -> ToolExecutionResult {
         let snapshot = self.listing(&ctx).await;
+        let tool = invocation.tool_name.as_str();
         let Some(index) = snapshot.resolve_in(origin, tool) else {
             return ToolExecutionResult::failed(format!(
                 "an app of {} has no tool `{}` to call",
@@ -377,18 +378,20 @@ impl ToolRegistry {
         run(&snapshot, index, invocation, ctx).await
     }
 
-    /// Runs the tool exposed as `name` (an LLM name; a qualified or original name that only one
-    /// tool has works too). `invocation.tool_name` is replaced by the provider's own name of the
-    /// tool. `tool_search` runs the built-in search. An unknown name, a tool only an app may call
-    /// (see [`invoke_from_app`](Self::invoke_from_app)), a provider that panics or a failed
-    /// result without a message all give a failed result with a non-empty message.
-    pub async fn invoke(
-        &self,
-        name: &str,
-        invocation: ToolInvocation,
-        ctx: ToolExecutionContext,
-    ) -> ToolExecutionResult {
+    /// Runs the tool exposed as `invocation.tool_name` (an LLM name; a qualified or original
+    /// name that only one tool has works too). `invocation.tool_name` is replaced by the
+    /// provider's own name of the tool. `tool_search` runs the built-in search. An unknown name,
+    /// a tool only an app may call (see [`invoke_from_app`](Self::invoke_from_app)), a provider
+    /// that panics or a failed result without a message all give a failed result with a
+    /// non-empty message.
+    ///
+    /// The context's [`CallControl`](crate::CallControl) holds for every provider: once its
+    /// token is cancelled or its deadline passes, the call resolves at once
+    /// ([`ToolExecutionResult::cancelled`], [`ToolExecutionResult::timed_out`]) and the
+    /// provider's future is dropped. A deadline needs a tokio runtime with its timer.
+    pub async fn invoke(&self, invocation: ToolInvocation, ctx: ToolExecutionContext) -> ToolExecutionResult {
         let snapshot = self.listing(&ctx).await;
+        let name = invocation.tool_name.as_str();
         if name == TOOL_SEARCH_NAME {
             return match SearchArgs::parse(&invocation.arguments) {
                 Ok(args) => search_result(&search_deferred(&snapshot.tools, &args.query, args.limit), &args.query),
@@ -428,11 +431,32 @@ async fn run(
     ctx: ToolExecutionContext,
 ) -> ToolExecutionResult {
     let tool = &snapshot.tools[index];
+    if ctx.control.is_cancelled() {
+        return ToolExecutionResult::cancelled(&tool.llm_name);
+    }
     let provider = Arc::clone(&snapshot.routes[index]);
     invocation.tool_name.clone_from(&tool.spec.name);
+    let control = ctx.control.clone();
+    let started = std::time::Instant::now();
     let call = std::panic::catch_unwind(AssertUnwindSafe(|| provider.invoke(invocation, ctx)));
     let outcome = match call {
-        Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+        Ok(future) => {
+            let call = AssertUnwindSafe(future).catch_unwind();
+            let deadline = async {
+                match control.deadline {
+                    Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            // The provider first: a result that is ready when the token or the deadline fires
+            // is kept (the MCP provider's own timeout says more than ours).
+            tokio::select! {
+                biased;
+                outcome = call => outcome,
+                () = control.cancellation.cancelled() => return ToolExecutionResult::cancelled(&tool.llm_name),
+                () = deadline => return ToolExecutionResult::timed_out(&tool.llm_name, started.elapsed()),
+            }
+        }
         Err(panic) => Err(panic),
     };
     match outcome {

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
+use super::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
 use crate::names::NameAllocator;
-use crate::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
 use crate::{AppOrigin, ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
 
 /// The registry's view of its providers' tools at one moment: immutable, shared behind an `Arc`
