@@ -4,7 +4,9 @@
 //! and without its elicitation branch, through a connection and through `ToolRegistry::invoke`;
 //! and `tests/peers/python/tasks_peer.py`, the tasks extension of 2026-07-28 written on the Python
 //! `mcp` SDK's extension interface, over stdio and streamable HTTP (the SDK cannot serve the
-//! 2025-11-25 design: see that file).
+//! 2025-11-25 design: see that file); and `tests/peers/python/fastmcp_tasks_peer.py`, whose
+//! tasks run on `fastmcp-tasks`, the FastMCP project's runtime of that extension (so the server
+//! side of every task exchange there is code no one here wrote), over stdio and streamable HTTP.
 //!
 //! Same contract as `peers_stdio.rs`: `cargo xtask test` installs the peers into
 //! `target/peers/` and runs this file with `MCP_PEERS_DIR` set and `MCP_REQUIRE_PEERS=1`; without
@@ -59,7 +61,10 @@ fn recorded() -> (TaskOptions, Arc<Mutex<Vec<TaskUpdate>>>) {
     let updates: Arc<Mutex<Vec<TaskUpdate>>> = Arc::default();
     let log = updates.clone();
     let observer = Arc::new(move |u: &TaskUpdate| {
-        println!("  task {} {:?}: {:?}", u.task.task_id, u.task.status, u.task.status_message);
+        println!(
+            "  task {} {:?}: {:?} (poll {:?} ms)",
+            u.task.task_id, u.task.status, u.task.status_message, u.task.poll_interval
+        );
         log.lock().unwrap().push(u.clone());
     });
     (TaskOptions { observer: Some(observer), ..Default::default() }, updates)
@@ -297,4 +302,114 @@ async fn python_tasks_over_stdio() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_tasks_over_streamable_http() {
     tokio::time::timeout(TEST_TIMEOUT, python_peer("streamable-http")).await.expect("timed out");
+}
+
+// ---- the FastMCP tasks runtime (`fastmcp-tasks`) ----
+
+fn fastmcp_tasks_python() -> Option<PathBuf> {
+    peer("venv-tasks/bin/python")
+}
+
+/// The same four cases against a tasks runtime no one here wrote: `fastmcp-tasks` decides what
+/// `tasks/get` reports, how input is asked for and how a failure and a cancellation look.
+async fn fastmcp_tasks(conn: &McpConnection, clarifier: &Clarifier) {
+    let info = conn.connect().await.expect("connect to the fastmcp-tasks peer");
+    assert_eq!(info.protocol_version.era(), Some(mcp_protocol::Era::Modern), "{:?}", info.protocol_version);
+    let declared =
+        info.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key("io.modelcontextprotocol/tasks"));
+    assert!(declared, "the server declares the extension: {:?}", info.capabilities);
+
+    // Progress: each `ctx.report_progress` becomes the task's status message.
+    let (task, updates) = recorded();
+    let outcome = conn.call_tool_with("long_job", args(json!({"steps": 12})), long(), task).await.expect("long_job");
+    let result = outcome.complete().unwrap();
+    assert_eq!(text(&result), "done after 12 steps");
+    let id = result_task_id(&result).expect("the result names its task");
+    {
+        let updates = updates.lock().unwrap();
+        assert!(updates.iter().all(|u| u.task.task_id == id), "one task");
+        let messages: Vec<&str> = updates.iter().filter_map(|u| u.task.status_message.as_deref()).collect();
+        assert!(messages.iter().any(|m| m.starts_with("step ") && m.ends_with(" of 12")), "{messages:?}");
+        assert_eq!(updates.last().unwrap().task.status, TaskState::Completed);
+    }
+
+    // Input mid-task: input_required, answered through the host's elicitation handler.
+    let (task, updates) = recorded();
+    let outcome = conn.call_tool_with("ask_job", None, long(), task).await.expect("ask_job");
+    assert_eq!(text(&outcome.complete().unwrap()), "the user chose snake");
+    assert!(clarifier.0.lock().unwrap().iter().any(|q| q == "Which python do you mean?"));
+    let statuses: Vec<TaskState> = updates.lock().unwrap().iter().map(|u| u.task.status.clone()).collect();
+    assert!(statuses.contains(&TaskState::InputRequired), "{statuses:?}");
+
+    // A failing task: the runtime reports the tool's error as the task's failure or as an
+    // error result; either way the host sees a failure that carries the message.
+    match conn.call_tool("failing_job", None, long()).await {
+        Ok(outcome) => {
+            let result = outcome.complete().unwrap();
+            assert_eq!(result.is_error, Some(true), "{result:?}");
+            assert!(text(&result).contains("the job broke"), "{result:?}");
+        }
+        Err(ConnectionError::Task(TaskError::Failed { error, message, .. })) => {
+            let said = format!("{message} {error:?}");
+            assert!(said.contains("the job broke"), "{said}");
+        }
+        Err(other) => panic!("failing_job: {other:?}"),
+    }
+
+    // Cancellation from the host: the deadline passes, `tasks/cancel` is sent, the job sees it.
+    let short = RequestOptions { timeout: Some(Duration::from_millis(800)), ..Default::default() };
+    let err = conn.call_tool("slow_job", args(json!({"tag": "t1"})), short).await.unwrap_err();
+    let ConnectionError::Task(TaskError::Timeout { task_id, .. }) = &err else { panic!("{err:?}") };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let outcome = conn.call_tool("was_cancelled", args(json!({"tag": "t1"})), long()).await.unwrap();
+        if text(&outcome.complete().unwrap()) == "true" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the job never saw the cancellation of {task_id}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(conn.get_task(task_id).await.unwrap().status, TaskState::Cancelled);
+}
+
+async fn fastmcp_tasks_peer(transport: &str) {
+    let Some(python) = fastmcp_tasks_python() else { return };
+    let script = repo_peer_file("python/fastmcp_tasks_peer.py");
+    assert!(script.is_file(), "{} is missing", script.display());
+    let clarifier = Arc::new(Clarifier::default());
+    let mut opts = options("fastmcp-tasks", &clarifier);
+    opts.era = EraPreference::Modern;
+    if transport == "stdio" {
+        let argv = [script.display().to_string(), "--transport".into(), "stdio".into()];
+        let config = StdioConfig::new("fastmcp-tasks", python.to_string_lossy(), argv);
+        let conn = McpConnection::new(stdio_factory(config), opts);
+        fastmcp_tasks(&conn, &clarifier).await;
+        conn.close().await;
+    } else {
+        let port = free_port();
+        let argv = [
+            script.display().to_string(),
+            "--transport".into(),
+            "streamable-http".into(),
+            "--port".into(),
+            port.to_string(),
+        ];
+        let server = HttpPeer::start("fastmcp-tasks peer", &python, &argv, &[], port).await;
+        server.assert_loopback_only();
+        let target = RemoteTarget::new(server.url("/mcp")).with_transport(Some(TransportKind::StreamableHttp));
+        let conn = McpConnection::remote(&target, opts).expect("a remote target");
+        fastmcp_tasks(&conn, &clarifier).await;
+        conn.close().await;
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fastmcp_tasks_runtime_over_stdio() {
+    tokio::time::timeout(TEST_TIMEOUT, fastmcp_tasks_peer("stdio")).await.expect("timed out");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fastmcp_tasks_runtime_over_streamable_http() {
+    tokio::time::timeout(TEST_TIMEOUT, fastmcp_tasks_peer("streamable-http")).await.expect("timed out");
 }

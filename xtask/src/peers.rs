@@ -8,7 +8,9 @@
 //!   at the exact versions of [`NPM_PACKAGES`];
 //! - `target/peers/venv`: a Python virtual environment with [`PYTHON_PACKAGES`]: the
 //!   `mcp-server-time` server, the Python `mcp` SDK and `fastmcp`, which run the test servers kept
-//!   in this repository (`tests/peers/python/`).
+//!   in this repository (`tests/peers/python/`);
+//! - `target/peers/venv-tasks`: a second one with [`TASKS_PYTHON_PACKAGES`], FastMCP's tasks
+//!   runtime `fastmcp-tasks`, which pins an older `fastmcp` than the first venv's.
 //!
 //! Provisioning is the only step that touches the network (the npm registry and PyPI). It is
 //! idempotent: a stamp file in each directory records what was installed, and a directory whose
@@ -47,6 +49,12 @@ pub const NPM_PACKAGES: &[(&str, &str)] = &[
 pub const PYTHON_PACKAGES: &[(&str, &str)] =
     &[("mcp-server-time", "2026.10.19"), ("mcp", "2.3.0"), ("fastmcp", "4.2.3")];
 
+/// Python packages of the second venv: `fastmcp-tasks` (the FastMCP project's runtime of the
+/// 2026-07-28 tasks extension) with the `fastmcp` it pins (`fastmcp[tasks]` 4.2.3 asks for a
+/// `fastmcp-tasks` 4.2.3 that was never released, so 4.1.4 is the newest pair that installs).
+pub const TASKS_PYTHON_PACKAGES: &[(&str, &str)] =
+    &[("mcp", "2.3.0"), ("fastmcp", "4.1.4"), ("fastmcp-tasks", "4.1.4")];
+
 /// The test files that run against the peers, as (package, test target) pairs.
 pub const PEER_TESTS: &[(&str, &str)] = &[
     ("tests", "peers_stdio"),
@@ -83,7 +91,8 @@ pub fn provision() -> Result<PathBuf> {
     let dir = peers_dir();
     fs::create_dir_all(&dir).map_err(|e| format!("peers: cannot create {}: {e}", dir.display()))?;
     provision_npm(&dir.join("npm"))?;
-    provision_venv(&dir.join("venv"))?;
+    provision_venv(&dir.join("venv"), PYTHON_PACKAGES)?;
+    provision_venv(&dir.join("venv-tasks"), TASKS_PYTHON_PACKAGES)?;
     Ok(dir)
 }
 
@@ -121,8 +130,8 @@ fn provision_npm(dir: &Path) -> Result {
     Ok(())
 }
 
-fn provision_venv(dir: &Path) -> Result {
-    let want = stamp_text(PYTHON_PACKAGES);
+fn provision_venv(dir: &Path, packages: &[(&str, &str)]) -> Result {
+    let want = stamp_text(packages);
     let python = dir.join("bin").join("python");
     if python.is_file() && read_stamp(dir).as_deref() == Some(want.as_str()) {
         println!("peers: Python packages already installed in {} ({})", dir.display(), one_line(&want));
@@ -137,9 +146,9 @@ fn provision_venv(dir: &Path) -> Result {
     }
     let mut pip = Command::new(&python);
     pip.args(["-m", "pip", "install", "--no-input", "--disable-pip-version-check"]);
-    pip.args(PYTHON_PACKAGES.iter().map(|(name, version)| format!("{name}=={version}")));
+    pip.args(packages.iter().map(|(name, version)| format!("{name}=={version}")));
     run_captured("pip install", pip)?;
-    for (name, version) in PYTHON_PACKAGES {
+    for (name, version) in packages {
         let mut show = Command::new(&python);
         show.args(["-m", "pip", "show", "--disable-pip-version-check", name]);
         let out = capture("pip show", show)?;
