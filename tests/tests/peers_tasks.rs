@@ -186,7 +186,7 @@ async fn server_everything_research_over_streamable_http() {
 }
 
 /// The host's tool model: one `ToolRegistry::invoke` runs the whole task and returns its result,
-/// with the task's id in the metadata.
+/// with the task's id in the metadata, its stages reported to the context's progress sink.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_is_one_tool_invocation() {
     let Some(entry) = peer(EVERYTHING) else { return };
@@ -201,12 +201,21 @@ async fn a_task_is_one_tool_invocation() {
         let manager = McpManager::start(config, ManagerOptions::default()).await;
         let registry = ToolRegistry::new();
         registry.register(McpToolProvider::new(manager.clone())).await;
-        let ctx = ToolExecutionContext::default();
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let sink = reports.clone();
+        let ctx = ToolExecutionContext::default().with_progress(move |p| sink.lock().unwrap().push(p));
         let name = "everything__simulate-research-query";
         let result = registry.invoke(ToolInvocation::from_value(name, json!({"topic": "tasks"})), ctx).await;
         assert!(result.success, "{:?}", result.error_message);
         assert!(result.history_text().contains("# Research Report: tasks"), "{}", result.history_text());
         let task_id = result.metadata["task_id"].as_str().expect("the task id is reported").to_owned();
+        // Along the way, the host's progress sink heard the task's stages, each naming the task
+        // (so a host can cancel or resume it before the call returns).
+        let reports = reports.lock().unwrap().clone();
+        assert!(reports.iter().all(|p| p.metadata["task_id"] == task_id.as_str()), "{reports:?}");
+        let messages: Vec<&str> = reports.iter().filter_map(|p| p.message.as_deref()).collect();
+        assert!(messages.iter().any(|m| m.contains("Analyzing content")), "{messages:?}");
+        assert_eq!(reports.last().unwrap().metadata["task_status"], "completed", "{reports:?}");
         let state = manager.get_task("everything", &task_id).await.expect("tasks/get by server name");
         assert_eq!(state.status, TaskState::Completed);
         registry.close().await;
