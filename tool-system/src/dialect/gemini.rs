@@ -99,11 +99,11 @@ impl<'a> Gemini<'a> {
         let mut nullable = base.remove("nullable").is_some();
         let mut converted: Vec<Value> = Vec::new();
         for branch in branches {
-            let mut branch = self.node(branch, depth + 1);
-            if branch.get("type") == Some(&Value::String("null".into())) {
+            if branch.as_object().and_then(types_of).is_some_and(|types| types == ["null"]) {
                 nullable = true;
                 continue;
             }
+            let mut branch = self.node(branch, depth + 1);
             nullable |= branch.as_object_mut().and_then(|b| b.remove("nullable")).is_some();
             merge(&mut branch, Value::Object(base.clone()));
             if !converted.contains(&branch) {
@@ -177,6 +177,10 @@ impl<'a> Gemini<'a> {
         }
         if nullable {
             out.insert("nullable".into(), Value::Bool(true));
+        }
+        if types.is_empty() && out.contains_key("enum") {
+            // Gemini's enums are strings' enums.
+            types.push("string");
         }
         match types.as_slice() {
             [] => {}

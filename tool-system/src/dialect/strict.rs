@@ -86,6 +86,9 @@ pub(crate) fn to_strict(parameters: &Value) -> Result<Value, String> {
             }
         }
     }
+    if root.contains_key("$ref") {
+        return Err("`$ref` at the root".into());
+    }
     let mut bare = root.clone();
     bare.remove("$defs");
     bare.remove("definitions");
