@@ -352,8 +352,9 @@ impl Routing {
         self.disabled.get(name)
     }
 
-    /// Why no route exists for tool `name`: disabled by a server's config, else unknown.
-    pub(crate) fn missing_tool(&self, name: &str) -> ManagerError {
+    /// The error for a call of tool `name` that has no route: [`ManagerError::DisabledTool`]
+    /// when a server's config disables it, else [`ManagerError::UnknownTool`].
+    pub fn missing_tool(&self, name: &str) -> ManagerError {
         match self.disabled_by(name) {
             Some(server) => ManagerError::DisabledTool { tool: name.to_owned(), server: server.to_string() },
             None => ManagerError::UnknownTool(name.to_owned()),

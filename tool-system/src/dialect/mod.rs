@@ -13,10 +13,10 @@
 //!
 //! Names are the registry's exposed names, which every dialect accepts (`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`).
 
-pub(crate) mod gemini;
+pub mod gemini;
 pub(crate) mod keywords;
 pub(crate) mod nulls;
-pub(crate) mod strict;
+pub mod strict;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
