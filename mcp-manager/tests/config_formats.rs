@@ -154,7 +154,7 @@ fn reference_toml() {
             cwd: Some(PathBuf::from("/tmp")),
             era: EraPreference::Modern,
             log_level: Some(LoggingLevel::Warning),
-            visibility: ToolVisibility::Deferred,
+            tool_visibility: Some(ToolVisibility::Deferred),
             startup_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(15),
             tools: ToolFilter { allow: Some(strings(&["get_current_time"])), deny: vec![] },
@@ -203,7 +203,7 @@ fn defaults() {
     assert_eq!(server.request_timeout, Duration::from_secs(60));
     assert_eq!(server.read_timeout, Duration::from_secs(300));
     assert_eq!(server.era, EraPreference::Auto);
-    assert_eq!(server.visibility, ToolVisibility::Visible);
+    assert_eq!(server.tool_visibility, None, "the manager's default");
     assert_eq!(server.log_level, None);
     assert!(server.tools.allows("anything"));
     let client = ClientConfig::default();

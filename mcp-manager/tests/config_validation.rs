@@ -225,7 +225,7 @@ fn each_problem_has_its_message() {
             desktop(r#"{"command": "x", "autoApprove": []}"#),
             vec![],
             vec![
-                r#"server "a": field "autoApprove": unknown key (known keys: type, disabled, command, args, env, envFile, cwd, url, headers, auth, oauth)"#,
+                r#"server "a": field "autoApprove": unknown key (known keys: type, disabled, command, args, env, envFile, cwd, url, headers, auth, oauth, toolVisibility, tool_visibility, enabledTools, enabled_tools, disabledTools, disabled_tools)"#,
             ],
         ),
         (

@@ -14,10 +14,12 @@
 //! - [`ToolProvider`]: an object-safe trait for a source of tools; [`ToolError`] for listing
 //!   failures.
 //! - [`ToolRegistry`]: many providers behind one list with names valid for LLM APIs
-//!   ([`ExposedTool`], [`RegistryOptions`]), OpenAI function-tool definitions, deferred tools
-//!   reachable through the built-in `tool_search`, and routing of each call; tools only an app
-//!   may call stay out of the LLM's list and are reached through
-//!   [`ToolRegistry::invoke_from_app`] with the app's [`AppOrigin`].
+//!   ([`ExposedTool`], [`RegistryOptions`]), tool definitions in the dialects LLM APIs take
+//!   ([`LlmDialect`], [`dialect`]: OpenAI, OpenAI strict, Gemini, Anthropic), deferred tools
+//!   reachable through the built-in `tool_search`, a host rule of which tools each caller may
+//!   see and call ([`ToolAvailability`]), and routing of each call; tools only an app may call
+//!   stay out of the LLM's list and are reached through [`ToolRegistry::invoke_from_app`] with
+//!   the app's [`AppOrigin`].
 //! - [`NativeTool`] and [`NativeToolProvider`]: a typed async function becomes a tool whose
 //!   parameters schema is generated from its argument type.
 //!
@@ -64,6 +66,7 @@
 
 mod content;
 mod control;
+pub mod dialect;
 mod invocation;
 pub mod names;
 mod native;
@@ -79,9 +82,11 @@ pub use content::{
     UnknownContent, base64_decoded_len, human_size,
 };
 pub use control::{CallControl, CancellationToken, ProgressSink, ToolProgress};
+pub use dialect::LlmDialect;
 pub use invocation::{ToolExecutionContext, ToolInvocation};
 pub use native::{NATIVE_PROVIDER_TYPE, NativeTool, NativeToolProvider, NoArgs, schema_for};
 pub use provider::{ToolError, ToolProvider};
+pub use registry::availability::ToolAvailability;
 pub use registry::search::{
     BUILTIN_PROVIDER, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH_NAME, tool_search_spec,
 };

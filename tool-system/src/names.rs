@@ -43,6 +43,7 @@ pub fn sanitize(name: &str) -> String {
 #[derive(Debug)]
 pub struct NameAllocator {
     max_len: usize,
+    letter_first: bool,
     taken: HashSet<String>,
 }
 
@@ -50,7 +51,14 @@ impl NameAllocator {
     /// An allocator of names at most `max_len` long (clamped to
     /// [`MIN_NAME_LEN`]..=[`MAX_NAME_LEN`]).
     pub fn new(max_len: usize) -> Self {
-        Self { max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN), taken: HashSet::new() }
+        Self { max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN), letter_first: false, taken: HashSet::new() }
+    }
+
+    /// Names that start with a letter or `_` (a name starting with a digit or `-` gets a `_`
+    /// in front), as Gemini's function names must: the registry's names suit every LLM API.
+    pub fn letter_first(mut self) -> Self {
+        self.letter_first = true;
+        self
     }
 
     /// Marks `name` as taken (a reserved name such as `tool_search`).
@@ -65,7 +73,8 @@ impl NameAllocator {
 
     /// A unique valid name for `original` (the qualified name, before sanitising):
     ///
-    /// - characters outside `[a-zA-Z0-9_-]` become `_` (an empty name becomes `tool`);
+    /// - characters outside `[a-zA-Z0-9_-]` become `_` (an empty name becomes `tool`); with
+    ///   [`letter_first`](Self::letter_first), a leading digit or `-` gets a `_` in front;
     /// - a name longer than the limit keeps its head and gets `_` + 8 hex digits of the FNV-1a
     ///   hash of `original`;
     /// - a name that is already taken gets the same suffix; should that be taken too, the hash
@@ -77,6 +86,9 @@ impl NameAllocator {
         let mut base = sanitize(original);
         if base.is_empty() {
             base.push_str("tool");
+        }
+        if self.letter_first && base.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+            base.insert(0, '_');
         }
         if base.len() <= self.max_len && !self.taken.contains(&base) {
             self.taken.insert(base.clone());
@@ -150,6 +162,17 @@ mod tests {
         let third = names.allocate("a b");
         assert_ne!(third, second);
         assert!(is_valid_name(&third, 64));
+    }
+
+    #[test]
+    fn letter_first_names_never_start_with_a_digit_or_dash() {
+        let mut names = NameAllocator::new(64).letter_first();
+        assert_eq!(names.allocate("1password__get"), "_1password__get");
+        assert_eq!(names.allocate("-x"), "_-x");
+        assert_eq!(names.allocate("ok"), "ok");
+        let long = names.allocate(&format!("9{}", "x".repeat(80)));
+        assert!(long.starts_with("_9") && long.len() == 64, "{long}");
+        assert_eq!(NameAllocator::new(64).allocate("1password"), "1password", "off by default");
     }
 
     #[test]

@@ -267,7 +267,7 @@ impl Started {
         {
             return Ok(route.clone());
         }
-        Err(manager_error(mcp_manager::manager::ManagerError::UnknownTool(name.into())))
+        Err(manager_error(routing.missing_tool(name)))
     }
 
     /// `--server-logs`: each server's last stderr lines.

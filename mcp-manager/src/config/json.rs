@@ -37,7 +37,9 @@ pub(crate) fn parse(text: &str, source_name: &str) -> Result<Node, ConfigError> 
 
 /// Server entries of desktop hosts (Claude Desktop, Cursor, Windsurf, ...):
 /// `{"command", "args", "env", "cwd", "envFile"}` or `{"url", "headers", "type"}`, with
-/// `"disabled": true` as some hosts write it.
+/// `"disabled": true` as some hosts write it. The tool filter and visibility are ours, in the
+/// format's camelCase (`enabledTools`, `disabledTools`, `toolVisibility`), with Codex's
+/// spellings (`enabled_tools`, `disabled_tools`, `tool_visibility`) accepted too.
 const DESKTOP: Spelling = Spelling {
     name: None,
     transport: Some("type"),
@@ -61,11 +63,11 @@ const DESKTOP: Spelling = Spelling {
     request_timeout: None,
     read_timeout: None,
     era: None,
-    visibility: None,
+    visibility: &["toolVisibility", "tool_visibility"],
     log_level: None,
     task: None,
-    allow: None,
-    deny: None,
+    allow: &["enabledTools", "enabled_tools"],
+    deny: &["disabledTools", "disabled_tools"],
     ignored: &[],
 };
 

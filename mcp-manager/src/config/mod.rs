@@ -26,18 +26,20 @@
 //! Keys per server entry:
 //!
 //! - desktop JSON: `command`, `args`, `env`, `cwd`, `envFile`, `url`, `headers`, `type`
-//!   (`stdio`, `http`/`streamable_http`, `sse`), `disabled`;
+//!   (`stdio`, `http`/`streamable_http`, `sse`), `disabled`, `enabledTools`, `disabledTools`,
+//!   `toolVisibility` (the last three also as Codex spells them: `enabled_tools`, ...);
 //! - VS Code: `type` (`stdio`; `http`, which keeps VS Code's fallback to SSE; `sse`),
-//!   `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, and `dev` (ignored). The
-//!   top-level `inputs` list is ignored: `${input:...}` prompts are not supported, and a value
-//!   that uses one is reported;
+//!   `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, the tool filter and
+//!   visibility as in desktop JSON, and `dev` (ignored). The top-level `inputs` list is
+//!   ignored: `${input:...}` prompts are not supported, and a value that uses one is reported;
 //! - Codex: `command`, `args`, `env`, `env_vars`, `cwd`, `url`, `bearer_token_env_var`,
 //!   `http_headers`, `env_http_headers`, `startup_timeout_sec`, `tool_timeout_sec` (the request
-//!   timeout), `enabled`, `enabled_tools`, `disabled_tools`;
+//!   timeout), `enabled`, `enabled_tools`, `disabled_tools`, `tool_visibility` (ours);
 //! - reference TOML: `name`, `enabled`, `transport`, `command`, `args`, `env`, `env_file`,
 //!   `cwd`, `url`, `headers`, `bearer_token`, `bearer_token_env_var`, `startup_timeout_sec`,
 //!   `request_timeout_sec`, `read_timeout_sec`, `era` (`auto`, `modern`, `legacy`),
-//!   `allowed_tools`, `denied_tools`, `visibility` (`visible`, `deferred`), `log_level`; and
+//!   `enabled_tools`, `disabled_tools`, `tool_visibility` (`visible`, `deferred`; the older
+//!   `allowed_tools`, `denied_tools` and `visibility` are read too), `log_level`; and
 //!   `[mcp.client]` with `name`, `version`, `roots`, `reserved_tool_names`,
 //!   `[mcp.client.sampling]` (`enabled`, `tool_support`, `requests_per_minute`,
 //!   `default_max_tokens`, `max_tokens_cap`, `models`, `token_parameter`) and `[mcp.client.elicitation]` (`enabled`, `url_mode`).
@@ -49,7 +51,18 @@
 //! # Defaults
 //!
 //! A server is enabled, times out start-up after 30 s, requests after 60 s and silent HTTP
-//! responses after 300 s, probes the era (auto), and its tools are visible and all allowed.
+//! responses after 300 s, probes the era (auto), and all its tools are allowed, with the
+//! manager's default visibility (`ManagerOptions::tool_visibility`: visible unless the host
+//! says otherwise).
+//!
+//! # Tool filters
+//!
+//! `enabled_tools` (only these) and `disabled_tools` (never these, winning over the other) name
+//! the server's own tool names, as Codex writes them; a name in both, a blank name or a list that
+//! is not a list of strings is a problem naming the server and field. A dropped tool is in no
+//! listing and not callable, and a name in `enabled_tools` the server does not have is warned
+//! about once (see `Routing::filter_warnings`). Goose's `available_tools` is the same allow-list
+//! under another name; goose's YAML is not loaded.
 //! Without a `type`, a server with a `url` is remote (streamable HTTP with the SSE fallback)
 //! and any other is stdio. The client is named after this crate, with its version; sampling and
 //! elicitation are enabled (when the host supplies them), with 1024 default max tokens, a cap of
@@ -70,7 +83,7 @@
 //! bearer token whose variable is unset, timeouts that are not positive and finite or exceed
 //! [`MAX_TIMEOUT`] (365 days: a larger one would overflow deadline arithmetic), unknown keys,
 //! unknown era, transport or log level strings, roots that are not `file://` URIs, fields that the
-//! server's transport does not use. A disabled server is a draft: it is listed, but none of its
+//! server's transport does not use, tool filters as above, and two spellings of one setting. A disabled server is a draft: it is listed, but none of its
 //! problems is reported. No message, and no `Debug` output, shows a secret.
 
 mod error;

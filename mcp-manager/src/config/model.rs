@@ -328,10 +328,12 @@ pub struct ServerConfig {
     pub read_timeout: Duration,
     /// Which protocol era to speak (default auto).
     pub era: EraPreference,
-    /// Which of the server's tools are offered.
+    /// Which of the server's tools are offered (`enabled_tools`, `disabled_tools`).
     pub tools: ToolFilter,
-    /// Whether its tools are offered directly or through tool search (default visible).
-    pub visibility: ToolVisibility,
+    /// Whether its tools are offered directly or through tool search (`tool_visibility`);
+    /// `None`: the manager's default (`ManagerOptions::tool_visibility`, visible unless the
+    /// host says otherwise).
+    pub tool_visibility: Option<ToolVisibility>,
     /// The log level to ask the server for, if any.
     pub log_level: Option<LoggingLevel>,
     /// When a tool whose task support is `optional` is called as a task (default auto: only
@@ -361,7 +363,7 @@ impl ServerConfig {
             read_timeout: DEFAULT_READ_TIMEOUT,
             era: EraPreference::Auto,
             tools: ToolFilter::default(),
-            visibility: ToolVisibility::Visible,
+            tool_visibility: None,
             log_level: None,
             task: crate::connection::TaskMode::Auto,
         }
@@ -395,7 +397,7 @@ impl fmt::Debug for ServerConfig {
             .field("read_timeout", &self.read_timeout)
             .field("era", &self.era)
             .field("tools", &self.tools)
-            .field("visibility", &self.visibility)
+            .field("tool_visibility", &self.tool_visibility)
             .field("log_level", &self.log_level)
             .field("task", &self.task)
             .finish()
@@ -431,12 +433,17 @@ pub fn looks_secret(name: &str) -> bool {
     mcp_transport::redact::looks_secret(name)
 }
 
-/// Which of a server's tools are offered to the host.
+/// Which of a server's tools are offered to the host, as Codex writes it: `enabled_tools` (an
+/// allow-list) and `disabled_tools` (a deny-list), by the server's own tool names.
+///
+/// A tool the filter drops is not routed at all: no listing shows it, a call of it (even by its
+/// MCP name) fails saying the server's config disables it, and it never takes a name from
+/// another server. A name in both lists is a config error.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolFilter {
-    /// Only these tools (exact names), when set.
+    /// `enabled_tools`: only these tools (exact names), when set.
     pub allow: Option<Vec<String>>,
-    /// Never these tools (exact names); wins over `allow`.
+    /// `disabled_tools`: never these tools (exact names); wins over `allow`.
     pub deny: Vec<String>,
 }
 

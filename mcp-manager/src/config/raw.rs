@@ -266,7 +266,9 @@ pub(crate) struct RawServer {
     pub visibility: Option<ToolVisibility>,
     pub log_level: Option<LoggingLevel>,
     pub task: Option<crate::connection::TaskMode>,
+    /// `enabled_tools`: the allow-list, each name with its field.
     pub allow: Option<Vec<Text>>,
+    /// `disabled_tools`: the deny-list, each name with its field.
     pub deny: Vec<Text>,
     /// Keys present that only a stdio server uses.
     pub stdio_keys: Vec<String>,
@@ -303,12 +305,16 @@ pub(crate) struct Spelling {
     pub request_timeout: Option<&'static str>,
     pub read_timeout: Option<&'static str>,
     pub era: Option<&'static str>,
-    pub visibility: Option<&'static str>,
+    /// The default visibility of the server's tools; the first key is the format's own, the
+    /// others are accepted too (one of them at most).
+    pub visibility: &'static [&'static str],
     pub log_level: Option<&'static str>,
     /// When optional tools run as tasks (`auto`, `always`, `never`).
     pub task: Option<&'static str>,
-    pub allow: Option<&'static str>,
-    pub deny: Option<&'static str>,
+    /// The tool allow-list (`enabled_tools`), keys as for `visibility`.
+    pub allow: &'static [&'static str],
+    /// The tool deny-list (`disabled_tools`), keys as for `visibility`.
+    pub deny: &'static [&'static str],
     /// Keys accepted and ignored (documented per format).
     pub ignored: &'static [&'static str],
 }
@@ -338,15 +344,13 @@ impl Spelling {
             self.request_timeout,
             self.read_timeout,
             self.era,
-            self.visibility,
             self.log_level,
             self.task,
-            self.allow,
-            self.deny,
         ]
         .into_iter()
         .flatten()
         .collect();
+        keys.extend(self.visibility.iter().chain(self.allow).chain(self.deny));
         keys.extend(self.ignored);
         keys
     }
@@ -421,16 +425,26 @@ impl Spelling {
             request_timeout,
             read_timeout,
             era: self.era.and_then(|k| r.parsed(k, |s| s.parse::<EraPreference>())),
-            visibility: self.visibility.and_then(|k| r.parsed(k, parse_visibility)),
+            visibility: one_of(&mut r, self.visibility).and_then(|k| r.parsed(k, parse_visibility)),
             log_level: self.log_level.and_then(|k| r.parsed(k, parse_log_level)),
             task: self.task.and_then(|k| r.parsed(k, |s| s.parse::<crate::connection::TaskMode>())),
-            allow: self.allow.and_then(|k| r.strings(k)),
-            deny: self.deny.and_then(|k| r.strings(k)).unwrap_or_default(),
+            allow: one_of(&mut r, self.allow).and_then(|k| r.strings(k)),
+            deny: one_of(&mut r, self.deny).and_then(|k| r.strings(k)).unwrap_or_default(),
             stdio_keys,
             remote_keys,
             problems: r.problems,
         }
     }
+}
+
+/// The one key of `keys` (spellings of one setting) the entry uses: a problem when it uses
+/// several (the first is read).
+fn one_of(r: &mut ObjectReader<'_>, keys: &[&'static str]) -> Option<&'static str> {
+    let present: Vec<&'static str> = keys.iter().copied().filter(|k| r.get(k).is_some()).collect();
+    if let [first, second, ..] = present.as_slice() {
+        r.problem(second, format!("the same setting as {first:?}: give one of them"));
+    }
+    present.first().copied()
 }
 
 /// A `type`/`transport` string. With `http_is_remote` (VS Code), `"http"` keeps the SSE

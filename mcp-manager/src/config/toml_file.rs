@@ -22,7 +22,8 @@ pub(crate) fn parse(text: &str, source_name: &str) -> Result<Node, ConfigError> 
 
 /// Codex's server tables. `tool_timeout_sec` is the request timeout; `enabled_tools` and
 /// `disabled_tools` are the tool filter; `env_vars` names variables copied from the
-/// environment; `env_http_headers` maps a header to the variable that holds its value.
+/// environment; `env_http_headers` maps a header to the variable that holds its value;
+/// `tool_visibility` (ours: Codex has no such key) defers the server's tools.
 const CODEX: Spelling = Spelling {
     name: None,
     transport: None,
@@ -46,11 +47,11 @@ const CODEX: Spelling = Spelling {
     request_timeout: Some("tool_timeout_sec"),
     read_timeout: None,
     era: None,
-    visibility: None,
+    visibility: &["tool_visibility"],
     log_level: None,
     task: None,
-    allow: Some("enabled_tools"),
-    deny: Some("disabled_tools"),
+    allow: &["enabled_tools"],
+    deny: &["disabled_tools"],
     ignored: &[],
 };
 
@@ -78,11 +79,12 @@ const REFERENCE: Spelling = Spelling {
     request_timeout: Some("request_timeout_sec"),
     read_timeout: Some("read_timeout_sec"),
     era: Some("era"),
-    visibility: Some("visibility"),
+    // The older spellings (`visibility`, `allowed_tools`, `denied_tools`) still work.
+    visibility: &["tool_visibility", "visibility"],
     log_level: Some("log_level"),
     task: Some("task"),
-    allow: Some("allowed_tools"),
-    deny: Some("denied_tools"),
+    allow: &["enabled_tools", "allowed_tools"],
+    deny: &["disabled_tools", "denied_tools"],
     ignored: &[],
 };
 

@@ -176,14 +176,35 @@ fn build(raw: RawServer, cx: &Context<'_>, out: &mut Problems) -> ServerConfig {
         }
     }
     server.era = raw.era.unwrap_or_default();
-    server.visibility = raw.visibility.unwrap_or_default();
+    server.tool_visibility = raw.visibility;
     server.log_level = raw.log_level.clone();
     server.task = raw.task.unwrap_or_default();
-    server.tools = ToolFilter {
+    server.tools = tool_filter(&raw, out);
+    server
+}
+
+/// `enabled_tools` and `disabled_tools`: no blank name, and no name in both.
+fn tool_filter(raw: &RawServer, out: &mut Problems) -> ToolFilter {
+    for name in raw.allow.iter().flatten().chain(&raw.deny) {
+        if name.value.trim().is_empty() {
+            out.push(&name.field, "blank (a tool name is needed)");
+        }
+    }
+    for name in &raw.deny {
+        if let Some(enabled) = raw.allow.iter().flatten().find(|e| e.value == name.value) {
+            out.push(
+                &name.field,
+                format!(
+                    "tool {:?} is also enabled ({}): a tool cannot be both enabled and disabled",
+                    name.value, enabled.field
+                ),
+            );
+        }
+    }
+    ToolFilter {
         allow: raw.allow.as_ref().map(|names| names.iter().map(|t| t.value.clone()).collect()),
         deny: raw.deny.iter().map(|t| t.value.clone()).collect(),
-    };
-    server
+    }
 }
 
 /// The transport: the explicit one, else a url makes a remote server and anything else a

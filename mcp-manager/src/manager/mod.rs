@@ -31,12 +31,14 @@ use mcp_protocol::types::prompts::{GetPromptParams, GetPromptResult};
 use mcp_protocol::types::resources::ReadResourceResult;
 use mcp_protocol::types::tools::CallToolResult;
 use tokio::sync::watch;
-use tool_system::ToolExecutionResult;
+use tool_system::{ToolExecutionResult, ToolVisibility};
 
 pub use self::hooks::{Hooks, ManagerEvent, ManagerObserver};
 pub use self::plan::{AuthOptions, PlanOverride, oauth_client};
 pub use self::provider::McpToolProvider;
-pub use self::routing::{Conflict, ConflictKind, RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool, Routing};
+pub use self::routing::{
+    Conflict, ConflictKind, FilterWarning, RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool, Routing,
+};
 use self::server::ManagedServer;
 pub use self::server::ServerStatus;
 pub use self::skills::skills_catalog;
@@ -78,6 +80,10 @@ pub struct ManagerOptions {
     pub transport_override: Option<PlanOverride>,
     /// How remote servers that use OAuth are authorized (token store, browser step).
     pub authorization: AuthOptions,
+    /// Whether MCP tools are offered to the LLM directly ([`ToolVisibility::Visible`], the
+    /// default) or only through the registry's `tool_search` ([`ToolVisibility::Deferred`]),
+    /// for servers whose config sets no `tool_visibility`.
+    pub tool_visibility: ToolVisibility,
 }
 
 impl std::fmt::Debug for ManagerOptions {
@@ -88,6 +94,7 @@ impl std::fmt::Debug for ManagerOptions {
             .field("skip_argument_validation", &self.skip_argument_validation)
             .field("transport_override", &self.transport_override.is_some())
             .field("authorization", &self.authorization)
+            .field("tool_visibility", &self.tool_visibility)
             .finish_non_exhaustive()
     }
 }
@@ -99,6 +106,14 @@ pub enum ManagerError {
     /// No ready server offers this tool.
     #[error("unknown tool {0:?}: no ready server offers it")]
     UnknownTool(String),
+    /// The server's config disables this tool (`enabled_tools` / `disabled_tools`).
+    #[error("tool {tool:?} is disabled by the config of server {server:?} (enabled_tools / disabled_tools)")]
+    DisabledTool {
+        /// The tool's name.
+        tool: String,
+        /// The server whose config disables it.
+        server: String,
+    },
     /// No ready server offers this prompt.
     #[error("unknown prompt {0:?}: no ready server offers it")]
     UnknownPrompt(String),
@@ -199,10 +214,11 @@ impl ManagerShared {
                 server: &s.name,
                 inventory,
                 filter: &s.config.tools,
-                visibility: s.config.visibility,
+                visibility: s.config.tool_visibility.unwrap_or(self.options.tool_visibility),
             });
             let reserved = read(&self.client).reserved_tool_names.clone();
-            let table = Arc::new(Routing::build(inputs, &reserved));
+            let previous = read(&self.routing).clone();
+            let table = Arc::new(Routing::build(inputs, &reserved, &previous));
             *write(&self.routing) = table.clone();
             self.changes.send_modify(|g| *g = g.wrapping_add(1));
             (table, included)
@@ -356,7 +372,8 @@ impl McpManager {
         options: RequestOptions,
         task: TaskOptions,
     ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
-        let route = self.routing().tool(name).cloned().ok_or_else(|| ManagerError::UnknownTool(name.into()))?;
+        let routing = self.routing();
+        let route = routing.tool(name).cloned().ok_or_else(|| routing.missing_tool(name))?;
         let (result, _) = self.call_route(&route, arguments, options, task).await?;
         Ok((route, result))
     }
@@ -425,11 +442,12 @@ impl McpManager {
         task: TaskOptions,
     ) -> ToolExecutionResult {
         let started = Instant::now();
-        let route = self.routing().tool(name).cloned();
+        let routing = self.routing();
+        let route = routing.tool(name).cloned();
         // The arguments are kept for the observers only when there are some.
         let args_for_hook = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
         let (server, result) = match route {
-            None => (None, ToolExecutionResult::failed(ManagerError::UnknownTool(name.into()).to_string())),
+            None => (None, ToolExecutionResult::failed(routing.missing_tool(name).to_string())),
             Some(route) => {
                 let result = match self.call_route(&route, arguments, options, task).await {
                     Ok((result, served)) => {

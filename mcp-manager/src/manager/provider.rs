@@ -8,6 +8,7 @@ use tool_system::{
 };
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::McpManager;
 use crate::connection::{TaskOptions, TaskUpdate};
@@ -89,16 +90,23 @@ impl ToolProvider for McpToolProvider {
     /// time left before the deadline is the request's timeout, progress notifications and the
     /// state changes of a task go to the progress sink, and a cancelled token (or the deadline,
     /// enforced by the registry) drops the call, which sends the protocol's cancellation
-    /// (`notifications/cancelled`, or `tasks/cancel` for a task).
+    /// (`notifications/cancelled`, or `tasks/cancel` for a task). A call that fails once the
+    /// deadline has passed (the request's own timeout, which is the same deadline) is reported
+    /// as timed out ([`ToolExecutionResult::is_timed_out`]), with the manager's message.
     fn invoke(&self, invocation: ToolInvocation, ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
         Box::pin(async move {
             let (options, task) = call_options(&ctx.control);
             let call = self.manager.execute_tool_with(&invocation.tool_name, Some(invocation.arguments), options, task);
-            tokio::select! {
+            let result = tokio::select! {
                 biased;
                 result = call => result,
                 () = ctx.control.cancellation.cancelled() => ToolExecutionResult::cancelled(&invocation.tool_name),
+            };
+            let past_deadline = ctx.control.deadline.is_some_and(|deadline| Instant::now() >= deadline);
+            if !result.success && past_deadline && !result.is_cancelled() && !result.is_timed_out() {
+                return result.with_metadata(ToolExecutionResult::INTERRUPTED_METADATA, "timeout".into());
             }
+            result
         })
     }
 

@@ -7,19 +7,23 @@
 //! - a name a server lists twice is kept once, the first (reported);
 //! - a name several servers offer goes to the first server in config order (the others are
 //!   reported as losing the clash);
-//! - a server's allow/deny lists drop tools before any of this (not reported: asked for).
+//! - a server's allow/deny lists (`enabled_tools`, `disabled_tools`) drop tools before any of
+//!   this: a dropped tool is not a conflict (it never hides another server's tool of the same
+//!   name), but the table remembers it, so a call of it says that the config disables it; a name
+//!   in `enabled_tools` that the server does not have is warned about once per manager.
 //!
 //! Lookups are one hash probe; input and output schema checks are compiled on first use and
 //! kept with the route.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_protocol::types::prompts::Prompt;
 use mcp_protocol::types::resources::{Resource, ResourceTemplate};
 use mcp_protocol::types::tools::Tool;
 use tool_system::{ToolSpec, ToolVisibility};
 
+use super::ManagerError;
 use super::convert::SchemaCheck;
 use super::template::UriTemplate;
 use crate::config::ToolFilter;
@@ -174,11 +178,35 @@ impl std::fmt::Display for Conflict {
     }
 }
 
+/// A name in a server's `enabled_tools` that the server does not have (a typo, or a tool the
+/// server no longer offers).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FilterWarning {
+    /// The server.
+    pub server: String,
+    /// The name in its `enabled_tools`.
+    pub tool: String,
+}
+
+impl std::fmt::Display for FilterWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "server {:?}: enabled_tools names tool {:?}, which the server does not have", self.server, self.tool)
+    }
+}
+
+/// The most filter warnings a manager remembers having logged (so each is logged once).
+const MAX_WARNED: usize = 4096;
+
 /// Who owns what, built from the servers' inventories in config order.
 #[derive(Debug, Default)]
 pub struct Routing {
     tools: Vec<Arc<RoutedTool>>,
     tool_index: HashMap<String, usize>,
+    /// Tool name -> the first server (config order) whose config drops it.
+    disabled: HashMap<String, Arc<str>>,
+    filter_warnings: Vec<FilterWarning>,
+    /// The filter warnings logged so far, shared by every table of one manager.
+    warned: Arc<Mutex<HashSet<FilterWarning>>>,
     prompts: Vec<RoutedPrompt>,
     prompt_index: HashMap<String, usize>,
     resources: Vec<RoutedResource>,
@@ -221,10 +249,15 @@ impl<'a> Claims<'a> {
 }
 
 impl Routing {
-    /// Build the table from `inputs` (config order) with the host's reserved tool names.
-    pub(crate) fn build<'a>(inputs: impl IntoIterator<Item = RoutingInput<'a>>, reserved: &[String]) -> Routing {
+    /// Build the table from `inputs` (config order) with the host's reserved tool names;
+    /// `previous` is the table this one replaces (what was already warned about).
+    pub(crate) fn build<'a>(
+        inputs: impl IntoIterator<Item = RoutingInput<'a>>,
+        reserved: &[String],
+        previous: &Routing,
+    ) -> Routing {
         let reserved: HashSet<&str> = reserved.iter().map(String::as_str).collect();
-        let mut r = Routing::default();
+        let mut r = Routing { warned: previous.warned.clone(), ..Routing::default() };
         let mut tools = Claims::new("tool");
         let mut prompts = Claims::new("prompt");
         let mut resources = Claims::new("resource");
@@ -234,8 +267,15 @@ impl Routing {
             for claims in [&mut tools, &mut prompts, &mut resources, &mut templates] {
                 claims.next_server();
             }
+            if let Some(enabled) = &input.filter.allow {
+                let offered: HashSet<&str> = input.inventory.tools.iter().map(|t| t.name.as_str()).collect();
+                for name in enabled.iter().filter(|name| !offered.contains(name.as_str())) {
+                    r.filter_warnings.push(FilterWarning { server: server.to_string(), tool: name.clone() });
+                }
+            }
             for (index, tool) in input.inventory.tools.iter().enumerate() {
                 if !input.filter.allows(&tool.name) {
+                    r.disabled.entry(tool.name.clone()).or_insert_with(|| server.clone());
                     continue;
                 }
                 if reserved.contains(tool.name.as_str()) {
@@ -281,7 +321,44 @@ impl Routing {
         for conflict in &r.conflicts {
             tracing::warn!("{conflict}");
         }
+        r.warn_filters();
         r
+    }
+
+    /// Logs each filter warning the first time a table of this manager has it.
+    fn warn_filters(&self) {
+        if self.filter_warnings.is_empty() {
+            return;
+        }
+        let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
+        for warning in &self.filter_warnings {
+            if warned.len() < MAX_WARNED && warned.insert(warning.clone()) {
+                tracing::warn!(server = %warning.server, tool = %warning.tool, "{warning}");
+            }
+        }
+    }
+
+    /// Names in the servers' `enabled_tools` that the servers do not have, in config order.
+    pub fn filter_warnings(&self) -> &[FilterWarning] {
+        &self.filter_warnings
+    }
+
+    /// The server (the first in config order) whose config disables tool `name`, when no
+    /// server routes it.
+    pub fn disabled_by(&self, name: &str) -> Option<&Arc<str>> {
+        if self.tool_index.contains_key(name) {
+            return None;
+        }
+        self.disabled.get(name)
+    }
+
+    /// The error for a call of tool `name` that has no route: [`ManagerError::DisabledTool`]
+    /// when a server's config disables it, else [`ManagerError::UnknownTool`].
+    pub fn missing_tool(&self, name: &str) -> ManagerError {
+        match self.disabled_by(name) {
+            Some(server) => ManagerError::DisabledTool { tool: name.to_owned(), server: server.to_string() },
+            None => ManagerError::UnknownTool(name.to_owned()),
+        }
     }
 
     /// Every routed tool, in config order.

@@ -1,6 +1,7 @@
 //! [`ToolRegistry`]: many providers behind one tool list with LLM-valid names, and routing of
 //! each call to the provider that declares the tool.
 
+pub(crate) mod availability;
 pub(crate) mod search;
 mod snapshot;
 
@@ -9,11 +10,12 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use futures::FutureExt as _;
 use futures::future::join_all;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
+use crate::dialect::{LlmDialect, nulls};
 use crate::names::MAX_NAME_LEN;
-use crate::spec::empty_object_schema;
 use crate::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec};
+use availability::{Gate, ToolAvailability};
 use search::{SearchArgs, TOOL_SEARCH_NAME, search_deferred, search_result};
 use snapshot::Snapshot;
 
@@ -69,30 +71,20 @@ pub struct ExposedTool {
 
 impl ExposedTool {
     /// The OpenAI function-tool definition:
-    /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}`, the
+    /// parameters cleaned (see [`LlmDialect`]).
     pub fn to_llm_definition(&self) -> Value {
-        json!({ "type": "function", "function": function_body(self) })
+        self.to_llm_definition_for(LlmDialect::OpenAi)
     }
 }
 
 /// The `function` member of a definition: the LLM name, the description (else the title;
-/// omitted when there is neither) and the parameters, always an object schema.
+/// omitted when there is neither) and the cleaned parameters, always an object schema.
 pub(crate) fn function_body(tool: &ExposedTool) -> Value {
-    let mut body = Map::new();
-    body.insert("name".into(), Value::String(tool.llm_name.clone()));
-    if let Some(description) = tool.spec.description.as_ref().or(tool.spec.title.as_ref()) {
-        body.insert("description".into(), Value::String(description.clone()));
+    match tool.to_llm_definition() {
+        Value::Object(mut definition) => definition.remove("function").unwrap_or_default(),
+        _ => Value::Null,
     }
-    let parameters = match &tool.spec.parameters {
-        Value::Object(schema) => {
-            let mut schema = schema.clone();
-            schema.entry("type").or_insert_with(|| Value::String("object".into()));
-            Value::Object(schema)
-        }
-        _ => empty_object_schema(),
-    };
-    body.insert("parameters".into(), parameters);
-    Value::Object(body)
 }
 
 struct State {
@@ -134,9 +126,17 @@ impl State {
 /// the context of that call; [`refresh`](Self::refresh) lists again at once. A call on a current
 /// listing costs one read lock, one hash lookup and the provider's own work.
 ///
-/// Availability is decided by the context of the listing: a provider whose tools depend on the
-/// context (user, platform) is listed with the context of the call that built the listing, and
-/// a host whose contexts see different tools calls [`refresh`](Self::refresh) when it switches.
+/// # Availability
+///
+/// Two ways decide which tools a caller sees. The host's rule ([`set_availability`](Self::set_availability),
+/// a [`ToolAvailability`]) is applied per call to the shared listing, so every context gets its
+/// own view of one cached listing: listings ([`tools`](Self::tools), [`llm_tools`](Self::llm_tools),
+/// the LLM definitions, `tool_search`, [`app_tools`](Self::app_tools)) leave out what it hides,
+/// and a call of a hidden tool fails. A provider may also filter in
+/// [`list_tools`](ToolProvider::list_tools) by the context it is given; that context is the one
+/// of the call that built the listing, shared by every caller until the next listing, so a
+/// provider-side filter suits what is the same for every caller of a registry (a host with one
+/// registry per user), and the rule suits the rest.
 ///
 /// # Concurrency
 ///
@@ -149,6 +149,7 @@ impl State {
 pub struct ToolRegistry {
     options: RegistryOptions,
     state: RwLock<State>,
+    availability: RwLock<Option<Arc<dyn ToolAvailability>>>,
 }
 
 impl Default for ToolRegistry {
@@ -174,7 +175,11 @@ impl ToolRegistry {
 
     /// An empty registry with `options`.
     pub fn with_options(options: RegistryOptions) -> Self {
-        Self { options, state: RwLock::new(State { providers: Vec::new(), generation: 0, snapshot: None }) }
+        Self {
+            options,
+            state: RwLock::new(State { providers: Vec::new(), generation: 0, snapshot: None }),
+            availability: RwLock::new(None),
+        }
     }
 
     /// The options the registry was made with.
@@ -258,11 +263,34 @@ impl ToolRegistry {
         self.write().generation += 1;
     }
 
+    /// Sets the host's availability rule (see [`ToolAvailability`]), replacing any earlier one.
+    /// It applies from the next call on; the cached listing stays valid (the rule is applied
+    /// per call, never stored in it).
+    pub fn set_availability(&self, rule: impl ToolAvailability) {
+        *self.availability.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(rule));
+    }
+
+    /// Removes the availability rule: every tool is available again.
+    pub fn clear_availability(&self) {
+        *self.availability.write().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// The availability rule bound to `ctx`.
+    fn gate<'a>(&self, ctx: &'a ToolExecutionContext) -> Gate<'a> {
+        Gate::new(self.availability.read().unwrap_or_else(PoisonError::into_inner).clone(), ctx)
+    }
+
+    /// The tools of `snapshot` that pass `gate`, shared (no spec is copied).
+    fn available(snapshot: &Snapshot, gate: &Gate<'_>) -> Vec<ExposedTool> {
+        snapshot.tools.iter().filter(|tool| gate.allows(tool)).cloned().collect()
+    }
+
     /// Lists every provider now (concurrently) with `ctx`, rebuilds the name table and returns
-    /// every exposed tool, visible and deferred, in registration order. A provider whose listing
-    /// fails contributes no tools (with a warning) until the next listing.
+    /// every exposed tool available in `ctx`, visible and deferred, in registration order. A
+    /// provider whose listing fails contributes no tools (with a warning) until the next
+    /// listing.
     pub async fn refresh(&self, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
-        self.relist(ctx).await.tools.clone()
+        Self::available(&*self.relist(ctx).await, &self.gate(ctx))
     }
 
     async fn relist(&self, ctx: &ToolExecutionContext) -> Arc<Snapshot> {
@@ -295,55 +323,70 @@ impl ToolRegistry {
         self.read().snapshot.clone()
     }
 
-    /// Every exposed tool, visible and deferred, in registration order (from the cached listing;
-    /// see the type's docs). The built-in `tool_search` is not among them; see
-    /// [`llm_tools`](Self::llm_tools).
+    /// Every exposed tool available in `ctx`, visible and deferred, in registration order (from
+    /// the cached listing; see the type's docs). The built-in `tool_search` is not among them;
+    /// see [`llm_tools`](Self::llm_tools).
     pub async fn tools(&self, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
-        self.listing(ctx).await.tools.clone()
+        Self::available(&*self.listing(ctx).await, &self.gate(ctx))
     }
 
-    /// What the LLM is offered: the visible tools the model may call (not the app-only ones),
-    /// then the built-in `tool_search` when at least one such tool is deferred.
+    /// What the LLM is offered in `ctx`: the visible tools the model may call (not the app-only
+    /// ones) that are available, then the built-in `tool_search` when at least one such tool is
+    /// deferred.
     pub async fn llm_tools(&self, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
-        self.listing(ctx).await.llm_tools()
+        self.listing(ctx).await.llm_tools(&self.gate(ctx))
     }
 
     /// [`llm_tools`](Self::llm_tools) as OpenAI function-tool definitions
-    /// (`{"type": "function", "function": {"name", "description", "parameters"}}`).
+    /// (`{"type": "function", "function": {"name", "description", "parameters"}}`): the
+    /// [`LlmDialect::OpenAi`] definitions of [`llm_definitions_for`](Self::llm_definitions_for).
     pub async fn llm_definitions(&self, ctx: &ToolExecutionContext) -> Vec<Value> {
-        // Built on demand: a listing of thousands of tools keeps no second copy of every schema.
-        self.listing(ctx).await.llm_tools().iter().map(ExposedTool::to_llm_definition).collect()
+        self.llm_definitions_for(LlmDialect::OpenAi, ctx).await
     }
 
-    /// Whether the current listing offers `tool_search` (at least one tool is deferred).
+    /// [`llm_tools`](Self::llm_tools) as definitions of `dialect` (see [`LlmDialect`] for each
+    /// shape). Schemas are cleaned (`$schema` removed) and rewritten as the dialect requires;
+    /// the specs keep the servers' schemas.
+    pub async fn llm_definitions_for(&self, dialect: LlmDialect, ctx: &ToolExecutionContext) -> Vec<Value> {
+        // Built on demand: a listing of thousands of tools keeps no second copy of every schema.
+        let tools = self.listing(ctx).await.llm_tools(&self.gate(ctx));
+        tools.iter().map(|tool| tool.to_llm_definition_for(dialect)).collect()
+    }
+
+    /// Whether `tool_search` is offered in `ctx` (at least one available tool is deferred).
     pub async fn has_deferred(&self, ctx: &ToolExecutionContext) -> bool {
-        self.listing(ctx).await.has_deferred
+        self.listing(ctx).await.has_deferred(&self.gate(ctx))
     }
 
     /// The tool the last listing knows as `name` (an LLM name, or a qualified or original name
-    /// only one tool has), without listing again. `None` before the first listing.
+    /// only one tool has), without listing again. `None` before the first listing. This is the
+    /// host's own lookup: the availability rule does not apply (there is no caller).
     pub fn lookup(&self, name: &str) -> Option<ExposedTool> {
         let snapshot = self.last_listing()?;
         snapshot.resolve(name).map(|index| snapshot.tools[index].clone())
     }
 
-    /// The deferred tools of the last listing that match `query` in their names, titles or
-    /// descriptions, best first, at most `limit` (at most 50). A blank query matches every
-    /// deferred tool. Empty before the first listing.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<ExposedTool> {
+    /// The deferred tools of the last listing available in `ctx` that match `query` in their
+    /// names, titles or descriptions, best first, at most `limit` (at most 50). A blank query
+    /// matches every deferred tool. Empty before the first listing.
+    pub fn search(&self, query: &str, limit: usize, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
         let Some(snapshot) = self.last_listing() else { return Vec::new() };
-        search_deferred(&snapshot.tools, query, limit).into_iter().cloned().collect()
+        search_deferred(&snapshot.tools, query, limit, &self.gate(ctx)).into_iter().cloned().collect()
     }
 
-    /// The tools an app of `origin` may call: its origin's tools whose
+    /// The tools an app of `origin` may call in `ctx`: its origin's available tools whose
     /// [`ToolCallers::app`](crate::ToolCallers::app) is set, in registration order.
     pub async fn app_tools(&self, origin: &AppOrigin, ctx: &ToolExecutionContext) -> Vec<ExposedTool> {
         let snapshot = self.listing(ctx).await;
+        let gate = self.gate(ctx);
         snapshot
             .tools
             .iter()
             .filter(|tool| {
-                tool.spec.callers.app && tool.provider == origin.provider && tool.spec.namespace == origin.namespace
+                tool.spec.callers.app
+                    && tool.provider == origin.provider
+                    && tool.spec.namespace == origin.namespace
+                    && gate.allows(tool)
             })
             .cloned()
             .collect()
@@ -375,26 +418,36 @@ impl ToolRegistry {
                 describe_origin(origin)
             ));
         }
+        if !self.gate(&ctx).allows(&snapshot.tools[index]) {
+            return not_available(tool);
+        }
         run(&snapshot, index, invocation, ctx).await
     }
 
     /// Runs the tool exposed as `invocation.tool_name` (an LLM name; a qualified or original
     /// name that only one tool has works too). `invocation.tool_name` is replaced by the
     /// provider's own name of the tool. `tool_search` runs the built-in search. An unknown name,
-    /// a tool only an app may call (see [`invoke_from_app`](Self::invoke_from_app)), a provider
-    /// that panics or a failed result without a message all give a failed result with a
-    /// non-empty message.
+    /// a tool only an app may call (see [`invoke_from_app`](Self::invoke_from_app)), a tool the
+    /// availability rule hides from this caller, a provider that panics or a failed result
+    /// without a message all give a failed result with a non-empty message.
+    ///
+    /// A `null` argument that is optional and that the tool's schema refuses means "left out"
+    /// (models in OpenAI's strict mode send one for every optional argument they skip) and is
+    /// removed before the provider sees the call.
     ///
     /// The context's [`CallControl`](crate::CallControl) holds for every provider: once its
     /// token is cancelled or its deadline passes, the call resolves at once
     /// ([`ToolExecutionResult::cancelled`], [`ToolExecutionResult::timed_out`]) and the
     /// provider's future is dropped. A deadline needs a tokio runtime with its timer.
-    pub async fn invoke(&self, invocation: ToolInvocation, ctx: ToolExecutionContext) -> ToolExecutionResult {
+    pub async fn invoke(&self, mut invocation: ToolInvocation, ctx: ToolExecutionContext) -> ToolExecutionResult {
         let snapshot = self.listing(&ctx).await;
+        let gate = self.gate(&ctx);
         let name = invocation.tool_name.as_str();
         if name == TOOL_SEARCH_NAME {
             return match SearchArgs::parse(&invocation.arguments) {
-                Ok(args) => search_result(&search_deferred(&snapshot.tools, &args.query, args.limit), &args.query),
+                Ok(args) => {
+                    search_result(&search_deferred(&snapshot.tools, &args.query, args.limit, &gate), &args.query)
+                }
                 Err(message) => ToolExecutionResult::failed(format!("tool `{TOOL_SEARCH_NAME}`: {message}")),
             };
         }
@@ -407,6 +460,11 @@ impl ToolRegistry {
                 quote_name(name)
             ));
         }
+        if !gate.allows(&snapshot.tools[index]) {
+            return not_available(name);
+        }
+        drop(gate);
+        nulls::drop_refused_nulls(&snapshot.tools[index].spec.parameters, &mut invocation.arguments);
         run(&snapshot, index, invocation, ctx).await
     }
 
@@ -466,6 +524,12 @@ async fn run(
             ToolExecutionResult::failed(format!("tool `{}` of provider `{}` panicked", tool.llm_name, tool.provider))
         }
     }
+}
+
+/// The failed result of a call of a tool the availability rule hides: no more than that (not
+/// whether the tool exists, nor who serves it).
+fn not_available(name: &str) -> ToolExecutionResult {
+    ToolExecutionResult::failed(format!("tool `{}` is not available to this caller", quote_name(name)))
 }
 
 /// "provider `p`" or "provider `p`, namespace `n`" for an error message.

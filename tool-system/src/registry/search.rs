@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::availability::Gate;
 use crate::{ExposedTool, ToolExecutionResult, ToolSpec};
 
 /// The name of the built-in search tool. It is reserved: a provider's tool whose qualified name
@@ -105,9 +106,15 @@ fn score(tool: &ExposedTool, phrase: &str, terms: &[String]) -> u32 {
     total
 }
 
-/// The deferred tools matching `query`, best first (ties keep registration order), at most
-/// `limit` (clamped to [`MAX_SEARCH_LIMIT`]). A blank query matches every deferred tool.
-pub(crate) fn search_deferred<'a>(tools: &'a [ExposedTool], query: &str, limit: usize) -> Vec<&'a ExposedTool> {
+/// The deferred tools matching `query` that `gate` allows, best first (ties keep registration
+/// order), at most `limit` (clamped to [`MAX_SEARCH_LIMIT`]). A blank query matches every
+/// deferred tool.
+pub(crate) fn search_deferred<'a>(
+    tools: &'a [ExposedTool],
+    query: &str,
+    limit: usize,
+    gate: &Gate<'_>,
+) -> Vec<&'a ExposedTool> {
     let limit = limit.min(MAX_SEARCH_LIMIT);
     let phrase = query.trim().to_lowercase();
     let terms: Vec<String> = phrase.split_whitespace().map(str::to_owned).collect();
@@ -117,7 +124,7 @@ pub(crate) fn search_deferred<'a>(tools: &'a [ExposedTool], query: &str, limit: 
         .filter(|(_, tool)| tool.spec.is_deferred() && tool.spec.callers.model)
         .filter_map(|(index, tool)| {
             let score = if terms.is_empty() { 1 } else { score(tool, &phrase, &terms) };
-            (score > 0).then_some((score, index))
+            (score > 0 && gate.allows(tool)).then_some((score, index))
         })
         .collect();
     hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -125,7 +132,8 @@ pub(crate) fn search_deferred<'a>(tools: &'a [ExposedTool], query: &str, limit: 
 }
 
 /// The result of a `tool_search` call: the found tools in the function format (`name`,
-/// `description`, `parameters`) as structured content `{"tools": [...]}`, with the same JSON as
+/// `description`, `parameters`, the schema cleaned as in every LLM definition) as structured
+/// content `{"tools": [...]}`, with the same JSON as
 /// the content text so the LLM reads it from the history.
 pub(crate) fn search_result(found: &[&ExposedTool], query: &str) -> ToolExecutionResult {
     let tools: Vec<Value> = found.iter().map(|tool| crate::registry::function_body(tool)).collect();

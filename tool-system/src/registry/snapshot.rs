@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
+use super::availability::Gate;
 use super::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
 use crate::names::NameAllocator;
 use crate::{AppOrigin, ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
@@ -40,7 +41,7 @@ impl Snapshot {
         providers: Vec<Arc<dyn ToolProvider>>,
         listings: Vec<Result<Vec<Arc<ToolSpec>>, ToolError>>,
     ) -> Self {
-        let mut names = NameAllocator::new(options.max_name_len);
+        let mut names = NameAllocator::new(options.max_name_len).letter_first();
         names.reserve(TOOL_SEARCH_NAME);
         // Sized up front: with thousands of tools, growing the tables would briefly hold each
         // twice.
@@ -135,12 +136,20 @@ impl Snapshot {
         })
     }
 
-    /// What the LLM is offered: the visible tools the model may call, then `tool_search` when
-    /// such a tool is deferred.
-    pub(super) fn llm_tools(&self) -> Vec<ExposedTool> {
-        let mut out: Vec<ExposedTool> =
-            self.tools.iter().filter(|tool| !tool.spec.is_deferred() && tool.spec.callers.model).cloned().collect();
-        if self.has_deferred {
+    /// What the LLM is offered: the visible tools the model may call that `gate` allows, then
+    /// `tool_search` when such a tool is deferred.
+    pub(super) fn llm_tools(&self, gate: &Gate<'_>) -> Vec<ExposedTool> {
+        let mut out = Vec::new();
+        let mut deferred = false;
+        for tool in self.tools.iter().filter(|tool| tool.spec.callers.model) {
+            if tool.spec.is_deferred() {
+                // The rule is asked once at most for the deferred tools.
+                deferred = deferred || (self.has_deferred && gate.allows(tool));
+            } else if gate.allows(tool) {
+                out.push(tool.clone());
+            }
+        }
+        if deferred {
             out.push(ExposedTool {
                 llm_name: TOOL_SEARCH_NAME.to_owned(),
                 provider: BUILTIN_PROVIDER.to_owned(),
@@ -148,5 +157,15 @@ impl Snapshot {
             });
         }
         out
+    }
+
+    /// Whether a deferred tool the model may call passes `gate` (then `tool_search` is offered).
+    pub(super) fn has_deferred(&self, gate: &Gate<'_>) -> bool {
+        self.has_deferred
+            && (gate.is_open()
+                || self
+                    .tools
+                    .iter()
+                    .any(|tool| tool.spec.is_deferred() && tool.spec.callers.model && gate.allows(tool)))
     }
 }

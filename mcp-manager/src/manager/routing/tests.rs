@@ -23,7 +23,7 @@ fn build(servers: &[(&str, Inventory, ToolFilter)], reserved: &[&str]) -> Routin
     let inputs = servers.iter().zip(&names).zip(&inventories).map(|(((_, _, filter), server), inventory)| {
         RoutingInput { server, inventory, filter, visibility: ToolVisibility::Visible }
     });
-    Routing::build(inputs, &reserved.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    Routing::build(inputs, &reserved.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &Routing::default())
 }
 
 #[test]
