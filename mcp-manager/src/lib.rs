@@ -54,9 +54,11 @@
 //! ```
 
 pub mod apps;
+mod builder;
 pub mod callbacks;
 pub mod config;
 pub mod connection;
+pub mod error_kind;
 pub mod manager;
 pub mod session;
 
@@ -67,6 +69,11 @@ pub use connection::{
 };
 pub use connection::{FreshnessOptions, RemoteTarget, RemoteTimeouts, TransportPlan};
 pub use session::{InboundHandler, NoHandler, RequestOptions, Session, SessionError, SessionOptions};
+
+pub use builder::ManagerBuilder;
+pub use config::{McpConfig, ServerConfig};
+pub use error_kind::ErrorKind;
+pub use manager::{ManagerError, ManagerOptions, McpManager, McpToolProvider, ReconnectPolicy, ServerStatus};
 
 /// The life-cycle state of one configured server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

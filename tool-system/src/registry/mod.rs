@@ -1,6 +1,7 @@
 //! [`ToolRegistry`]: many providers behind one tool list with LLM-valid names, and routing of
 //! each call to the provider that declares the tool.
 
+mod changes;
 pub(crate) mod search;
 mod snapshot;
 
@@ -16,6 +17,8 @@ use crate::spec::empty_object_schema;
 use crate::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec};
 use search::{SearchArgs, TOOL_SEARCH_NAME, search_deferred, search_result};
 use snapshot::Snapshot;
+
+pub use changes::RegistryChanges;
 
 /// The longest tool name quoted back in an error message.
 const MAX_QUOTED_NAME: usize = 128;
@@ -149,6 +152,8 @@ impl State {
 pub struct ToolRegistry {
     options: RegistryOptions,
     state: RwLock<State>,
+    /// Wakes [`RegistryChanges`] subscribers.
+    signal: changes::Signal,
 }
 
 impl Default for ToolRegistry {
@@ -174,7 +179,17 @@ impl ToolRegistry {
 
     /// An empty registry with `options`.
     pub fn with_options(options: RegistryOptions) -> Self {
-        Self { options, state: RwLock::new(State { providers: Vec::new(), generation: 0, snapshot: None }) }
+        Self {
+            options,
+            state: RwLock::new(State { providers: Vec::new(), generation: 0, snapshot: None }),
+            signal: changes::Signal::new(),
+        }
+    }
+
+    /// A signal that wakes whenever the tool list may have changed (see [`RegistryChanges`]),
+    /// so that a host offers its LLM the new list without polling.
+    pub fn subscribe_changes(&self) -> RegistryChanges {
+        self.signal.subscribe()
     }
 
     /// The options the registry was made with.
@@ -205,13 +220,15 @@ impl ToolRegistry {
         let replaced = {
             let mut state = self.write();
             state.generation += 1;
-            match state.providers.iter().position(|p| p.name() == provider.name()) {
+            let replaced = match state.providers.iter().position(|p| p.name() == provider.name()) {
                 Some(index) => Some(std::mem::replace(&mut state.providers[index], provider)),
                 None => {
                     state.providers.push(provider);
                     None
                 }
-            }
+            };
+            self.signal.providers_changed(&state.providers);
+            replaced
         };
         match replaced {
             Some(old) if Arc::ptr_eq(&old, &provider_again) => true,
@@ -229,10 +246,12 @@ impl ToolRegistry {
         let removed = {
             let mut state = self.write();
             let index = state.providers.iter().position(|p| p.name() == name);
-            index.map(|index| {
+            let removed = index.map(|index| {
                 state.generation += 1;
                 state.providers.remove(index)
-            })
+            });
+            self.signal.providers_changed(&state.providers);
+            removed
         };
         match removed {
             Some(provider) => {
@@ -256,6 +275,7 @@ impl ToolRegistry {
     /// Marks the listing stale: the next call lists every provider again.
     pub fn invalidate(&self) {
         self.write().generation += 1;
+        self.signal.bump();
     }
 
     /// Lists every provider now (concurrently) with `ctx`, rebuilds the name table and returns
@@ -417,7 +437,9 @@ impl ToolRegistry {
             let mut state = self.write();
             state.generation += 1;
             state.snapshot = None;
-            std::mem::take(&mut state.providers)
+            let providers = std::mem::take(&mut state.providers);
+            self.signal.providers_changed(&state.providers);
+            providers
         };
         join_all(providers.iter().map(|p| p.close())).await;
     }
