@@ -379,6 +379,43 @@ mod tests {
     }
 
     #[test]
+    fn every_kind_has_a_documented_code_and_manager_errors_follow_their_kind() {
+        let expected = [
+            (ErrorKind::AuthRequired, ExitCode::AuthRequired),
+            (ErrorKind::Unreachable, ExitCode::Unreachable),
+            (ErrorKind::Timeout, ExitCode::Unreachable),
+            (ErrorKind::Closed, ExitCode::Unreachable),
+            (ErrorKind::Unavailable, ExitCode::Unreachable),
+            (ErrorKind::NotFound, ExitCode::Usage),
+            (ErrorKind::InvalidArguments, ExitCode::Usage),
+            (ErrorKind::Denied, ExitCode::Usage),
+            (ErrorKind::Config, ExitCode::Usage),
+            (ErrorKind::ToolFailed, ExitCode::ToolError),
+            (ErrorKind::Cancelled, ExitCode::ToolError),
+            (ErrorKind::Protocol, ExitCode::Protocol),
+            (ErrorKind::ServerError, ExitCode::Protocol),
+            (ErrorKind::Internal, ExitCode::Protocol),
+        ];
+        for (kind, code) in expected {
+            assert_eq!(kind_exit_code(kind), code, "{kind}");
+        }
+        let unknown = CliError::from(&ManagerError::UnknownTool("nope".into()));
+        assert_eq!(
+            (unknown.code, unknown.message.as_str()),
+            (ExitCode::Usage, "unknown tool \"nope\": no ready server offers it")
+        );
+        let reconnecting = ManagerError::ServerUnavailable {
+            server: "s".into(),
+            tool: "t".into(),
+            state: mcp_manager::ServerState::Reconnecting,
+        };
+        assert_eq!(CliError::from(&reconnecting).code, ExitCode::Unreachable);
+        assert_eq!(CliError::from(&ManagerError::Connection(rpc(ErrorCode::INVALID_PARAMS))).code, ExitCode::Usage);
+        let shape = ManagerError::UnexpectedShape { server: "s".into(), method: "tools/call", shape: "task" };
+        assert_eq!(CliError::from(&shape).code, ExitCode::Protocol);
+    }
+
+    #[test]
     fn errors_render_as_one_line_unless_verbose() {
         let e = CliError::unreachable("server \"x\" failed to start:\nno such file").with_detail("line 1\nline 2");
         assert_eq!(e.render(false), "mcp: server \"x\" failed to start: no such file");

@@ -147,10 +147,7 @@ impl ManagerBuilder {
 
     /// Open servers through transports of the host's own making: `plan` gets each server's
     /// config and returns its plan, or `None` for the one the config describes.
-    pub fn transport(
-        mut self,
-        plan: impl Fn(&ServerConfig) -> Option<TransportPlan> + Send + Sync + 'static,
-    ) -> Self {
+    pub fn transport(mut self, plan: impl Fn(&ServerConfig) -> Option<TransportPlan> + Send + Sync + 'static) -> Self {
         self.options.transport_override = Some(Arc::new(plan));
         self
     }

@@ -19,8 +19,8 @@
 //! | a call an interceptor vetoed | [`Denied`](ErrorKind::Denied) |
 //! | an invalid configuration | [`Config`](ErrorKind::Config) |
 
-pub use mcp_transport::ErrorKind;
 use mcp_protocol::ErrorCode;
+pub use mcp_transport::ErrorKind;
 
 use crate::ServerState;
 use crate::apps::AppViewError;
@@ -163,5 +163,59 @@ impl ManagerError {
             },
             ManagerError::Vetoed { .. } => ErrorKind::Denied,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use mcp_protocol::ErrorObject;
+    use mcp_transport::{CloseReason, TransportError};
+
+    use super::*;
+
+    fn rpc(code: ErrorCode) -> SessionError {
+        SessionError::Rpc { server: Arc::from("s"), method: "tools/call".into(), error: ErrorObject::new(code, "x") }
+    }
+
+    #[test]
+    fn each_layer_says_its_kind() {
+        assert_eq!(rpc(ErrorCode::METHOD_NOT_FOUND).kind(), ErrorKind::NotFound);
+        assert_eq!(rpc(ErrorCode::INVALID_PARAMS).kind(), ErrorKind::InvalidArguments);
+        assert_eq!(rpc(ErrorCode::INTERNAL_ERROR).kind(), ErrorKind::ServerError);
+        assert_eq!(rpc(ErrorCode(-1)).kind(), ErrorKind::ServerError, "a code no one listed");
+        let closed = |reason| SessionError::Closed { server: Arc::from("s"), reason };
+        assert_eq!(closed(CloseReason::Closed).kind(), ErrorKind::Closed);
+        assert_eq!(closed(CloseReason::PeerClosed).kind(), ErrorKind::Unreachable);
+        let timeout = SessionError::Timeout { server: Arc::from("s"), method: "m".into(), after: Duration::ZERO };
+        assert_eq!(ConnectionError::Session(timeout).kind(), ErrorKind::Timeout);
+        let http = |status| ConnectionError::Transport {
+            server: "s".into(),
+            error: TransportError::Http { status, body_excerpt: String::new(), context: "c".into() },
+        };
+        let fallback = ConnectionError::FallbackFailed {
+            tried: mcp_transport::TransportKind::StreamableHttp,
+            first: Box::new(http(401)),
+            fallback: Box::new(http(404)),
+        };
+        assert_eq!(fallback.kind(), ErrorKind::AuthRequired, "either attempt needing authorization says so");
+        let task = TaskError::Cancelled { server: "s".into(), task_id: "t".into(), message: None };
+        assert_eq!(ManagerError::Connection(task.into()).kind(), ErrorKind::Cancelled);
+        let skill = SkillError::UnknownSkill { server: "s".into(), name: "n".into() };
+        assert_eq!(ManagerError::Skill(skill).kind(), ErrorKind::NotFound);
+        let view = AppViewError::NotUiUri { uri: "https://x".into() };
+        assert_eq!(ManagerError::AppView(view).kind(), ErrorKind::InvalidArguments);
+        let unavailable =
+            |state| ManagerError::ServerUnavailable { server: "s".into(), tool: "t".into(), state }.kind();
+        assert_eq!(unavailable(ServerState::Starting), ErrorKind::Unavailable);
+        assert_eq!(unavailable(ServerState::Reconnecting), ErrorKind::Unavailable);
+        assert_eq!(unavailable(ServerState::Failed), ErrorKind::Unreachable);
+        assert_eq!(unavailable(ServerState::Stopped), ErrorKind::Closed);
+        assert_eq!(ManagerError::UnknownServer("s".into()).kind(), ErrorKind::NotFound);
+        assert_eq!(ManagerError::Closed.kind(), ErrorKind::Closed);
+        let config = ConfigError::Invalid(vec![]);
+        assert_eq!(config.kind(), ErrorKind::Config);
     }
 }

@@ -195,8 +195,11 @@ impl ServerConfig {
                 Some(command) if command.trim().is_empty() => push("command", "blank"),
                 Some(_) => {}
             }
-            let remote_fields =
-                [("url", self.url.is_some()), ("headers", !self.headers.is_empty()), ("bearer_token", self.bearer_token.is_some())];
+            let remote_fields = [
+                ("url", self.url.is_some()),
+                ("headers", !self.headers.is_empty()),
+                ("bearer_token", self.bearer_token.is_some()),
+            ];
             for (field, set) in remote_fields {
                 if set {
                     push(field, "not used by a stdio server");

@@ -278,8 +278,8 @@ impl McpManager {
             }
             Err(e) => {
                 let task_id = tasks::error_task_id(&e);
-                let failed =
-                    ToolExecutionResult::failed(e.to_string()).with_metadata("server_name", route.server.to_string().into());
+                let failed = ToolExecutionResult::failed(e.to_string())
+                    .with_metadata("server_name", route.server.to_string().into());
                 tasks::with_task_id(failed, task_id.as_deref())
             }
         };

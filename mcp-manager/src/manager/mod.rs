@@ -169,11 +169,15 @@ pub enum ManagerError {
 /// What [`ManagerError::ServerUnavailable`] says.
 fn unavailable(server: &str, tool: &str, state: ServerState) -> String {
     match state {
-        ServerState::Reconnecting => format!("server {server:?} is reconnecting; tool {tool:?} will be back when it is"),
+        ServerState::Reconnecting => {
+            format!("server {server:?} is reconnecting; tool {tool:?} will be back when it is")
+        }
         ServerState::Starting => {
             format!("server {server:?} is still starting; tool {tool:?} will be available once it is ready")
         }
-        ServerState::Failed => format!("server {server:?} has failed; tool {tool:?} is unavailable until it is restarted"),
+        ServerState::Failed => {
+            format!("server {server:?} has failed; tool {tool:?} is unavailable until it is restarted")
+        }
         ServerState::Stopped => format!("server {server:?} is stopped; tool {tool:?} is unavailable"),
         ServerState::Ready | ServerState::Degraded => format!("server {server:?} no longer offers tool {tool:?}"),
     }

@@ -95,7 +95,9 @@ pub(crate) fn with_routing(
     status.conflicts = routing
         .conflicts()
         .iter()
-        .filter(|c| c.server == status.name || matches!(&c.kind, ConflictKind::TakenBy(winner) if *winner == status.name))
+        .filter(|c| {
+            c.server == status.name || matches!(&c.kind, ConflictKind::TakenBy(winner) if *winner == status.name)
+        })
         .cloned()
         .collect();
     status

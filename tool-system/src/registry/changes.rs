@@ -101,3 +101,90 @@ impl RegistryChanges {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures::future::BoxFuture;
+
+    use super::*;
+    use crate::{ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolRegistry, ToolSpec};
+
+    /// A provider whose list changes when the test's sender says so.
+    struct Changing(&'static str, watch::Receiver<u64>);
+
+    impl ToolProvider for Changing {
+        fn name(&self) -> &str {
+            self.0
+        }
+
+        fn provider_type(&self) -> &str {
+            "test"
+        }
+
+        fn list_tools(&self, _ctx: &ToolExecutionContext) -> BoxFuture<'_, Result<Vec<Arc<ToolSpec>>, ToolError>> {
+            Box::pin(async { Ok(Vec::new()) })
+        }
+
+        fn invoke(&self, _: ToolInvocation, _: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
+            Box::pin(async { ToolExecutionResult::failed("no tools") })
+        }
+
+        fn revision(&self) -> u64 {
+            *self.1.borrow()
+        }
+
+        fn revision_changes(&self) -> Option<watch::Receiver<u64>> {
+            Some(self.1.clone())
+        }
+    }
+
+    /// Whether `changes` wakes within a moment (long enough for a wake-up that is due; a
+    /// wake-up that is not due never comes, so the test does not depend on the bound).
+    async fn wakes(changes: &mut RegistryChanges) -> bool {
+        tokio::time::timeout(Duration::from_millis(200), changes.changed()).await.is_ok()
+    }
+
+    #[tokio::test]
+    async fn wakes_on_registration_provider_changes_invalidation_and_close_only() {
+        let registry = ToolRegistry::new();
+        let mut changes = registry.subscribe_changes();
+        assert!(!wakes(&mut changes).await, "nothing happened yet");
+
+        let (tx_again, rx) = watch::channel(0);
+        registry.register(Changing("live", rx)).await;
+        assert!(wakes(&mut changes).await, "a provider was registered");
+        assert!(!wakes(&mut changes).await, "one wake-up per change");
+
+        tx_again.send_replace(1);
+        assert!(wakes(&mut changes).await, "the provider's list changed");
+        tx_again.send_replace(2);
+        tx_again.send_replace(3);
+        assert!(wakes(&mut changes).await, "changes coalesce");
+        assert!(!wakes(&mut changes).await);
+
+        registry.invalidate();
+        assert!(wakes(&mut changes).await, "invalidated");
+        registry.close().await;
+        assert!(wakes(&mut changes).await, "closed");
+        tx_again.send_replace(4);
+        assert!(!wakes(&mut changes).await, "a provider no longer registered is not watched");
+    }
+
+    #[tokio::test]
+    async fn a_provider_whose_signal_is_gone_is_dropped_not_spun_on_and_a_gone_registry_ends_it() {
+        let registry = ToolRegistry::new();
+        let (gone, rx) = watch::channel(0);
+        registry.register(Changing("gone", rx)).await;
+        let (live, rx) = watch::channel(0);
+        registry.register(Changing("live", rx)).await;
+        let mut changes = registry.subscribe_changes();
+        drop(gone);
+        assert!(!wakes(&mut changes).await, "a signal that ends is not a change");
+        live.send_replace(1);
+        assert!(wakes(&mut changes).await, "the other provider is still watched");
+        drop(registry);
+        assert!(changes.changed().await.is_err(), "the registry is gone");
+    }
+}
