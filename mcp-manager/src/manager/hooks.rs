@@ -153,6 +153,9 @@ impl ToolExecuted {
 /// One life-cycle event of the manager.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event")]
+// Made once per call or connection and handed to observers by reference: boxing the larger
+// variant would cost an allocation per event and change how hosts match on it.
+#[allow(clippy::large_enum_variant)]
 pub enum ManagerEvent {
     /// `mcp.server_connected`.
     #[serde(rename = "mcp.server_connected")]

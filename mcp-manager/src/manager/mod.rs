@@ -1,7 +1,7 @@
 //! [`McpManager`]: many servers under one roof.
 //!
 //! The manager connects every enabled server of an [`McpConfig`] concurrently, each under its
-//! start-up timeout, and supervises it ([`ServerStatus`], [`ServerState`](crate::ServerState)):
+//! start-up timeout, and supervises it ([`ServerStatus`], [`ServerState`]):
 //! a lost server is reconnected with capped backoff, a change of its lists refreshes the
 //! [`Routing`] table, which is rebuilt in config order so the outcome never depends on timing.
 //! Tool calls, prompts and resources are routed through that table. [`McpManager::apply_config`]
