@@ -15,8 +15,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use mcp_manager::manager::{Decision, ToolCall};
-use mcp_manager::{McpManager, McpToolProvider};
+use mcp_manager::{Decision, McpManager, McpToolProvider, ToolCall};
 use serde_json::json;
 use tool_system::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolRegistry};
 

@@ -109,7 +109,10 @@ pub use session::{InboundHandler, NoHandler, RequestOptions, Session, SessionErr
 pub use builder::ManagerBuilder;
 pub use config::{McpConfig, ServerConfig};
 pub use error_kind::ErrorKind;
-pub use manager::{ManagerError, ManagerOptions, McpManager, McpToolProvider, ReconnectPolicy, ServerStatus};
+pub use manager::{
+    Caller, Decision, Hooks, Interceptors, ManagerError, ManagerOptions, McpManager, McpToolProvider, ReconnectPolicy,
+    ServerStatus, StatusChange, ToolCall,
+};
 
 /// The life-cycle state of one configured server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -23,7 +23,8 @@ pub const STATUS_CHANNEL_CAPACITY: usize = 256;
 pub struct StatusChange {
     /// The server's configured name.
     pub server: String,
-    /// The state it left; `None` for a server that was just added (by `start` or a reload).
+    /// The state it left; `None` when the server's supervision just began (it was added by
+    /// `start` or a reload, or made anew by a restart).
     #[serde(serialize_with = "maybe_state_name")]
     pub previous: Option<ServerState>,
     /// The state it is in now.
@@ -106,8 +107,8 @@ pub(crate) fn with_routing(
 impl McpManager {
     /// Every state change of every server from now on, in the order they happen (per server,
     /// and across servers in the order the manager made them): `starting` → `ready`, `ready` →
-    /// `reconnecting` → `ready`, → `failed`, → `stopped`, and servers added by a reload
-    /// (`previous: None`).
+    /// `reconnecting` → `ready`, → `failed`, → `stopped`, and servers added by a reload or made
+    /// anew by a restart (`previous: None`).
     ///
     /// To know where things stand, subscribe first, then read [`McpManager::status`]: every
     /// change after that read is delivered (one made between the two may come twice). The
