@@ -79,8 +79,9 @@ impl From<&ToolExecutionContext> for Caller {
     }
 }
 
-/// One tool call, as interceptors see it.
-#[derive(Debug, Clone, PartialEq)]
+/// One tool call, as interceptors see it. Its `Debug` output shows the arguments
+/// [redacted](super::hooks::redact), like the observers' events.
+#[derive(Clone, PartialEq)]
 pub struct ToolCall {
     /// The server the call is routed to.
     pub server: String,
@@ -90,6 +91,17 @@ pub struct ToolCall {
     pub arguments: JsonObject,
     /// Who the call is made for.
     pub caller: Caller,
+}
+
+impl fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("server", &self.server)
+            .field("tool", &self.tool)
+            .field("arguments", &super::hooks::redact(&Value::Object(self.arguments.clone())))
+            .field("caller", &self.caller)
+            .finish()
+    }
 }
 
 /// What a before-call interceptor decides.
@@ -367,5 +379,51 @@ async fn bounded<T: Send + 'static>(
             Err(_) => Err("was cancelled".to_owned()),
         },
         Err(_) => Err(format!("did not answer within {timeout:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_call_shows_no_secret_and_the_caller_comes_from_the_context() {
+        let ctx = ToolExecutionContext::new("session-1", "chat-2").with_user("ann").with_extra("role", json!("admin"));
+        let caller = Caller::from(&ctx);
+        assert_eq!((caller.user_id.as_str(), caller.session_id.as_str()), ("ann", "session-1"));
+        assert_eq!(caller.extra["role"], "admin");
+        assert!(!caller.is_unknown() && Caller::default().is_unknown());
+        let arguments = json!({"query": "weather", "api_key": "sk-live-123"}).as_object().cloned().unwrap();
+        let call = ToolCall { server: "s".into(), tool: "t".into(), arguments, caller };
+        let shown = format!("{call:?}");
+        assert!(!shown.contains("sk-live-123") && shown.contains("weather"), "{shown}");
+        assert_eq!(call.arguments["api_key"], "sk-live-123", "interceptors get the arguments as they are");
+    }
+
+    #[tokio::test]
+    async fn a_bounded_run_reports_each_way_of_failing() {
+        let within = Duration::from_millis(100);
+        let run = |work: BoxFuture<'static, Result<u8, String>>| bounded(within, work);
+        let bound = Duration::from_secs(20);
+        let outcomes = tokio::time::timeout(bound, async {
+            [
+                run(Box::pin(async { Ok(1) })).await,
+                run(Box::pin(async { Err("no".to_owned()) })).await,
+                run(Box::pin(async { panic!("bug") })).await,
+                run(Box::pin(async {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    Ok(2)
+                }))
+                .await,
+            ]
+        })
+        .await
+        .expect("bounded runs end");
+        assert_eq!(outcomes[0], Ok(1));
+        assert_eq!(outcomes[1], Err("failed: no".to_owned()));
+        assert_eq!(outcomes[2], Err("panicked: bug".to_owned()));
+        assert!(outcomes[3].as_ref().unwrap_err().starts_with("did not answer within"), "{:?}", outcomes[3]);
     }
 }

@@ -146,8 +146,17 @@ mod tests {
         tokio::time::timeout(Duration::from_millis(200), changes.changed()).await.is_ok()
     }
 
+    /// Every test under one bound, so a wake-up that never comes fails it instead of hanging.
+    async fn within<F: std::future::Future>(test: F) -> F::Output {
+        tokio::time::timeout(Duration::from_secs(20), test).await.expect("test timed out")
+    }
+
     #[tokio::test]
     async fn wakes_on_registration_provider_changes_invalidation_and_close_only() {
+        within(wakes_on_changes()).await;
+    }
+
+    async fn wakes_on_changes() {
         let registry = ToolRegistry::new();
         let mut changes = registry.subscribe_changes();
         assert!(!wakes(&mut changes).await, "nothing happened yet");
@@ -174,6 +183,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_provider_whose_signal_is_gone_is_dropped_not_spun_on_and_a_gone_registry_ends_it() {
+        within(gone_signals()).await;
+    }
+
+    async fn gone_signals() {
         let registry = ToolRegistry::new();
         let (gone, rx) = watch::channel(0);
         registry.register(Changing("gone", rx)).await;
