@@ -36,14 +36,53 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
-use tool_system::ToolExecutionResult;
-
-use super::interceptors::Caller;
+use tool_system::{ToolExecutionContext, ToolExecutionResult};
 
 /// `at` as milliseconds since the Unix epoch (0 for a time before it).
 pub(crate) fn unix_ms<S: Serializer>(at: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
     let ms = at.duration_since(UNIX_EPOCH).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)).unwrap_or(0);
     s.serialize_u64(ms)
+}
+
+/// Who a call is made for, as the host's [`ToolExecutionContext`] says: empty strings mean
+/// unknown (a call made through [`McpManager::execute_tool`](super::McpManager::execute_tool)
+/// has no caller).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Caller {
+    /// The user the call acts for.
+    pub user_id: String,
+    /// The host session.
+    pub session_id: String,
+    /// The chat stream (conversation, channel) the call comes from.
+    pub chat_stream_id: String,
+    /// The platform the user is on.
+    pub platform: String,
+    /// Anything else the host passed along in the context.
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+impl Caller {
+    /// Whether nothing is known of the caller.
+    pub fn is_unknown(&self) -> bool {
+        self.user_id.is_empty()
+            && self.session_id.is_empty()
+            && self.chat_stream_id.is_empty()
+            && self.platform.is_empty()
+            && self.extra.is_empty()
+    }
+}
+
+impl From<&ToolExecutionContext> for Caller {
+    fn from(ctx: &ToolExecutionContext) -> Self {
+        Caller {
+            user_id: ctx.user_id.clone(),
+            session_id: ctx.session_id.clone(),
+            chat_stream_id: ctx.chat_stream_id.clone(),
+            platform: ctx.platform.clone(),
+            extra: ctx.extra.clone(),
+        }
+    }
 }
 
 /// A server finished its handshake and discovery.

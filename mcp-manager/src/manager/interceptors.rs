@@ -31,53 +31,13 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_protocol::types::meta::JsonObject;
-use serde::Serialize;
-use serde_json::{Map, Value};
-use tool_system::{ToolExecutionContext, ToolExecutionResult};
+use serde_json::Value;
+use tool_system::ToolExecutionResult;
+
+pub use super::hooks::Caller;
 
 /// How long an interceptor may take unless its options say otherwise.
 pub const DEFAULT_INTERCEPTOR_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Who a call is made for, as the host's [`ToolExecutionContext`] says: empty strings mean
-/// unknown (a call made through [`McpManager::execute_tool`](super::McpManager::execute_tool)
-/// has no caller).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Caller {
-    /// The user the call acts for.
-    pub user_id: String,
-    /// The host session.
-    pub session_id: String,
-    /// The chat stream (conversation, channel) the call comes from.
-    pub chat_stream_id: String,
-    /// The platform the user is on.
-    pub platform: String,
-    /// Anything else the host passed along in the context.
-    #[serde(skip_serializing_if = "Map::is_empty")]
-    pub extra: Map<String, Value>,
-}
-
-impl Caller {
-    /// Whether nothing is known of the caller.
-    pub fn is_unknown(&self) -> bool {
-        self.user_id.is_empty()
-            && self.session_id.is_empty()
-            && self.chat_stream_id.is_empty()
-            && self.platform.is_empty()
-            && self.extra.is_empty()
-    }
-}
-
-impl From<&ToolExecutionContext> for Caller {
-    fn from(ctx: &ToolExecutionContext) -> Self {
-        Caller {
-            user_id: ctx.user_id.clone(),
-            session_id: ctx.session_id.clone(),
-            chat_stream_id: ctx.chat_stream_id.clone(),
-            platform: ctx.platform.clone(),
-            extra: ctx.extra.clone(),
-        }
-    }
-}
 
 /// One tool call, as interceptors see it. Its `Debug` output shows the arguments
 /// [redacted](super::hooks::redact), like the observers' events.
@@ -385,6 +345,7 @@ async fn bounded<T: Send + 'static>(
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use tool_system::ToolExecutionContext;
 
     use super::*;
 

@@ -36,8 +36,8 @@ use mcp_protocol::types::prompts::{GetPromptParams, GetPromptResult};
 use mcp_protocol::types::resources::ReadResourceResult;
 use tokio::sync::{broadcast, watch};
 
-pub use self::hooks::{Hooks, ManagerEvent, ManagerObserver};
-pub use self::interceptors::{Caller, Decision, InterceptorOptions, Interceptors, ToolCall};
+pub use self::hooks::{Caller, Hooks, ManagerEvent, ManagerObserver};
+pub use self::interceptors::{Decision, InterceptorOptions, Interceptors, ToolCall};
 pub use self::plan::{AuthOptions, PlanOverride, oauth_client};
 pub use self::provider::McpToolProvider;
 pub use self::routing::{Conflict, ConflictKind, RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool, Routing};
