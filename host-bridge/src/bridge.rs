@@ -255,6 +255,21 @@ impl HostBridge {
     }
 }
 
+/// The bridge as the manager's callbacks (see [`HostBridge::callbacks`]), so that a host plugs it
+/// in with one call: `McpManager::builder().callbacks(&bridge)`.
+impl From<&HostBridge> for HostCallbacks {
+    fn from(bridge: &HostBridge) -> Self {
+        bridge.callbacks()
+    }
+}
+
+/// See the `From<&HostBridge>` conversion.
+impl From<HostBridge> for HostCallbacks {
+    fn from(bridge: HostBridge) -> Self {
+        bridge.callbacks()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use mcp_manager::config::{ElicitationSettings, SamplingSettings, TokenParameter};
@@ -301,6 +316,19 @@ mod tests {
             HostBridge::builder().llm(llm(), SamplingOptions { enabled: false, ..Default::default() }).build();
         assert!(disabled.callbacks().capabilities().sampling.is_none(), "disabled sampling is not declared");
         assert!(disabled.sampling().is_none());
+    }
+
+    #[test]
+    fn a_bridge_converts_into_the_callbacks_it_declares() {
+        let bridge = HostBridge::builder()
+            .llm(llm(), SamplingOptions::default())
+            .elicitation(Arc::new(ElicitationPolicy::DeclineAll))
+            .build();
+        let callbacks: HostCallbacks = (&bridge).into();
+        assert!(callbacks.sampling.is_some() && callbacks.elicitation.is_some() && callbacks.roots.is_none());
+        assert_eq!(callbacks.capabilities(), bridge.callbacks().capabilities());
+        let owned: HostCallbacks = bridge.into();
+        assert!(owned.capabilities().sampling.is_some());
     }
 
     #[test]

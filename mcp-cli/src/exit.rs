@@ -15,8 +15,8 @@
 
 use std::fmt;
 
-use mcp_manager::{ConnectionError, SessionError};
-use mcp_protocol::ErrorCode;
+use mcp_manager::manager::ManagerError;
+use mcp_manager::{ConnectionError, ErrorKind, SessionError};
 use mcp_transport::TransportError;
 
 /// The exit codes of `mcp`, as its help shows them.
@@ -174,6 +174,12 @@ impl From<ConnectionError> for CliError {
     }
 }
 
+impl From<&ManagerError> for CliError {
+    fn from(error: &ManagerError) -> Self {
+        CliError::new(kind_exit_code(error.kind()), error.to_string()).with_detail(format!("{error:?}"))
+    }
+}
+
 impl From<&crate::coerce::CoerceError> for CliError {
     fn from(error: &crate::coerce::CoerceError) -> Self {
         CliError::usage(error.to_string())
@@ -197,56 +203,41 @@ pub fn tool_result_exit_code(result: &mcp_protocol::types::tools::CallToolResult
     if result.is_error == Some(true) { ExitCode::ToolError } else { ExitCode::Ok }
 }
 
-/// The exit code for a failed connection or request.
-pub fn connection_exit_code(error: &ConnectionError) -> ExitCode {
-    match error {
-        ConnectionError::Transport { error, .. } => transport_exit_code(error),
-        ConnectionError::Session(e) => session_exit_code(e),
-        ConnectionError::NotConnected(_) => ExitCode::Unreachable,
-        ConnectionError::FallbackFailed { first, fallback, .. } => {
-            let codes = [connection_exit_code(first), connection_exit_code(fallback)];
-            if codes.contains(&ExitCode::AuthRequired) { ExitCode::AuthRequired } else { codes[1] }
+/// The exit code of an error of kind `kind`: the one place that maps failures to the
+/// documented codes (every layer's error says its kind, so nothing here walks error trees).
+pub fn kind_exit_code(kind: ErrorKind) -> ExitCode {
+    match kind {
+        ErrorKind::AuthRequired => ExitCode::AuthRequired,
+        // The server is not there, not answering, gone, or not back yet.
+        ErrorKind::Unreachable | ErrorKind::Timeout | ErrorKind::Closed | ErrorKind::Unavailable => {
+            ExitCode::Unreachable
         }
-        // The server needs the user at a URL, and the user did not get through it.
-        ConnectionError::UrlElicitationFailed { .. }
-        | ConnectionError::UrlElicitationTimeout { .. }
-        | ConnectionError::UrlElicitationStillRequired { .. } => ExitCode::AuthRequired,
-        // A task that ended without a result: the tool failed; one that outlived the deadline:
-        // the server did not answer in time.
-        ConnectionError::Task(mcp_manager::connection::TaskError::Timeout { .. }) => ExitCode::Unreachable,
-        ConnectionError::Task(
-            mcp_manager::connection::TaskError::Failed { .. } | mcp_manager::connection::TaskError::Cancelled { .. },
-        ) => ExitCode::ToolError,
-        // Version, capability and header disagreements, broken pagination, endless input rounds,
-        // and whatever future variants come: the server and this client disagree on the protocol.
+        // The request named something the server does not have, had bad arguments, or was
+        // refused by the host's own rules or configuration.
+        ErrorKind::NotFound | ErrorKind::InvalidArguments | ErrorKind::Denied | ErrorKind::Config => ExitCode::Usage,
+        // A task that ended without a result: the tool failed.
+        ErrorKind::ToolFailed | ErrorKind::Cancelled => ExitCode::ToolError,
+        // The server's own errors, protocol disagreements, internal failures, and whatever
+        // kinds come later.
         _ => ExitCode::Protocol,
     }
 }
 
+/// The exit code for a failed connection or request.
+pub fn connection_exit_code(error: &ConnectionError) -> ExitCode {
+    kind_exit_code(error.kind())
+}
+
 /// The exit code for a failed request.
 pub fn session_exit_code(error: &SessionError) -> ExitCode {
-    match error {
-        SessionError::Rpc { error, .. } => match error.code {
-            // The request named something the server does not have, or had bad arguments.
-            ErrorCode::INVALID_PARAMS | ErrorCode::METHOD_NOT_FOUND | ErrorCode::RESOURCE_NOT_FOUND => ExitCode::Usage,
-            ErrorCode::URL_ELICITATION_REQUIRED => ExitCode::AuthRequired,
-            _ => ExitCode::Protocol,
-        },
-        SessionError::Timeout { .. } | SessionError::Closed { .. } => ExitCode::Unreachable,
-        SessionError::Transport { error, .. } => transport_exit_code(error),
-        _ => ExitCode::Protocol,
-    }
+    kind_exit_code(error.kind())
 }
 
 /// The exit code for a transport failure: HTTP 401 and 403 ask for authorization, a response
 /// over the size limit breaks the protocol, and everything else means the server cannot be
 /// reached or did not start.
 pub fn transport_exit_code(error: &TransportError) -> ExitCode {
-    match error {
-        TransportError::Http { status: 401 | 403, .. } | TransportError::Auth(_) => ExitCode::AuthRequired,
-        TransportError::MessageTooLarge { .. } => ExitCode::Protocol,
-        _ => ExitCode::Unreachable,
-    }
+    kind_exit_code(error.kind())
 }
 
 /// Report a command-line parse error: help and version go to stdout with status 0; a usage error
@@ -296,7 +287,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use mcp_protocol::ErrorObject;
+    use mcp_protocol::{ErrorCode, ErrorObject};
     use mcp_transport::CloseReason;
 
     use super::*;
@@ -385,6 +376,43 @@ mod tests {
             error: ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "method not found"),
         };
         assert_eq!(connection_exit_code(&input), ExitCode::Protocol);
+    }
+
+    #[test]
+    fn every_kind_has_a_documented_code_and_manager_errors_follow_their_kind() {
+        let expected = [
+            (ErrorKind::AuthRequired, ExitCode::AuthRequired),
+            (ErrorKind::Unreachable, ExitCode::Unreachable),
+            (ErrorKind::Timeout, ExitCode::Unreachable),
+            (ErrorKind::Closed, ExitCode::Unreachable),
+            (ErrorKind::Unavailable, ExitCode::Unreachable),
+            (ErrorKind::NotFound, ExitCode::Usage),
+            (ErrorKind::InvalidArguments, ExitCode::Usage),
+            (ErrorKind::Denied, ExitCode::Usage),
+            (ErrorKind::Config, ExitCode::Usage),
+            (ErrorKind::ToolFailed, ExitCode::ToolError),
+            (ErrorKind::Cancelled, ExitCode::ToolError),
+            (ErrorKind::Protocol, ExitCode::Protocol),
+            (ErrorKind::ServerError, ExitCode::Protocol),
+            (ErrorKind::Internal, ExitCode::Protocol),
+        ];
+        for (kind, code) in expected {
+            assert_eq!(kind_exit_code(kind), code, "{kind}");
+        }
+        let unknown = CliError::from(&ManagerError::UnknownTool("nope".into()));
+        assert_eq!(
+            (unknown.code, unknown.message.as_str()),
+            (ExitCode::Usage, "unknown tool \"nope\": no ready server offers it")
+        );
+        let reconnecting = ManagerError::ServerUnavailable {
+            server: "s".into(),
+            tool: "t".into(),
+            state: mcp_manager::ServerState::Reconnecting,
+        };
+        assert_eq!(CliError::from(&reconnecting).code, ExitCode::Unreachable);
+        assert_eq!(CliError::from(&ManagerError::Connection(rpc(ErrorCode::INVALID_PARAMS))).code, ExitCode::Usage);
+        let shape = ManagerError::UnexpectedShape { server: "s".into(), method: "tools/call", shape: "task" };
+        assert_eq!(CliError::from(&shape).code, ExitCode::Protocol);
     }
 
     #[test]

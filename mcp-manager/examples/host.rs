@@ -1,94 +1,100 @@
-//! A minimal host: the tools of MCP servers and one native Rust tool behind one tool list.
+//! A whole host in about twenty lines (the body of `main`): MCP servers answered by the host's
+//! own LLM (sampling) and UI (elicitation), their tools next to a native Rust tool in one
+//! `ToolRegistry`, offered to the LLM and called the way an LLM would call them.
 //!
 //! ```text
-//! cargo run -p mcp-manager --example host -- [CONFIG] [TOOL [JSON-ARGUMENTS]]
-//! MCP_BIN=target/debug/mcp cargo run -p mcp-manager --example host
+//! cargo build -p mcp-cli && cargo run -p mcp-manager --example host [-- path/to/mcp]
 //! ```
 //!
-//! With a config file (any format `McpConfig::load` reads: a desktop `mcpServers` JSON, VS
-//! Code's `mcp.json`, a Codex or reference TOML file) the host starts those servers. Without one
-//! it runs the built-in demo server of the `mcp` command (`mcp serve-demo`) when `MCP_BIN` names
-//! that binary. It then lists every tool the way an LLM would see it, calls one tool (`TOOL`
-//! with `JSON-ARGUMENTS`, else the demo's `echo`, else the native `word_count`) and prints the
-//! text the host would put in the conversation history.
+//! It runs the built-in demo server of the `mcp` command (see `common/mod.rs` for how the binary
+//! is found) and asks its `summarize` tool for a summary, which the server gets from the host's
+//! LLM: here a small `LlmClient` of our own, where a real host would plug in
+//! `host_bridge::OpenAiClient` or its own model. Exits 0 only if the summary came back from that
+//! LLM and the native tool ran.
 
-use std::error::Error;
-use std::path::Path;
+mod common;
 
-use mcp_manager::config::{ConfigFormat, McpConfig, ProcessEnv};
-use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use host_bridge::{
+    AskUser, ChatRequest, ChatResponse, FinishReason, FormAnswer, FormRequest, HostBridge, LlmClient, LlmError,
+    SamplingOptions,
+};
+use mcp_manager::{McpManager, McpToolProvider};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tool_system::{NativeTool, NativeToolProvider, ToolExecutionContext, ToolInvocation, ToolRegistry};
 
-/// The demo config: `${MCP_BIN}` is expanded from the environment when it is loaded.
-const DEMO_CONFIG: &str = r#"{ "mcpServers": { "demo": { "command": "${MCP_BIN}", "args": ["serve-demo"] } } }"#;
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // What servers may ask of the host: its LLM (sampling) and its UI (elicitation).
+    let bridge = HostBridge::builder()
+        .llm(Arc::new(ShoutingLlm), SamplingOptions::default())
+        .elicitation(Arc::new(AcceptDefaults))
+        .build();
+    let manager = McpManager::builder().server(common::demo_server()).callbacks(&bridge).start().await?;
 
-/// The arguments of the native tool; the doc comments become the schema's descriptions.
+    // MCP tools and the host's own tools, behind one registry.
+    let tools = ToolRegistry::new();
+    tools.register(McpToolProvider::new(manager)).await;
+    let word_count = NativeTool::new("word_count", "Count the words of a text", |args: Text, _ctx| async move {
+        args.text.split_whitespace().count().to_string()
+    });
+    tools.register(NativeToolProvider::new("host").with_tool(word_count)).await;
+
+    // What the LLM is offered, and two calls as the LLM would make them.
+    let ctx = ToolExecutionContext::default().with_user("ann");
+    let offered = tools.llm_definitions(&ctx).await;
+    let text = json!({"text": "MCP servers become tools of the host."});
+    let summary = tools.invoke(ToolInvocation::from_value("demo__summarize", text.clone()), ctx.clone()).await;
+    let words = tools.invoke(ToolInvocation::from_value("word_count", text), ctx).await;
+    tools.close().await; // closes the manager, which stops the server
+
+    println!("{} tools offered; summary: {}; words: {}", offered.len(), summary.history_text(), words.history_text());
+    common::check(offered.len() > 8, "the demo's tools and the native one are offered")?;
+    common::check(summary.history_text().contains("MCP SERVERS BECOME TOOLS"), "the host's LLM wrote the summary")?;
+    common::check(words.history_text() == "7", "the native tool counted the words")?;
+    Ok(())
+}
+
+/// The native tool's arguments; the doc comment becomes the schema's description.
 #[derive(Deserialize, JsonSchema)]
-struct WordCountArgs {
+struct Text {
     /// The text whose words to count.
     text: String,
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+/// The host's LLM: it answers every request with the last message, shouted.
+struct ShoutingLlm;
 
-    // 1. The configuration: a file, or the built-in demo server.
-    let (config, default_call) = match args.first() {
-        Some(path) => (McpConfig::load(Path::new(path))?, ("word_count", json!({"text": "one two three"}))),
-        None if std::env::var_os("MCP_BIN").is_some() => {
-            let config = McpConfig::parse(DEMO_CONFIG, Some(ConfigFormat::DesktopJson), "demo config", &ProcessEnv)?;
-            (config, ("demo__echo", json!({"text": "hello from the host"})))
-        }
-        None => {
-            eprintln!("usage: host [CONFIG] [TOOL [JSON-ARGUMENTS]]");
-            eprintln!("Give a config file, or set MCP_BIN to the `mcp` binary to use its demo server:");
-            eprintln!("  cargo build -p mcp-cli && MCP_BIN=target/debug/mcp cargo run -p mcp-manager --example host");
-            std::process::exit(2);
-        }
-    };
-
-    // 2. Start every server concurrently; a server that fails is reported, not fatal.
-    let manager = McpManager::start(config, ManagerOptions::default()).await;
-    for server in manager.status() {
-        let error = server.last_error.map(|e| format!(" ({e})")).unwrap_or_default();
-        println!(
-            "server {}: {} over {}, {} tools{error}",
-            server.name, server.state, server.transport, server.tool_count
-        );
+impl LlmClient for ShoutingLlm {
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'static, Result<ChatResponse, LlmError>> {
+        let last = request.messages.last().map(|m| m.text()).unwrap_or_default();
+        Box::pin(async move {
+            Ok(ChatResponse {
+                text: Some(last.to_uppercase()),
+                tool_calls: Vec::new(),
+                finish_reason: FinishReason::Stop,
+                model: "shouting-1".into(),
+                usage: None,
+            })
+        })
     }
 
-    // 3. One registry for MCP tools and the host's own tools.
-    let registry = ToolRegistry::new();
-    registry.register(McpToolProvider::new(manager)).await;
-    let word_count =
-        NativeTool::new("word_count", "Count the words of a text", |args: WordCountArgs, _ctx| async move {
-            args.text.split_whitespace().count().to_string()
-        });
-    registry.register(NativeToolProvider::new("host").with_tool(word_count)).await;
-
-    // 4. What the LLM is offered: OpenAI function-tool definitions with LLM-valid names.
-    let ctx = ToolExecutionContext::default();
-    let definitions = registry.llm_definitions(&ctx).await;
-    println!("\n{} tool definitions for the LLM:", definitions.len());
-    for definition in &definitions {
-        println!("{}", serde_json::to_string(definition)?);
+    fn default_model(&self) -> &str {
+        "shouting-1"
     }
+}
 
-    // 5. Run one tool as if the LLM had asked for it, and show what goes into the history.
-    let (name, arguments) = match (args.get(1), args.get(2)) {
-        (Some(tool), Some(json)) => (tool.as_str(), serde_json::from_str::<Value>(json)?),
-        (Some(tool), None) => (tool.as_str(), json!({})),
-        (None, _) => (default_call.0, default_call.1),
-    };
-    let result = registry.invoke(ToolInvocation::from_value(name, arguments), ctx).await;
-    let outcome = if result.success { "succeeded" } else { "failed" };
-    println!("\n{name} {outcome}:\n{}", result.history_text());
+/// The host's UI for forms a server asks the user to fill in: here it shows the question and
+/// accepts what the form proposes (a real host would ask the user).
+struct AcceptDefaults;
 
-    // 6. Closing the registry closes the manager, which stops every server process.
-    registry.close().await;
-    Ok(())
+impl AskUser for AcceptDefaults {
+    fn ask_form(&self, request: FormRequest) -> BoxFuture<'static, FormAnswer> {
+        println!("server {} asks: {}", request.server, request.message);
+        Box::pin(async move { FormAnswer::Accept(request.prefilled) })
+    }
 }

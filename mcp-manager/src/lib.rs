@@ -1,6 +1,39 @@
 //! The MCP side of a host: the session engine, one-server connections and the many-server
 //! manager.
 //!
+//! A host starts here: [`McpManager::builder`] takes its servers (a loaded [`McpConfig`], or
+//! [`ServerConfig`]s described in code), its callbacks (`host_bridge::HostBridge` converts into
+//! [`HostCallbacks`]), observers, interceptors and reconnect policy, then
+//! [`start`](ManagerBuilder::start)s them; [`McpToolProvider`] puts the servers' tools into a
+//! `tool_system::ToolRegistry` next to the host's own. `mcp-manager/examples/` holds a whole
+//! host in twenty lines and one example per extension point (a custom transport, an audit hook,
+//! a native tool).
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use mcp_manager::{ErrorKind, McpManager, RequestOptions, ServerConfig, ServerState};
+//!
+//! let manager = McpManager::builder()
+//!     .server(ServerConfig::stdio("notes", "/nonexistent/notes-server").arg("--stdio"))
+//!     .on_tool_executed(|e| println!("{} took {} ms", e.tool_name, e.duration_ms))
+//!     .wait_for_servers(false) // a slow server holds no one up
+//!     .start()
+//!     .await?;
+//! let mut changes = manager.subscribe_status(); // every state change, in order
+//! manager.wait_started().await;
+//! let status = &manager.status()[0];
+//! assert_eq!(status.state, ServerState::Failed, "its command does not exist");
+//! assert!(status.last_error.as_deref().unwrap().contains("/nonexistent/notes-server"));
+//! let error = manager.call_tool("search", None, RequestOptions::default()).await.unwrap_err();
+//! assert_eq!(error.kind(), ErrorKind::NotFound);
+//! manager.close().await;
+//! # drop(changes);
+//! # Ok::<(), mcp_manager::config::ConfigError>(())
+//! # }).unwrap();
+//! ```
+//!
+//! The modules:
+//!
 //! - [`session`]: [`Session`], the JSON-RPC engine over any `mcp_transport::Transport`: typed
 //!   requests with deadlines, cancellation, progress, and an [`InboundHandler`] for what the
 //!   server asks.
@@ -8,16 +41,19 @@
 //!   [`TransportPlan`]; a [`RemoteTarget`] (a URL) tries streamable HTTP and falls back to legacy
 //!   HTTP+SSE. Its cached [`Inventory`] is kept fresh by list_changed notifications (legacy),
 //!   `subscriptions/listen` (modern) and `ttlMs` hints.
-//! - [`manager`]: [`McpManager`](manager::McpManager), many servers supervised and routed, and
-//!   [`McpToolProvider`](manager::McpToolProvider), the manager as a `tool_system` provider.
-//! - [`config`]: [`McpConfig`](config::McpConfig) and its loaders (desktop `mcpServers` JSON,
-//!   VS Code, Codex TOML, this crate's TOML), interpolation and validation.
+//! - [`manager`]: [`McpManager`], many servers supervised and routed ([`ServerStatus`],
+//!   [`McpManager::subscribe_status`]), its [`hooks`](manager::hooks) and
+//!   [`interceptors`](manager::interceptors), and [`McpToolProvider`], the manager as a
+//!   `tool_system` provider.
+//! - [`config`]: [`McpConfig`] and its loaders (desktop `mcpServers` JSON, VS Code, Codex TOML,
+//!   this crate's TOML), interpolation and validation.
 //! - [`callbacks`]: what a server may ask of the host ([`HostCallbacks`]).
 //! - [`apps`]: MCP Apps views ([`AppView`](apps::AppView)) read for a host that renders them.
+//! - [`error_kind`]: the stable [`ErrorKind`] of every error a host branches on.
 //!
 //! A host reads its servers from a config file ([`McpConfig::load`](config::McpConfig::load)),
 //! or from text with an environment of its choosing, then starts an
-//! [`McpManager`](manager::McpManager) on the result:
+//! [`McpManager`] on the result:
 //!
 //! ```
 //! use std::collections::BTreeMap;
@@ -54,9 +90,11 @@
 //! ```
 
 pub mod apps;
+mod builder;
 pub mod callbacks;
 pub mod config;
 pub mod connection;
+pub mod error_kind;
 pub mod manager;
 pub mod session;
 
@@ -67,6 +105,14 @@ pub use connection::{
 };
 pub use connection::{FreshnessOptions, RemoteTarget, RemoteTimeouts, TransportPlan};
 pub use session::{InboundHandler, NoHandler, RequestOptions, Session, SessionError, SessionOptions};
+
+pub use builder::ManagerBuilder;
+pub use config::{McpConfig, ServerConfig};
+pub use error_kind::ErrorKind;
+pub use manager::{
+    Caller, Decision, Hooks, Interceptors, ManagerError, ManagerOptions, McpManager, McpToolProvider, ReconnectPolicy,
+    ServerStatus, StatusChange, ToolCall,
+};
 
 /// The life-cycle state of one configured server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

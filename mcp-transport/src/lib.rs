@@ -14,6 +14,8 @@
 //! - [`SseTransport`]: a remote server over the legacy HTTP+SSE transport of 2024-11-05,
 //!   configured by [`SseConfig`].
 //! - [`parse_transport_kind`]: which transport a config's `type` names.
+//! - [`ErrorKind`]: the stable kind of a failure ([`TransportError::kind`]), which the layers
+//!   above share so that a host branches on it without walking their error trees.
 //! - [`http_policy`]: the policy of every HTTP client of the workspace (same-origin redirects
 //!   only, a warning for credentials over plain http), and [`redact`]: keeping secrets out of
 //!   `Debug` output, logs and errors ([`redact::describe`] for every `reqwest::Error`).
@@ -35,6 +37,7 @@
 
 pub mod auth;
 mod error;
+mod error_kind;
 pub mod http;
 pub mod http_policy;
 mod kind;
@@ -49,6 +52,7 @@ use futures::future::BoxFuture;
 use mcp_protocol::{Message, RequestId};
 
 pub use error::{CloseReason, TransportError};
+pub use error_kind::ErrorKind;
 pub use http::{ResumePolicy, Secret, StreamableHttpConfig, StreamableHttpTransport};
 pub use kind::{UnknownTransportKind, parse_transport_kind};
 pub use memory::MemoryTransport;

@@ -90,7 +90,7 @@ pub use registry::availability::ToolAvailability;
 pub use registry::search::{
     BUILTIN_PROVIDER, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH_NAME, tool_search_spec,
 };
-pub use registry::{AppOrigin, ExposedTool, RegistryOptions, ToolRegistry};
+pub use registry::{AppOrigin, ExposedTool, RegistryChanges, RegistryOptions, ToolRegistry};
 pub use result::{GENERIC_FAILURE, ToolExecutionResult};
 pub use spec::{ToolAnnotation, ToolCallers, ToolIcon, ToolSpec, empty_object_schema};
 

@@ -89,6 +89,15 @@ pub trait ToolProvider: Send + Sync + 'static {
     fn revision(&self) -> u64 {
         0
     }
+
+    /// A signal that changes with [`revision`](Self::revision), for providers whose list
+    /// changes on its own (the MCP adapter: a server connected, was lost or changed its lists),
+    /// so that [`ToolRegistry::subscribe_changes`](crate::ToolRegistry::subscribe_changes) wakes
+    /// without polling. Called when the provider is registered; it must be cheap and must not
+    /// call the registry. The default is `None`: no changes of its own to report.
+    fn revision_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 impl<P: ToolProvider + ?Sized> ToolProvider for Arc<P> {
@@ -114,5 +123,9 @@ impl<P: ToolProvider + ?Sized> ToolProvider for Arc<P> {
 
     fn revision(&self) -> u64 {
         (**self).revision()
+    }
+
+    fn revision_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        (**self).revision_changes()
     }
 }

@@ -381,3 +381,50 @@ async fn the_registry_is_shared_across_tasks() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_tool_that_left_the_listing_still_reaches_its_provider_which_can_say_why() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let provider = TestProvider::with_tools("p", &["kept", "gone"]);
+        registry.register(Arc::clone(&provider)).await;
+        assert_eq!(registry.tools(&ctx()).await.len(), 2);
+
+        provider.specs.lock().unwrap().retain(|s| s.name != "gone");
+        provider.revision.store(1, Ordering::SeqCst);
+        let names: Vec<String> = registry.llm_tools(&ctx()).await.into_iter().map(|t| t.llm_name).collect();
+        assert_eq!(names, ["kept"], "it is no longer offered");
+        let result = registry.invoke(call("gone"), ctx()).await;
+        assert_eq!(result.content.as_deref(), Some("p:gone"), "the provider answered: {result:?}");
+        assert_eq!(provider.last_call().unwrap().0.tool_name, "gone");
+
+        // Back in the listing: an ordinary tool again; gone again after the provider is removed.
+        provider.specs.lock().unwrap().push(ToolSpec::new("gone"));
+        provider.revision.store(2, Ordering::SeqCst);
+        assert_eq!(registry.tools(&ctx()).await.len(), 2);
+        registry.unregister("p").await;
+        let result = registry.invoke(call("gone"), ctx()).await;
+        assert_eq!(result.error_message.as_deref(), Some("unknown tool `gone`"), "a removed provider is never called");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn former_tools_are_bounded_and_the_oldest_are_forgotten() {
+    within(async {
+        let registry = ToolRegistry::new();
+        let names: Vec<String> = (0..5000).map(|i| format!("t{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let provider = TestProvider::with_tools("p", &refs);
+        registry.register(Arc::clone(&provider)).await;
+        assert_eq!(registry.tools(&ctx()).await.len(), 5000);
+        provider.specs.lock().unwrap().clear();
+        provider.revision.store(1, Ordering::SeqCst);
+        assert!(registry.tools(&ctx()).await.is_empty());
+        let oldest = registry.invoke(call("t0"), ctx()).await;
+        assert_eq!(oldest.error_message.as_deref(), Some("unknown tool `t0`"), "forgotten past the bound");
+        let newest = registry.invoke(call("t4999"), ctx()).await;
+        assert_eq!(newest.content.as_deref(), Some("p:t4999"), "still remembered");
+    })
+    .await;
+}

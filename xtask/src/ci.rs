@@ -69,14 +69,45 @@ pub fn ci() -> Result {
     Ok(())
 }
 
-/// Everything `ci` does, the chaos soak for a minute, the README's main-job command, then the
-/// runs against peers that no one here wrote.
+/// Everything `ci` does, the chaos soak for a minute, the README's main-job command, the host
+/// examples, then the runs against peers that no one here wrote.
 pub fn test() -> Result {
     ci()?;
     chaos()?;
     quickstart()?;
+    examples()?;
     peers()?;
     crate::conformance::conformance()
+}
+
+/// Every example of `mcp-manager/examples/` (each a host, or one extension point of one), run
+/// against the built-in demo server of the `mcp` binary, built first; each exits 0 only if it
+/// did its job.
+pub fn examples() -> Result {
+    let root = project_root();
+    cargo("examples: the demo server", &["build", "-p", "mcp-cli", "--bin", "mcp"])?;
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), std::path::PathBuf::from);
+    let mcp = target.join("debug").join("mcp");
+    let names = example_names(&root.join("mcp-manager/examples"))?;
+    if names.is_empty() {
+        return Err("examples: mcp-manager/examples holds no example".into());
+    }
+    for name in &names {
+        let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
+        command.args(["run", "-p", "mcp-manager", "--example", name]).env("MCP_BIN", &mcp);
+        run(&format!("example {name} (MCP_BIN={})", mcp.display()), command, &root)?;
+    }
+    println!("\nexamples: {} ran and did their job", names.len());
+    Ok(())
+}
+
+/// The examples in `dir`: its `.rs` files (subfolders hold what they share), sorted.
+fn example_names(dir: &Path) -> std::result::Result<Vec<String>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("examples: reading {}: {e}", dir.display()))?;
+    let mut names: Vec<String> =
+        entries.filter_map(|entry| entry.ok()?.file_name().to_str()?.strip_suffix(".rs").map(str::to_owned)).collect();
+    names.sort();
+    Ok(names)
 }
 
 /// The chaos soak test (`tests/tests/chaos.rs`) for 60 s instead of the short run of a plain
@@ -165,7 +196,17 @@ fn heading(text: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::quickstart_command;
+    use super::{example_names, quickstart_command};
+
+    #[test]
+    fn the_examples_are_the_rs_files_of_the_examples_folder() {
+        let names = example_names(&xtask::project_root().join("mcp-manager/examples")).unwrap();
+        for expected in ["audit_hook", "custom_transport", "host", "native_tool"] {
+            assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
+        }
+        assert!(!names.iter().any(|n| n == "common"), "a shared folder is not an example: {names:?}");
+        assert!(example_names(std::path::Path::new("/nonexistent/examples")).unwrap_err().contains("/nonexistent"));
+    }
 
     #[test]
     fn the_quick_start_command_is_the_first_cargo_run_line_of_its_section() {

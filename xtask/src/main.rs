@@ -16,11 +16,13 @@ usage: cargo xtask <command> [args]
 
 commands:
   ci            cargo fmt --check, clippy -D warnings, docs, tests, tidy; stops at the first failure
-  test          everything `ci` does, then the chaos soak, the quick start, the real-peer and
-                conformance runs
+  test          everything `ci` does, then the chaos soak, the quick start, the examples, the
+                real-peer and conformance runs
   chaos         the chaos soak test for 60 s (CHAOS_SEED, CHAOS_SECS, CHAOS_CALLS,
                 CHAOS_CONCURRENCY tune it; the seed is printed)
   quickstart    run the README's main-job command (cargo run --release -p mcp-cli -- tools) as written
+  examples      build the `mcp` binary and run every example of mcp-manager/examples against its
+                demo server; each must do its job
   peers         install the real peers into target/peers (npm, Python venv) and run the peer tests
   conformance   install Node 22 and the official MCP conformance suite into target/conformance, run
                 every client scenario against our client, print the summary table
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Some("test") => ci::test(),
         Some("peers") => ci::peers(),
         Some("quickstart") => ci::quickstart(),
+        Some("examples") => ci::examples(),
         Some("chaos") => ci::chaos(),
         Some("conformance") => conformance::conformance(),
         Some("tidy") => ci::tidy(),

@@ -15,6 +15,7 @@ use std::fmt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use mcp_manager::ErrorKind;
 use serde_json::Value;
 
 pub use mcp_manager::config::TokenParameter;
@@ -342,6 +343,30 @@ pub enum LlmError {
     InvalidResponse(String),
 }
 
+impl LlmError {
+    /// The kind of failure, for a host that branches on it: HTTP 401 and 403 are
+    /// [`AuthRequired`](ErrorKind::AuthRequired), 429 and other 5xx answers
+    /// [`Unavailable`](ErrorKind::Unavailable) (retried already; try again later), any other
+    /// HTTP error [`ServerError`](ErrorKind::ServerError), no answer in time
+    /// [`Timeout`](ErrorKind::Timeout), a server that cannot be reached
+    /// [`Unreachable`](ErrorKind::Unreachable), an answer that is not a chat completion
+    /// [`Protocol`](ErrorKind::Protocol), a request that cannot be sent as built
+    /// [`InvalidArguments`](ErrorKind::InvalidArguments) and a bad configuration
+    /// [`Config`](ErrorKind::Config).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            LlmError::Config(_) => ErrorKind::Config,
+            LlmError::InvalidRequest(_) => ErrorKind::InvalidArguments,
+            LlmError::Http { status: 401 | 403, .. } => ErrorKind::AuthRequired,
+            LlmError::Http { status: 429 | 500..=599, .. } => ErrorKind::Unavailable,
+            LlmError::Http { .. } => ErrorKind::ServerError,
+            LlmError::Timeout { .. } => ErrorKind::Timeout,
+            LlmError::Transport(_) => ErrorKind::Unreachable,
+            LlmError::InvalidResponse(_) => ErrorKind::Protocol,
+        }
+    }
+}
+
 /// At most `max` characters of `text`, with an ellipsis and the full length when cut.
 pub(crate) fn excerpt(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -354,6 +379,20 @@ pub(crate) fn excerpt(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn llm_errors_have_kinds() {
+        let http = |status| LlmError::Http { status, body: String::new(), attempts: 1 };
+        assert_eq!(http(401).kind(), ErrorKind::AuthRequired);
+        assert_eq!(http(429).kind(), ErrorKind::Unavailable);
+        assert_eq!(http(503).kind(), ErrorKind::Unavailable);
+        assert_eq!(http(400).kind(), ErrorKind::ServerError);
+        assert_eq!(LlmError::Timeout { timeout: Duration::from_secs(1) }.kind(), ErrorKind::Timeout);
+        assert_eq!(LlmError::Transport("refused".into()).kind(), ErrorKind::Unreachable);
+        assert_eq!(LlmError::InvalidResponse("x".into()).kind(), ErrorKind::Protocol);
+        assert_eq!(LlmError::Config("no model".into()).kind(), ErrorKind::Config);
+        assert_eq!(LlmError::InvalidRequest("x".into()).kind(), ErrorKind::InvalidArguments);
+    }
 
     #[test]
     fn arguments_that_do_not_parse_are_kept_and_reported() {

@@ -72,13 +72,9 @@ async fn dispatch(cli: &Cli, session: &setup::Started) -> Result<ExitCode, CliEr
     }
 }
 
-/// A manager error as a one-line CLI error with its exit code.
+/// A manager error as a one-line CLI error with the exit code of its kind.
 pub(crate) fn manager_error(error: ManagerError) -> CliError {
-    match error {
-        ManagerError::Connection(e) => CliError::from(&e),
-        ManagerError::UnexpectedShape { .. } => CliError::protocol(error.to_string()),
-        other => CliError::usage(other.to_string()),
-    }
+    CliError::from(&error)
 }
 
 fn print(text: &str) -> Result<(), CliError> {

@@ -6,6 +6,10 @@
 //! environment ([`EnvLookup`]). The result is an [`McpConfig`]: the [`ServerConfig`]s in file
 //! order and a [`ClientConfig`].
 //!
+//! A host can also describe servers in code: [`ServerConfig::stdio`] and [`ServerConfig::http`]
+//! with chained setters, checked with the same rules by [`ServerConfig::validate`] and
+//! [`McpConfig::validate`].
+//!
 //! # Formats
 //!
 //! | format | where | servers |
@@ -86,6 +90,7 @@
 //! server's transport does not use, tool filters as above, and two spellings of one setting. A disabled server is a draft: it is listed, but none of its
 //! problems is reported. No message, and no `Debug` output, shows a secret.
 
+mod builder;
 mod error;
 pub mod interpolate;
 mod json;

@@ -254,7 +254,7 @@ pub(super) fn variable(name: &str, cx: &Context<'_>) -> Result<String, String> {
 
 /// An absolute `http` or `https` URL with a host. The message names the scheme, never the URL
 /// (it may carry a token).
-fn check_url(value: &str) -> Result<(), String> {
+pub(super) fn check_url(value: &str) -> Result<(), String> {
     match url::Url::parse(value) {
         Ok(url) if url.scheme() != "http" && url.scheme() != "https" => {
             Err(format!("not an http or https URL (scheme {:?})", url.scheme()))
@@ -267,13 +267,22 @@ fn check_url(value: &str) -> Result<(), String> {
 
 /// A header name is an HTTP token; a value has no line break or NUL.
 fn check_header(name: &str, value: &str, field: &str, out: &mut Problems) {
+    for problem in header_problems(name, value) {
+        out.push(field, problem);
+    }
+}
+
+/// What is wrong with a header (see [`check_header`]).
+pub(super) fn header_problems(name: &str, value: &str) -> Vec<&'static str> {
     let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let mut problems = Vec::new();
     if name.is_empty() || !name.chars().all(token) {
-        out.push(field, "not a valid header name");
+        problems.push("not a valid header name");
     }
     if value.contains(['\r', '\n', '\0']) {
-        out.push(field, "the value contains a line break or NUL");
+        problems.push("the value contains a line break or NUL");
     }
+    problems
 }
 
 /// A positive, finite number of seconds, at most [`MAX_TIMEOUT`]: larger ones would overflow

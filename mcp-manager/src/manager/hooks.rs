@@ -9,16 +9,81 @@
 //! | `mcp.server_disconnected` | [`ServerDisconnected`] |
 //! | `mcp.tool_executed` | [`ToolExecuted`] (arguments [redacted](redact)) |
 //!
-//! Every event serialises to JSON with its name under `event`, for hosts that log them.
+//! Every event carries the time it happened (`at`) and serialises to JSON with its name under
+//! `event` and that time as `timestamp_ms` (milliseconds since the Unix epoch), for hosts that
+//! log them.
+//!
+//! An observer is any `Fn(&ManagerEvent) -> Result<(), String>`, or a plain closure on one typed
+//! event, without annotations:
+//!
+//! ```
+//! use mcp_manager::manager::Hooks;
+//!
+//! let hooks = Hooks::new()
+//!     .on_tool_executed(|e| println!("{} on {}: {} ms, ok: {}", e.tool_name, e.server_name, e.duration_ms, e.success))
+//!     .on_server_disconnected(|e| eprintln!("{} lost: {}", e.server_name, e.reason))
+//!     .on_event(|e| println!("{} at {:?}", e.name(), e.at()));
+//! assert_eq!(hooks.len(), 3);
+//! ```
+//!
+//! Observers only watch; to veto a call or rewrite its result, see
+//! [`interceptors`](super::interceptors).
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
-use tool_system::ToolExecutionResult;
+use tool_system::{ToolExecutionContext, ToolExecutionResult};
+
+/// `at` as milliseconds since the Unix epoch (0 for a time before it).
+pub(crate) fn unix_ms<S: Serializer>(at: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    let ms = at.duration_since(UNIX_EPOCH).map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)).unwrap_or(0);
+    s.serialize_u64(ms)
+}
+
+/// Who a call is made for, as the host's [`ToolExecutionContext`] says: empty strings mean
+/// unknown (a call made through [`McpManager::execute_tool`](super::McpManager::execute_tool)
+/// has no caller).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Caller {
+    /// The user the call acts for.
+    pub user_id: String,
+    /// The host session.
+    pub session_id: String,
+    /// The chat stream (conversation, channel) the call comes from.
+    pub chat_stream_id: String,
+    /// The platform the user is on.
+    pub platform: String,
+    /// Anything else the host passed along in the context.
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+impl Caller {
+    /// Whether nothing is known of the caller.
+    pub fn is_unknown(&self) -> bool {
+        self.user_id.is_empty()
+            && self.session_id.is_empty()
+            && self.chat_stream_id.is_empty()
+            && self.platform.is_empty()
+            && self.extra.is_empty()
+    }
+}
+
+impl From<&ToolExecutionContext> for Caller {
+    fn from(ctx: &ToolExecutionContext) -> Self {
+        Caller {
+            user_id: ctx.user_id.clone(),
+            session_id: ctx.session_id.clone(),
+            chat_stream_id: ctx.chat_stream_id.clone(),
+            platform: ctx.platform.clone(),
+            extra: ctx.extra.clone(),
+        }
+    }
+}
 
 /// A server finished its handshake and discovery.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,6 +102,9 @@ pub struct ServerConnected {
     pub resource_count: usize,
     /// How many resource templates.
     pub resource_template_count: usize,
+    /// When it happened.
+    #[serde(rename = "timestamp_ms", serialize_with = "unix_ms")]
+    pub at: SystemTime,
 }
 
 /// A server's connection ended (closed on purpose, lost, or failed).
@@ -54,6 +122,9 @@ pub struct ServerDisconnected {
     pub protocol_version: Option<String>,
     /// The session id, if it had one.
     pub session_id: Option<String>,
+    /// When it happened.
+    #[serde(rename = "timestamp_ms", serialize_with = "unix_ms")]
+    pub at: SystemTime,
 }
 
 /// A tool call finished (successfully or not).
@@ -76,6 +147,11 @@ pub struct ToolExecuted {
     /// The result's metadata (server, tool, protocol version, `_meta`), redacted like the
     /// arguments.
     pub metadata: Map<String, Value>,
+    /// Who the call was made for (empty parts when the host did not say).
+    pub caller: Caller,
+    /// When the call finished.
+    #[serde(rename = "timestamp_ms", serialize_with = "unix_ms")]
+    pub at: SystemTime,
 }
 
 impl ToolExecuted {
@@ -101,13 +177,24 @@ impl ToolExecuted {
             content_length: result.history_text().len(),
             error_message: result.error_message.clone(),
             metadata,
+            caller: Caller::default(),
+            at: SystemTime::now(),
         }
+    }
+
+    /// The same event, made for `caller`.
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = caller;
+        self
     }
 }
 
 /// One life-cycle event of the manager.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event")]
+// Made once per call or connection and handed to observers by reference: boxing the larger
+// variant would cost an allocation per event and change how hosts match on it.
+#[allow(clippy::large_enum_variant)]
 pub enum ManagerEvent {
     /// `mcp.server_connected`.
     #[serde(rename = "mcp.server_connected")]
@@ -137,6 +224,15 @@ impl ManagerEvent {
             ManagerEvent::ServerConnected(e) => &e.server_name,
             ManagerEvent::ServerDisconnected(e) => &e.server_name,
             ManagerEvent::ToolExecuted(e) => &e.server_name,
+        }
+    }
+
+    /// When it happened.
+    pub fn at(&self) -> SystemTime {
+        match self {
+            ManagerEvent::ServerConnected(e) => e.at,
+            ManagerEvent::ServerDisconnected(e) => e.at,
+            ManagerEvent::ToolExecuted(e) => e.at,
         }
     }
 }
@@ -215,6 +311,40 @@ impl Hooks {
         self
     }
 
+    /// Adds `f` as an observer of every event (a plain closure: it cannot fail, a panic is
+    /// caught).
+    pub fn on_event(self, f: impl Fn(&ManagerEvent) + Send + Sync + 'static) -> Self {
+        self.with(Typed(move |event: &ManagerEvent| f(event)))
+    }
+
+    /// Adds `f` as an observer of `mcp.server_connected` only.
+    pub fn on_server_connected(self, f: impl Fn(&ServerConnected) + Send + Sync + 'static) -> Self {
+        self.with(Typed(move |event: &ManagerEvent| {
+            if let ManagerEvent::ServerConnected(e) = event {
+                f(e);
+            }
+        }))
+    }
+
+    /// Adds `f` as an observer of `mcp.server_disconnected` only.
+    pub fn on_server_disconnected(self, f: impl Fn(&ServerDisconnected) + Send + Sync + 'static) -> Self {
+        self.with(Typed(move |event: &ManagerEvent| {
+            if let ManagerEvent::ServerDisconnected(e) = event {
+                f(e);
+            }
+        }))
+    }
+
+    /// Adds `f` as an observer of `mcp.tool_executed` only (after the
+    /// [after-call interceptors](super::interceptors): it sees the result the host gets).
+    pub fn on_tool_executed(self, f: impl Fn(&ToolExecuted) + Send + Sync + 'static) -> Self {
+        self.with(Typed(move |event: &ManagerEvent| {
+            if let ManagerEvent::ToolExecuted(e) = event {
+                f(e);
+            }
+        }))
+    }
+
     /// Whether there is no observer (then [`emit`](Hooks::emit) does nothing, and callers can
     /// skip building events: see [`emit_with`](Hooks::emit_with)).
     pub fn is_empty(&self) -> bool {
@@ -255,7 +385,18 @@ impl Hooks {
     }
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+/// An observer made of a closure that cannot fail.
+struct Typed<F>(F);
+
+impl<F: Fn(&ManagerEvent) + Send + Sync + 'static> ManagerObserver for Typed<F> {
+    fn on_event(&self, event: &ManagerEvent) -> Result<(), String> {
+        (self.0)(event);
+        Ok(())
+    }
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     if let Some(text) = panic.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = panic.downcast_ref::<String>() {

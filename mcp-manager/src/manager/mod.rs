@@ -1,7 +1,7 @@
 //! [`McpManager`]: many servers under one roof.
 //!
 //! The manager connects every enabled server of an [`McpConfig`] concurrently, each under its
-//! start-up timeout, and supervises it ([`ServerStatus`], [`ServerState`](crate::ServerState)):
+//! start-up timeout, and supervises it ([`ServerStatus`], [`ServerState`]):
 //! a lost server is reconnected with capped backoff, a change of its lists refreshes the
 //! [`Routing`] table, which is rebuilt in config order so the outcome never depends on timing.
 //! Tool calls, prompts and resources are routed through that table. [`McpManager::apply_config`]
@@ -9,31 +9,36 @@
 //! process. [`McpToolProvider`] shows the manager's tools to a `tool_system::ToolRegistry`.
 //!
 //! Observers ([`hooks`]) see servers connect and disconnect and every tool call; one that fails
-//! or panics never affects the manager.
+//! or panics never affects the manager. [`interceptors`] may act on a call: veto it, rewrite its
+//! arguments or its result, bounded in time and isolated like the observers. A host watches its
+//! servers through [`McpManager::subscribe_status`] (every state change, in order) and
+//! [`ServerStatus`] (state, counts, conflicts, warnings, last error).
 
+mod calls;
 pub mod convert;
 pub mod hooks;
+pub mod interceptors;
 mod plan;
 mod provider;
 mod routing;
 mod server;
 mod skills;
+mod status;
 mod tasks;
 pub mod template;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
-use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::prompts::{GetPromptParams, GetPromptResult};
 use mcp_protocol::types::resources::ReadResourceResult;
-use mcp_protocol::types::tools::CallToolResult;
-use tokio::sync::watch;
-use tool_system::{ToolExecutionResult, ToolVisibility};
+use tokio::sync::{broadcast, watch};
+use tool_system::ToolVisibility;
 
-pub use self::hooks::{Hooks, ManagerEvent, ManagerObserver};
+pub use self::hooks::{Caller, Hooks, ManagerEvent, ManagerObserver};
+pub use self::interceptors::{Decision, InterceptorOptions, Interceptors, ToolCall};
 pub use self::plan::{AuthOptions, PlanOverride, oauth_client};
 pub use self::provider::McpToolProvider;
 pub use self::routing::{
@@ -42,11 +47,11 @@ pub use self::routing::{
 use self::server::ManagedServer;
 pub use self::server::ServerStatus;
 pub use self::skills::skills_catalog;
-use crate::HostCallbacks;
+pub use self::status::{STATUS_CHANNEL_CAPACITY, StatusChange};
 use crate::apps::{AppView, AppViewError};
 use crate::config::{ClientConfig, McpConfig, ServerConfig};
-use crate::connection::{ConnectionError, TaskOptions};
-use crate::session::RequestOptions;
+use crate::connection::ConnectionError;
+use crate::{HostCallbacks, ServerState};
 
 /// How lost servers are reconnected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +89,8 @@ pub struct ManagerOptions {
     /// default) or only through the registry's `tool_search` ([`ToolVisibility::Deferred`]),
     /// for servers whose config sets no `tool_visibility`.
     pub tool_visibility: ToolVisibility,
+    /// Interceptors that may veto a call or rewrite its arguments or result.
+    pub interceptors: Interceptors,
 }
 
 impl std::fmt::Debug for ManagerOptions {
@@ -95,6 +102,7 @@ impl std::fmt::Debug for ManagerOptions {
             .field("transport_override", &self.transport_override.is_some())
             .field("authorization", &self.authorization)
             .field("tool_visibility", &self.tool_visibility)
+            .field("interceptors", &self.interceptors)
             .finish_non_exhaustive()
     }
 }
@@ -149,7 +157,50 @@ pub enum ManagerError {
     /// A skill could not be listed, loaded or read (the message names the failed check).
     #[error(transparent)]
     Skill(#[from] crate::connection::skills::SkillError),
+    /// The tool's server is not ready: starting or reconnecting (it will be back), failed or
+    /// stopped. Said instead of "unknown tool" for a tool the server offered before.
+    #[error("{}", unavailable(server, tool, *state))]
+    ServerUnavailable {
+        /// The server that offered the tool.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// The server's state.
+        state: ServerState,
+    },
+    /// An interceptor vetoed the call; nothing was sent.
+    #[error("tool {tool:?} of server {server:?} was not called: interceptor {interceptor:?} vetoed it: {reason}")]
+    Vetoed {
+        /// The server the call was routed to.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// The interceptor's name.
+        interceptor: String,
+        /// Its reason.
+        reason: String,
+    },
 }
+
+/// What [`ManagerError::ServerUnavailable`] says.
+fn unavailable(server: &str, tool: &str, state: ServerState) -> String {
+    match state {
+        ServerState::Reconnecting => {
+            format!("server {server:?} is reconnecting; tool {tool:?} will be back when it is")
+        }
+        ServerState::Starting => {
+            format!("server {server:?} is still starting; tool {tool:?} will be available once it is ready")
+        }
+        ServerState::Failed => {
+            format!("server {server:?} has failed; tool {tool:?} is unavailable until it is restarted")
+        }
+        ServerState::Stopped => format!("server {server:?} is stopped; tool {tool:?} is unavailable"),
+        ServerState::Ready | ServerState::Degraded => format!("server {server:?} no longer offers tool {tool:?}"),
+    }
+}
+
+/// How many tool names [`ManagerShared::former_owners`] remembers beyond the routed ones.
+const MAX_FORMER_OWNERS: usize = 10_000;
 
 /// The state the manager's parts share.
 pub(crate) struct ManagerShared {
@@ -158,6 +209,11 @@ pub(crate) struct ManagerShared {
     servers: RwLock<Vec<Arc<ManagedServer>>>,
     routing: RwLock<Arc<Routing>>,
     changes: watch::Sender<u64>,
+    /// Every server's state changes ([`McpManager::subscribe_status`]).
+    status_events: broadcast::Sender<StatusChange>,
+    /// The server each tool name was last routed to, so that a call for a tool whose server
+    /// went away says so rather than "unknown tool" (bounded by [`MAX_FORMER_OWNERS`]).
+    former_owners: Mutex<HashMap<String, Arc<str>>>,
     pub(crate) hooks: Hooks,
     closed: std::sync::atomic::AtomicBool,
     /// Held while the routing table is rebuilt.
@@ -219,6 +275,7 @@ impl ManagerShared {
             let reserved = read(&self.client).reserved_tool_names.clone();
             let previous = read(&self.routing).clone();
             let table = Arc::new(Routing::build(inputs, &reserved, &previous));
+            self.remember_owners(&table);
             *write(&self.routing) = table.clone();
             self.changes.send_modify(|g| *g = g.wrapping_add(1));
             (table, included)
@@ -230,6 +287,26 @@ impl ManagerShared {
         table
     }
 
+    /// Remember who owns each tool of `table`; forget the servers no longer configured, and
+    /// the tools no longer routed once there are too many.
+    fn remember_owners(&self, table: &Routing) {
+        let configured: Vec<Arc<str>> = read(&self.servers).iter().map(|s| s.name.clone()).collect();
+        let mut owners = self.former_owners.lock().unwrap_or_else(|p| p.into_inner());
+        for route in table.tools() {
+            owners.insert(route.tool().name.clone(), route.server.clone());
+        }
+        owners.retain(|_, server| configured.contains(server));
+        if owners.len() > table.tools().len() + MAX_FORMER_OWNERS {
+            owners.retain(|tool, _| table.tool(tool).is_some());
+        }
+    }
+
+    /// The server `tool` was last routed to, if it is still configured.
+    fn former_owner(&self, tool: &str) -> Option<Arc<ManagedServer>> {
+        let owner = self.former_owners.lock().unwrap_or_else(|p| p.into_inner()).get(tool).cloned()?;
+        self.server(&owner)
+    }
+
     pub(crate) fn is_closing(&self) -> bool {
         self.closed.load(std::sync::atomic::Ordering::SeqCst)
     }
@@ -237,26 +314,6 @@ impl ManagerShared {
     fn server(&self, name: &str) -> Option<Arc<ManagedServer>> {
         read(&self.servers).iter().find(|s| &*s.name == name).cloned()
     }
-}
-
-/// What the connection that served a call says about itself, for the result's metadata.
-struct Served {
-    protocol_version: String,
-    session_id: Option<String>,
-}
-
-impl Served {
-    async fn by(conn: &crate::connection::McpConnection) -> Served {
-        let protocol_version = conn.server_info().await.map(|i| i.protocol_version.to_string()).unwrap_or_default();
-        let session_id = conn.session().await.ok().and_then(|s| s.transport().session_id());
-        Served { protocol_version, session_id }
-    }
-}
-
-fn with_counts(mut status: ServerStatus, counts: &std::collections::HashMap<&str, [usize; 4]>) -> ServerStatus {
-    [status.tool_count, status.prompt_count, status.resource_count, status.resource_template_count] =
-        counts.get(status.name.as_str()).copied().unwrap_or_default();
-    status
 }
 
 /// Many MCP servers, connected, supervised and routed. Cheap to clone; clones share everything.
@@ -291,7 +348,19 @@ impl McpManager {
     /// does not hold up or affect the others: see [`McpManager::status`].
     pub async fn start(config: McpConfig, options: ManagerOptions) -> McpManager {
         let manager = McpManager::new(config.client, options);
-        manager.add_servers(config.servers).await;
+        let servers = manager.add_servers(config.servers);
+        futures::future::join_all(servers.iter().map(|s| s.settled())).await;
+        manager
+    }
+
+    /// Start every enabled server of `config` concurrently, and return at once, with the
+    /// servers still `Starting`: a hung server delays no one. Watch them with
+    /// [`McpManager::subscribe_status`], or wait with [`McpManager::wait_started`]. Routing
+    /// follows config order all the same: a server's tools enter the table once every server
+    /// before it has ended its first attempt. Call it within a tokio runtime.
+    pub async fn start_in_background(config: McpConfig, options: ManagerOptions) -> McpManager {
+        let manager = McpManager::new(config.client, options);
+        manager.add_servers(config.servers);
         manager
     }
 
@@ -304,6 +373,8 @@ impl McpManager {
                 servers: RwLock::new(Vec::new()),
                 routing: RwLock::new(Arc::new(Routing::default())),
                 changes: watch::Sender::new(0),
+                status_events: broadcast::Sender::new(STATUS_CHANNEL_CAPACITY),
+                former_owners: Mutex::new(HashMap::new()),
                 hooks,
                 closed: std::sync::atomic::AtomicBool::new(false),
                 rebuild: std::sync::Mutex::new(()),
@@ -311,29 +382,30 @@ impl McpManager {
         }
     }
 
-    /// Create and start servers, appended in this order; wait for their first attempts.
-    async fn add_servers(&self, configs: Vec<ServerConfig>) -> Vec<Arc<ManagedServer>> {
+    /// Create and start servers, appended in this order (their first attempts go on in the
+    /// background).
+    fn add_servers(&self, configs: Vec<ServerConfig>) -> Vec<Arc<ManagedServer>> {
         let servers: Vec<_> = configs.into_iter().map(|c| ManagedServer::new(c, &self.shared)).collect();
         write(&self.shared.servers).extend(servers.iter().cloned());
         for s in &servers {
             s.start(Arc::downgrade(&self.shared), self.shared.options.reconnect);
         }
-        futures::future::join_all(servers.iter().map(|s| s.settled())).await;
         servers
     }
 
     /// The status of every configured server, in config order. The counts are of what is
-    /// routed to each server now (a tool lost to an earlier server's clash is not counted).
+    /// routed to each server now (a tool lost to an earlier server's clash is not counted), and
+    /// the conflicts are those of the current routing table.
     pub fn status(&self) -> Vec<ServerStatus> {
         let routing = self.routing();
         let counts = routing.all_counts();
-        read(&self.shared.servers).iter().map(|s| with_counts(s.status(), &counts)).collect()
+        read(&self.shared.servers).iter().map(|s| status::with_routing(s.status(), &routing, &counts)).collect()
     }
 
     /// The status of server `name`.
     pub fn server_status(&self, name: &str) -> Option<ServerStatus> {
         let routing = self.routing();
-        self.shared.server(name).map(|s| with_counts(s.status(), &routing.all_counts()))
+        self.shared.server(name).map(|s| status::with_routing(s.status(), &routing, &routing.all_counts()))
     }
 
     /// The current routing table (a snapshot: cheap, and consistent for as long as it is held).
@@ -350,141 +422,6 @@ impl McpManager {
     /// The counter of [`McpManager::subscribe_changes`], now.
     pub fn revision(&self) -> u64 {
         *self.shared.changes.borrow()
-    }
-
-    /// Call tool `name` on the server that owns it; the MCP result as the server sent it.
-    /// Arguments are checked against the tool's `inputSchema` first (unless turned off).
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Option<JsonObject>,
-        options: RequestOptions,
-    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
-        self.call_tool_with(name, arguments, options, TaskOptions::default()).await
-    }
-
-    /// [`McpManager::call_tool`], with the task options of this call (a task's result carries
-    /// its id: [`crate::connection::tasks::result_task_id`]).
-    pub async fn call_tool_with(
-        &self,
-        name: &str,
-        arguments: Option<JsonObject>,
-        options: RequestOptions,
-        task: TaskOptions,
-    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
-        let routing = self.routing();
-        let route = routing.tool(name).cloned().ok_or_else(|| routing.missing_tool(name))?;
-        let (result, _) = self.call_route(&route, arguments, options, task).await?;
-        Ok((route, result))
-    }
-
-    /// Call `route`; the result and what the connection that served it says about itself.
-    async fn call_route(
-        &self,
-        route: &RoutedTool,
-        arguments: Option<JsonObject>,
-        options: RequestOptions,
-        task: TaskOptions,
-    ) -> Result<(CallToolResult, Served), ManagerError> {
-        if !self.shared.options.skip_argument_validation
-            && let Some(check) = route.input_check()
-        {
-            let empty = JsonObject::new();
-            convert::check_arguments(&check, &route.tool().name, arguments.as_ref().unwrap_or(&empty))
-                .map_err(ManagerError::InvalidArguments)?;
-        }
-        let server =
-            self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownTool(route.tool().name.clone()))?;
-        let _in_flight = server.in_flight.read().await;
-        // The server's configured task mode, unless the call says otherwise.
-        let task = TaskOptions { mode: task.mode.or(Some(server.config.task)), ..task };
-        let outcome = server.conn.call_tool_with(&route.tool().name, arguments, options, task).await?;
-        match outcome {
-            Outcome::Complete(result) => {
-                // From the connection that served the call, while it is still held open (a
-                // reload that replaces the server waits for this guard): not the replacement's.
-                let served = Served::by(&server.conn).await;
-                Ok((result, served))
-            }
-            Outcome::InputRequired(_) => Err(ManagerError::UnexpectedShape {
-                server: route.server.to_string(),
-                method: "tools/call",
-                shape: "input_required",
-            }),
-            Outcome::Task(_) | Outcome::TaskHandle(_) => Err(ManagerError::UnexpectedShape {
-                server: route.server.to_string(),
-                method: "tools/call",
-                shape: "task",
-            }),
-        }
-    }
-
-    /// Run tool `name` and convert its result for the host: an MCP error result, a result that
-    /// does not match the tool's `outputSchema`, bad arguments or a failed call all become a
-    /// failed [`ToolExecutionResult`] with a message. Observers see a `tool_executed` event.
-    pub async fn execute_tool(
-        &self,
-        name: &str,
-        arguments: Option<JsonObject>,
-        options: RequestOptions,
-    ) -> ToolExecutionResult {
-        self.execute_tool_with(name, arguments, options, TaskOptions::default()).await
-    }
-
-    /// [`McpManager::execute_tool`], with the task options of this call. A tool that ran as a
-    /// task reports the task's id in the result's metadata (`task_id`), also when it failed or
-    /// timed out, so that the host can resume or cancel it ([`McpManager::resume_task`]).
-    pub async fn execute_tool_with(
-        &self,
-        name: &str,
-        arguments: Option<JsonObject>,
-        options: RequestOptions,
-        task: TaskOptions,
-    ) -> ToolExecutionResult {
-        let started = Instant::now();
-        let routing = self.routing();
-        let route = routing.tool(name).cloned();
-        // The arguments are kept for the observers only when there are some.
-        let args_for_hook = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
-        let (server, result) = match route {
-            None => (None, ToolExecutionResult::failed(routing.missing_tool(name).to_string())),
-            Some(route) => {
-                let result = match self.call_route(&route, arguments, options, task).await {
-                    Ok((result, served)) => {
-                        let task_id = crate::connection::tasks::result_task_id(&result);
-                        let cx = convert::ResultContext {
-                            server: &route.server,
-                            tool: &route.tool().name,
-                            protocol_version: &served.protocol_version,
-                            session_id: served.session_id.as_deref(),
-                        };
-                        let converted = convert::tool_result(result, route.output_check().as_deref(), &cx);
-                        tasks::with_task_id(converted, task_id.as_deref())
-                    }
-                    Err(e) => {
-                        let task_id = tasks::error_task_id(&e);
-                        let failed = ToolExecutionResult::failed(e.to_string())
-                            .with_metadata("server_name", route.server.to_string().into());
-                        tasks::with_task_id(failed, task_id.as_deref())
-                    }
-                };
-                (Some(route.server.clone()), result)
-            }
-        };
-        if !self.shared.hooks.is_empty() {
-            let arguments = args_for_hook.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
-            self.shared.hooks.emit(ManagerEvent::ToolExecuted(hooks::ToolExecuted {
-                server_name: server.map(|s| s.to_string()).unwrap_or_default(),
-                tool_name: name.to_owned(),
-                arguments: hooks::redact(&arguments),
-                success: result.success,
-                duration_ms: started.elapsed().as_millis().try_into().unwrap_or(u64::MAX),
-                content_length: result.content.as_deref().map_or(0, str::len),
-                error_message: result.error_message.clone(),
-                metadata: result.metadata.clone(),
-            }));
-        }
-        result
     }
 
     /// Get prompt `name` with `arguments` from the server that owns it.

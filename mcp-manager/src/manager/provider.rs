@@ -96,7 +96,9 @@ impl ToolProvider for McpToolProvider {
     fn invoke(&self, invocation: ToolInvocation, ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
         Box::pin(async move {
             let (options, task) = call_options(&ctx.control);
-            let call = self.manager.execute_tool_with(&invocation.tool_name, Some(invocation.arguments), options, task);
+            let caller = super::Caller::from(&ctx);
+            let call =
+                self.manager.execute_tool_as(&caller, &invocation.tool_name, Some(invocation.arguments), options, task);
             let result = tokio::select! {
                 biased;
                 result = call => result,
@@ -116,6 +118,10 @@ impl ToolProvider for McpToolProvider {
 
     fn revision(&self) -> u64 {
         self.manager.revision()
+    }
+
+    fn revision_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.manager.subscribe_changes())
     }
 }
 

@@ -12,16 +12,17 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use futures::FutureExt;
 
 use mcp_transport::{CloseReason, TransportError};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use super::hooks::{Hooks, ManagerEvent, ServerConnected, ServerDisconnected};
 use super::plan;
-use super::routing::Routing;
+use super::routing::{Conflict, Routing};
+use super::status::StatusChange;
 use super::{ManagerShared, ReconnectPolicy};
 use crate::ServerState;
 use crate::config::ServerConfig;
@@ -53,8 +54,12 @@ pub struct ServerStatus {
     pub resource_count: usize,
     /// Resource templates routed to this server.
     pub resource_template_count: usize,
-    /// Optional lists that failed (the server is `Degraded`).
+    /// Optional lists that failed, each with the reason (the server is `Degraded`).
     pub warnings: Vec<String>,
+    /// The names this server lost (reserved by the host, listed twice, or offered by an
+    /// earlier server in config order) and the names it won from later servers: see
+    /// [`Conflict`].
+    pub conflicts: Vec<Conflict>,
     /// The last error: why it failed or was lost.
     pub last_error: Option<String>,
     /// The last lines of the server's stderr (stdio), kept with the last error.
@@ -89,6 +94,7 @@ impl ServerStatus {
             resource_count: 0,
             resource_template_count: 0,
             warnings: Vec::new(),
+            conflicts: Vec::new(),
             last_error: None,
             stderr_tail: Vec::new(),
             needs_login: false,
@@ -105,6 +111,8 @@ pub(crate) struct ManagedServer {
     pub(crate) config: ServerConfig,
     pub(crate) conn: Arc<McpConnection>,
     status: watch::Sender<ServerStatus>,
+    /// Where state changes go ([`McpManager::subscribe_status`](super::McpManager::subscribe_status)).
+    events: broadcast::Sender<StatusChange>,
     inventory: Mutex<Option<Arc<Inventory>>>,
     /// Calls hold it shared; a replacement takes it exclusively, so calls in flight finish first.
     pub(crate) in_flight: tokio::sync::RwLock<()>,
@@ -153,6 +161,7 @@ impl ManagedServer {
             config,
             conn: Arc::new(conn),
             status: watch::Sender::new(status),
+            events: shared.status_events.clone(),
             inventory: Mutex::new(None),
             in_flight: tokio::sync::RwLock::new(()),
             stop: watch::Sender::new(false),
@@ -170,11 +179,25 @@ impl ManagedServer {
             server.first_attempt_over.store(true, Ordering::SeqCst);
             server.settled.send_replace(true);
         }
+        let _ = server.events.send(StatusChange::of(&server.status.borrow(), None));
         server
     }
 
     pub(crate) fn status(&self) -> ServerStatus {
         self.status.borrow().clone()
+    }
+
+    /// Change the status with `change`; a change of state is sent to the status subscribers,
+    /// while the status is still locked, so they get the changes in the order they were made.
+    fn set_status(&self, change: impl FnOnce(&mut ServerStatus)) {
+        self.status.send_modify(|s| {
+            let before = s.state;
+            change(s);
+            if s.state != before {
+                // No subscriber is fine; a full channel drops its oldest for the slow ones.
+                let _ = self.events.send(StatusChange::of(s, Some(before)));
+            }
+        });
     }
 
     pub(crate) fn state(&self) -> ServerState {
@@ -196,7 +219,7 @@ impl ManagedServer {
         self.stop.send_replace(false);
         self.first_attempt_over.store(false, Ordering::SeqCst);
         self.settled.send_replace(false);
-        self.status.send_modify(|s| {
+        self.set_status(|s| {
             s.state = ServerState::Starting;
             s.reconnect_attempts = 0;
         });
@@ -229,6 +252,7 @@ impl ManagedServer {
         let Some(mut event) = lock(&self.pending_connected).take() else { return };
         [event.tool_count, event.prompt_count, event.resource_count, event.resource_template_count] =
             routing.counts(&self.name);
+        event.at = SystemTime::now();
         tracing::info!(server = %self.name, transport = %event.transport, protocol_version = %event.protocol_version, tools = event.tool_count, prompts = event.prompt_count, resources = event.resource_count, templates = event.resource_template_count, "server connected");
         hooks.emit(ManagerEvent::ServerConnected(event));
     }
@@ -251,7 +275,7 @@ impl ManagedServer {
         self.conn.close().await;
         *lock(&self.inventory) = None;
         self.first_attempt_over.store(true, Ordering::SeqCst);
-        self.status.send_modify(|s| {
+        self.set_status(|s| {
             if s.state != ServerState::Failed || s.last_error.is_none() {
                 s.state = ServerState::Stopped;
             }
@@ -285,7 +309,7 @@ impl ManagedServer {
         }
         *lock(&self.inventory) = None;
         self.first_attempt_over.store(true, Ordering::SeqCst);
-        self.status.send_modify(|s| {
+        self.set_status(|s| {
             s.state = ServerState::Failed;
             s.last_error = Some(failure.clone());
             s.pid = None;
@@ -318,7 +342,7 @@ impl ManagedServer {
                 }
                 Ok(Err(e)) => {
                     let (needs_login, auth_failed) = (needs_login(&e), auth_failed(&e));
-                    self.status.send_modify(|s| {
+                    self.set_status(|s| {
                         s.needs_login = needs_login;
                         s.auth_failed = auth_failed;
                     });
@@ -337,7 +361,7 @@ impl ManagedServer {
             let first_attempt = !self.first_attempt_over.swap(true, Ordering::SeqCst);
             attempts += 1;
             let give_up = !was_ready || attempts > policy.max_attempts;
-            self.status.send_modify(|s| {
+            self.set_status(|s| {
                 s.state = if give_up { ServerState::Failed } else { ServerState::Reconnecting };
                 s.last_error = Some(failure.clone());
                 if !stderr_tail.is_empty() {
@@ -442,10 +466,11 @@ impl ManagedServer {
                 prompt_count: 0,
                 resource_count: 0,
                 resource_template_count: 0,
+                at: SystemTime::now(),
             });
         }
         shared.rebuild_routing();
-        self.status.send_modify(|s| {
+        self.set_status(|s| {
             s.state = if warnings.is_empty() { ServerState::Ready } else { ServerState::Degraded };
             s.transport = info.transport.to_string();
             s.protocol_version = Some(info.protocol_version.to_string());
@@ -495,6 +520,7 @@ impl ManagedServer {
             had_session: session_id.is_some(),
             protocol_version: Some(info.protocol_version.to_string()),
             session_id,
+            at: SystemTime::now(),
         }));
     }
 }

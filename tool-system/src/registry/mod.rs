@@ -2,6 +2,8 @@
 //! each call to the provider that declares the tool.
 
 pub(crate) mod availability;
+mod changes;
+mod former;
 pub(crate) mod search;
 mod snapshot;
 
@@ -18,6 +20,8 @@ use crate::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvi
 use availability::{Gate, ToolAvailability};
 use search::{SearchArgs, TOOL_SEARCH_NAME, search_deferred, search_result};
 use snapshot::Snapshot;
+
+pub use changes::RegistryChanges;
 
 /// The longest tool name quoted back in an error message.
 const MAX_QUOTED_NAME: usize = 128;
@@ -89,6 +93,8 @@ pub(crate) fn function_body(tool: &ExposedTool) -> Value {
 
 struct State {
     providers: Vec<Arc<dyn ToolProvider>>,
+    /// Tools that left the listing, still routed to their provider (see `former.rs`).
+    former: former::FormerTools,
     /// Bumped by every registration change and by [`ToolRegistry::invalidate`].
     generation: u64,
     /// The last listing, possibly stale.
@@ -150,6 +156,8 @@ pub struct ToolRegistry {
     options: RegistryOptions,
     state: RwLock<State>,
     availability: RwLock<Option<Arc<dyn ToolAvailability>>>,
+    /// Wakes [`RegistryChanges`] subscribers.
+    signal: changes::Signal,
 }
 
 impl Default for ToolRegistry {
@@ -177,9 +185,21 @@ impl ToolRegistry {
     pub fn with_options(options: RegistryOptions) -> Self {
         Self {
             options,
-            state: RwLock::new(State { providers: Vec::new(), generation: 0, snapshot: None }),
+            state: RwLock::new(State {
+                providers: Vec::new(),
+                former: former::FormerTools::default(),
+                generation: 0,
+                snapshot: None,
+            }),
             availability: RwLock::new(None),
+            signal: changes::Signal::new(),
         }
+    }
+
+    /// A signal that wakes whenever the tool list may have changed (see [`RegistryChanges`]),
+    /// so that a host offers its LLM the new list without polling.
+    pub fn subscribe_changes(&self) -> RegistryChanges {
+        self.signal.subscribe()
     }
 
     /// The options the registry was made with.
@@ -210,13 +230,15 @@ impl ToolRegistry {
         let replaced = {
             let mut state = self.write();
             state.generation += 1;
-            match state.providers.iter().position(|p| p.name() == provider.name()) {
+            let replaced = match state.providers.iter().position(|p| p.name() == provider.name()) {
                 Some(index) => Some(std::mem::replace(&mut state.providers[index], provider)),
                 None => {
                     state.providers.push(provider);
                     None
                 }
-            }
+            };
+            self.signal.providers_changed(&state.providers);
+            replaced
         };
         match replaced {
             Some(old) if Arc::ptr_eq(&old, &provider_again) => true,
@@ -234,10 +256,12 @@ impl ToolRegistry {
         let removed = {
             let mut state = self.write();
             let index = state.providers.iter().position(|p| p.name() == name);
-            index.map(|index| {
+            let removed = index.map(|index| {
                 state.generation += 1;
                 state.providers.remove(index)
-            })
+            });
+            self.signal.providers_changed(&state.providers);
+            removed
         };
         match removed {
             Some(provider) => {
@@ -261,6 +285,7 @@ impl ToolRegistry {
     /// Marks the listing stale: the next call lists every provider again.
     pub fn invalidate(&self) {
         self.write().generation += 1;
+        self.signal.bump();
     }
 
     /// Sets the host's availability rule (see [`ToolAvailability`]), replacing any earlier one.
@@ -303,8 +328,10 @@ impl ToolRegistry {
         let listings = join_all(providers.iter().map(|p| p.list_tools(ctx))).await;
         let snapshot = Arc::new(Snapshot::build(&self.options, generation, revisions, providers, listings));
         let mut state = self.write();
-        if state.snapshot.as_ref().is_none_or(|old| old.generation <= generation) {
-            state.snapshot = Some(Arc::clone(&snapshot));
+        if state.snapshot.as_ref().is_none_or(|old| old.generation <= generation)
+            && let Some(old) = state.snapshot.replace(Arc::clone(&snapshot))
+        {
+            state.former.update(&old, &snapshot);
         }
         snapshot
     }
@@ -452,7 +479,19 @@ impl ToolRegistry {
             };
         }
         let Some(index) = snapshot.resolve(name) else {
-            return ToolExecutionResult::failed(format!("unknown tool `{}`", quote_name(name)));
+            // A tool that left the listing goes to its provider, which can say why.
+            let former = {
+                let state = self.read();
+                state.former.get(name, &state.providers)
+            };
+            return match former {
+                Some((tool, provider)) if tool.spec.callers.model && gate.allows(&tool) => {
+                    drop(gate);
+                    run_tool(&tool, provider, invocation, ctx).await
+                }
+                Some(_) => not_available(name),
+                None => ToolExecutionResult::failed(format!("unknown tool `{}`", quote_name(name))),
+            };
         };
         if !snapshot.tools[index].spec.callers.model {
             return ToolExecutionResult::failed(format!(
@@ -475,7 +514,10 @@ impl ToolRegistry {
             let mut state = self.write();
             state.generation += 1;
             state.snapshot = None;
-            std::mem::take(&mut state.providers)
+            state.former.clear();
+            let providers = std::mem::take(&mut state.providers);
+            self.signal.providers_changed(&state.providers);
+            providers
         };
         join_all(providers.iter().map(|p| p.close())).await;
     }
@@ -485,14 +527,22 @@ impl ToolRegistry {
 async fn run(
     snapshot: &Snapshot,
     index: usize,
+    invocation: ToolInvocation,
+    ctx: ToolExecutionContext,
+) -> ToolExecutionResult {
+    run_tool(&snapshot.tools[index], Arc::clone(&snapshot.routes[index]), invocation, ctx).await
+}
+
+/// Runs `tool` on `provider` under the context's control (see [`ToolRegistry::invoke`]).
+async fn run_tool(
+    tool: &ExposedTool,
+    provider: Arc<dyn ToolProvider>,
     mut invocation: ToolInvocation,
     ctx: ToolExecutionContext,
 ) -> ToolExecutionResult {
-    let tool = &snapshot.tools[index];
     if ctx.control.is_cancelled() {
         return ToolExecutionResult::cancelled(&tool.llm_name);
     }
-    let provider = Arc::clone(&snapshot.routes[index]);
     invocation.tool_name.clone_from(&tool.spec.name);
     let control = ctx.control.clone();
     let started = std::time::Instant::now();

@@ -125,6 +125,11 @@ impl Snapshot {
 
     /// The index of the tool called `name`: an exposed LLM name first, else a qualified or
     /// original name that only one tool has.
+    /// The index of the tool exposed under the LLM name `name` (no aliases).
+    pub(super) fn exposes(&self, name: &str) -> Option<usize> {
+        self.by_llm_name.get(name).copied()
+    }
+
     pub(super) fn resolve(&self, name: &str) -> Option<usize> {
         self.by_llm_name.get(name).copied().or_else(|| self.aliases.get(name).copied().flatten())
     }

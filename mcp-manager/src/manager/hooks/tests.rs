@@ -5,6 +5,11 @@ use serde_json::json;
 
 use super::*;
 
+/// 2024-01-01T00:00:00Z, 1704067200 s after the epoch.
+fn new_year() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_704_067_200)
+}
+
 fn connected(name: &str) -> ManagerEvent {
     ManagerEvent::ServerConnected(ServerConnected {
         server_name: name.into(),
@@ -14,6 +19,7 @@ fn connected(name: &str) -> ManagerEvent {
         prompt_count: 1,
         resource_count: 0,
         resource_template_count: 2,
+        at: new_year(),
     })
 }
 
@@ -25,6 +31,7 @@ fn disconnected() -> ManagerEvent {
         had_session: true,
         protocol_version: Some("2025-06-18".into()),
         session_id: Some("s-1".into()),
+        at: new_year() + Duration::from_millis(1),
     }
     .into()
 }
@@ -40,7 +47,11 @@ fn event_names_and_json_shape() {
         &ToolExecutionResult::ok_text("3"),
         Duration::from_millis(1500),
     );
+    let at = executed.at;
+    assert!(at <= SystemTime::now() && at > new_year(), "stamped when made");
+    let executed = ToolExecuted { at: new_year() + Duration::from_millis(2), ..executed };
     let event = ManagerEvent::from(executed);
+    assert_eq!(event.at(), new_year() + Duration::from_millis(2));
     assert_eq!(event.name(), "mcp.tool_executed");
     assert_eq!(event.server_name(), "math");
 
@@ -49,21 +60,24 @@ fn event_names_and_json_shape() {
         json!({
             "event": "mcp.server_connected", "server_name": "a", "transport": "stdio",
             "protocol_version": "2025-11-25", "tool_count": 3, "prompt_count": 1,
-            "resource_count": 0, "resource_template_count": 2
+            "resource_count": 0, "resource_template_count": 2, "timestamp_ms": 1_704_067_200_000_u64
         })
     );
     assert_eq!(
         serde_json::to_value(disconnected()).unwrap(),
         json!({
             "event": "mcp.server_disconnected", "server_name": "web", "transport": "streamable_http",
-            "reason": "closed", "had_session": true, "protocol_version": "2025-06-18", "session_id": "s-1"
+            "reason": "closed", "had_session": true, "protocol_version": "2025-06-18", "session_id": "s-1",
+            "timestamp_ms": 1_704_067_200_001_u64
         })
     );
     assert_eq!(
         serde_json::to_value(&event).unwrap(),
         json!({
             "event": "mcp.tool_executed", "server_name": "math", "tool_name": "add", "arguments": {"a": 1},
-            "success": true, "duration_ms": 1500, "content_length": 1, "error_message": null, "metadata": {}
+            "success": true, "duration_ms": 1500, "content_length": 1, "error_message": null, "metadata": {},
+            "caller": {"user_id": "", "session_id": "", "chat_stream_id": "", "platform": ""},
+            "timestamp_ms": 1_704_067_200_002_u64
         })
     );
 }
@@ -83,6 +97,35 @@ fn tool_executed_redacts_arguments_and_metadata() {
     assert_eq!(event.content_length, "Error: boom".len(), "the length of the history text");
     assert!(!serde_json::to_string(&event).unwrap().contains("hunter2"));
     assert!(!format!("{event:?}").contains("t0p"));
+}
+
+#[test]
+fn typed_observers_see_only_their_event_and_cannot_break_the_others() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (a, b, c, d) = (seen.clone(), seen.clone(), seen.clone(), seen.clone());
+    let hooks = Hooks::new()
+        .on_server_connected(move |e| a.lock().unwrap().push(format!("connected {} {}", e.server_name, e.tool_count)))
+        .on_server_disconnected(move |e| b.lock().unwrap().push(format!("lost {}: {}", e.server_name, e.reason)))
+        .on_tool_executed(|_| panic!("a typed observer that panics"))
+        .on_tool_executed(move |e| c.lock().unwrap().push(format!("ran {} for {:?}", e.tool_name, e.caller.user_id)))
+        .on_event(move |e| d.lock().unwrap().push(format!("any {}", e.name())));
+    let caller = Caller { user_id: "ann".into(), ..Caller::default() };
+    let executed =
+        ToolExecuted::new("s", "t", &json!({}), &ToolExecutionResult::ok_text("x"), Duration::ZERO).with_caller(caller);
+    for event in [connected("a"), disconnected(), executed.into()] {
+        hooks.emit(event);
+    }
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "connected a 3",
+            "any mcp.server_connected",
+            "lost web: closed",
+            "any mcp.server_disconnected",
+            "ran t for \"ann\"",
+            "any mcp.tool_executed",
+        ]
+    );
 }
 
 #[test]

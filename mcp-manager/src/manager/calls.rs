@@ -1,0 +1,297 @@
+//! Tool calls through the manager: routing, the [interceptors](super::interceptors), argument
+//! checks, the call itself, the conversion for the host, and the `mcp.tool_executed` event.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_protocol::types::meta::JsonObject;
+use mcp_protocol::types::mrtr::Outcome;
+use mcp_protocol::types::tools::CallToolResult;
+use tool_system::ToolExecutionResult;
+
+use super::hooks::{self, ManagerEvent};
+use super::interceptors::{Before, Caller, ToolCall};
+use super::{ManagerError, McpManager, RoutedTool, convert, tasks};
+use crate::ServerState;
+use crate::connection::TaskOptions;
+use crate::session::RequestOptions;
+
+/// What the connection that served a call says about itself, for the result's metadata.
+struct Served {
+    protocol_version: String,
+    session_id: Option<String>,
+}
+
+impl Served {
+    async fn by(conn: &crate::connection::McpConnection) -> Served {
+        let protocol_version = conn.server_info().await.map(|i| i.protocol_version.to_string()).unwrap_or_default();
+        let session_id = conn.session().await.ok().and_then(|s| s.transport().session_id());
+        Served { protocol_version, session_id }
+    }
+}
+
+impl McpManager {
+    /// Call tool `name` on the server that owns it; the MCP result as the server sent it.
+    /// Arguments are checked against the tool's `inputSchema` first (unless turned off).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
+        self.call_tool_with(name, arguments, options, TaskOptions::default()).await
+    }
+
+    /// [`McpManager::call_tool`], with the task options of this call (a task's result carries
+    /// its id: [`crate::connection::tasks::result_task_id`]).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
+        self.call_tool_as(&Caller::default(), name, arguments, options, task).await
+    }
+
+    /// [`McpManager::call_tool_with`] for `caller`, whom the before-call
+    /// [interceptors](super::interceptors) see (a veto is [`ManagerError::Vetoed`]; after-call
+    /// interceptors do not run on the server's own result).
+    pub async fn call_tool_as(
+        &self,
+        caller: &Caller,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
+        let route = self.routing().tool(name).cloned().ok_or_else(|| self.missing_tool(name))?;
+        let arguments = match self.intercept(&route, caller, arguments).await {
+            Ok((arguments, _)) => arguments,
+            Err(vetoed) => return Err(vetoed),
+        };
+        let (result, _) = self.call_route(&route, arguments, options, task).await?;
+        Ok((route, result))
+    }
+
+    /// Why tool `name` has no route: its server's config disables it, its server (the one that
+    /// offered it last) is not ready, or no server offers it.
+    pub(super) fn missing_tool(&self, name: &str) -> ManagerError {
+        let routing = self.routing();
+        if let error @ ManagerError::DisabledTool { .. } = routing.missing_tool(name) {
+            return error;
+        }
+        match self.shared.former_owner(name) {
+            Some(server) if !matches!(server.state(), ServerState::Ready | ServerState::Degraded) => {
+                ManagerError::ServerUnavailable {
+                    server: server.name.to_string(),
+                    tool: name.to_owned(),
+                    state: server.state(),
+                }
+            }
+            _ => ManagerError::UnknownTool(name.into()),
+        }
+    }
+
+    /// Run the before-call interceptors: the arguments to send and the call as they saw it
+    /// (`None` without interceptors), or the veto.
+    async fn intercept(
+        &self,
+        route: &RoutedTool,
+        caller: &Caller,
+        arguments: Option<JsonObject>,
+    ) -> Result<(Option<JsonObject>, Option<ToolCall>), ManagerError> {
+        let interceptors = &self.shared.options.interceptors;
+        if interceptors.is_empty() {
+            return Ok((arguments, None));
+        }
+        let mut call = ToolCall {
+            server: route.server.to_string(),
+            tool: route.tool().name.clone(),
+            arguments: arguments.clone().unwrap_or_default(),
+            caller: caller.clone(),
+        };
+        match interceptors.run_before(call.clone()).await {
+            Before::Proceed(None) => Ok((arguments, Some(call))),
+            Before::Proceed(Some(rewritten)) => {
+                call.arguments = rewritten.clone();
+                Ok((Some(rewritten), Some(call)))
+            }
+            Before::Vetoed { by, reason } => {
+                Err(ManagerError::Vetoed { server: call.server, tool: call.tool, interceptor: by, reason })
+            }
+        }
+    }
+
+    /// Call `route`; the result and what the connection that served it says about itself.
+    async fn call_route(
+        &self,
+        route: &RoutedTool,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> Result<(CallToolResult, Served), ManagerError> {
+        if !self.shared.options.skip_argument_validation
+            && let Some(check) = route.input_check()
+        {
+            let empty = JsonObject::new();
+            convert::check_arguments(&check, &route.tool().name, arguments.as_ref().unwrap_or(&empty))
+                .map_err(ManagerError::InvalidArguments)?;
+        }
+        let server =
+            self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownTool(route.tool().name.clone()))?;
+        let _in_flight = server.in_flight.read().await;
+        // The server's configured task mode, unless the call says otherwise.
+        let task = TaskOptions { mode: task.mode.or(Some(server.config.task)), ..task };
+        let outcome = server.conn.call_tool_with(&route.tool().name, arguments, options, task).await?;
+        match outcome {
+            Outcome::Complete(result) => {
+                // From the connection that served the call, while it is still held open (a
+                // reload that replaces the server waits for this guard): not the replacement's.
+                let served = Served::by(&server.conn).await;
+                Ok((result, served))
+            }
+            Outcome::InputRequired(_) => Err(ManagerError::UnexpectedShape {
+                server: route.server.to_string(),
+                method: "tools/call",
+                shape: "input_required",
+            }),
+            Outcome::Task(_) | Outcome::TaskHandle(_) => Err(ManagerError::UnexpectedShape {
+                server: route.server.to_string(),
+                method: "tools/call",
+                shape: "task",
+            }),
+        }
+    }
+
+    /// Run tool `name` and convert its result for the host: an MCP error result, a result that
+    /// does not match the tool's `outputSchema`, bad arguments or a failed call all become a
+    /// failed [`ToolExecutionResult`] with a message. Observers see a `tool_executed` event.
+    pub async fn execute_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> ToolExecutionResult {
+        self.execute_tool_with(name, arguments, options, TaskOptions::default()).await
+    }
+
+    /// [`McpManager::execute_tool`], with the task options of this call. A tool that ran as a
+    /// task reports the task's id in the result's metadata (`task_id`), also when it failed or
+    /// timed out, so that the host can resume or cancel it ([`McpManager::resume_task`]).
+    pub async fn execute_tool_with(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> ToolExecutionResult {
+        self.execute_tool_as(&Caller::default(), name, arguments, options, task).await
+    }
+
+    /// [`McpManager::execute_tool_with`] for `caller` (`McpToolProvider` passes the
+    /// `ToolExecutionContext`'s user and session). The
+    /// [interceptors](super::interceptors) see the caller, may veto the call (a failed result
+    /// naming the interceptor and its reason, with `vetoed_by` in its metadata) or rewrite its
+    /// arguments, and may replace the result; the `tool_executed` observers then see the
+    /// arguments that were sent, the result the host gets, and the caller.
+    pub async fn execute_tool_as(
+        &self,
+        caller: &Caller,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> ToolExecutionResult {
+        let started = Instant::now();
+        let route = self.routing().tool(name).cloned();
+        let hooks = &self.shared.hooks;
+        let (server, sent, result) = match route {
+            None => {
+                let error = self.missing_tool(name);
+                let server = match &error {
+                    ManagerError::ServerUnavailable { server, .. } => Some(Arc::<str>::from(server.as_str())),
+                    _ => None,
+                };
+                let failed = ToolExecutionResult::failed(error.to_string());
+                let failed = match &server {
+                    Some(server) => failed.with_metadata("server_name", server.to_string().into()),
+                    None => failed,
+                };
+                (server, arguments, failed)
+            }
+            Some(route) => {
+                let (sent, result) = self.execute_route(&route, caller, arguments, options, task).await;
+                (Some(route.server.clone()), sent, result)
+            }
+        };
+        if !hooks.is_empty() {
+            let arguments = sent.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
+            let event = hooks::ToolExecuted::new(
+                server.as_deref().unwrap_or_default(),
+                name,
+                &arguments,
+                &result,
+                started.elapsed(),
+            )
+            .with_caller(caller.clone());
+            // The history text's length: what the host puts into the conversation.
+            hooks.emit(ManagerEvent::ToolExecuted(hooks::ToolExecuted {
+                content_length: result.content.as_deref().map_or(0, str::len),
+                ..event
+            }));
+        }
+        result
+    }
+
+    /// Run a routed call through the interceptors: the arguments sent (for the observers) and
+    /// the host's result.
+    async fn execute_route(
+        &self,
+        route: &RoutedTool,
+        caller: &Caller,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> (Option<JsonObject>, ToolExecutionResult) {
+        let (arguments, call) = match self.intercept(route, caller, arguments.clone()).await {
+            Ok(intercepted) => intercepted,
+            Err(vetoed) => {
+                let interceptor = match &vetoed {
+                    ManagerError::Vetoed { interceptor, .. } => interceptor.clone(),
+                    _ => String::new(),
+                };
+                let failed = ToolExecutionResult::failed(vetoed.to_string())
+                    .with_metadata("server_name", route.server.to_string().into())
+                    .with_metadata("vetoed_by", interceptor.into());
+                return (arguments, failed);
+            }
+        };
+        let sent = arguments.clone();
+        let result = match self.call_route(route, arguments, options, task).await {
+            Ok((result, served)) => {
+                let task_id = crate::connection::tasks::result_task_id(&result);
+                let cx = convert::ResultContext {
+                    server: &route.server,
+                    tool: &route.tool().name,
+                    protocol_version: &served.protocol_version,
+                    session_id: served.session_id.as_deref(),
+                };
+                let converted = convert::tool_result(result, route.output_check().as_deref(), &cx);
+                tasks::with_task_id(converted, task_id.as_deref())
+            }
+            Err(e) => {
+                let task_id = tasks::error_task_id(&e);
+                let failed = ToolExecutionResult::failed(e.to_string())
+                    .with_metadata("server_name", route.server.to_string().into());
+                tasks::with_task_id(failed, task_id.as_deref())
+            }
+        };
+        let interceptors = &self.shared.options.interceptors;
+        let result = match call {
+            Some(call) if interceptors.has_after() => interceptors.run_after(&call, result).await,
+            _ => result,
+        };
+        (sent, result)
+    }
+}

@@ -1,0 +1,133 @@
+//! What a host watches: each server's state changes as they happen ([`StatusChange`], from
+//! [`McpManager::subscribe_status`]), the end of the first start-up attempts
+//! ([`McpManager::wait_started`]), and the conflicts of each server in its [`ServerStatus`].
+
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+use tokio::sync::broadcast;
+
+use super::hooks::unix_ms;
+use super::routing::{Conflict, ConflictKind, Routing};
+use super::{McpManager, ServerStatus, read};
+use crate::ServerState;
+
+/// How many state changes wait for a slow subscriber before it misses the oldest ones
+/// (`RecvError::Lagged`); the manager never waits for a subscriber.
+pub const STATUS_CHANNEL_CAPACITY: usize = 256;
+
+/// One server's move from one state to another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatusChange {
+    /// The server's configured name.
+    pub server: String,
+    /// The state it left; `None` when the server's supervision just began (it was added by
+    /// `start` or a reload, or made anew by a restart).
+    #[serde(serialize_with = "maybe_state_name")]
+    pub previous: Option<ServerState>,
+    /// The state it is in now.
+    #[serde(serialize_with = "state_name")]
+    pub state: ServerState,
+    /// The last error, when it failed or was lost (cleared once ready again).
+    pub last_error: Option<String>,
+    /// Reconnection attempts since it was last ready.
+    pub reconnect_attempts: u32,
+    /// When it changed.
+    #[serde(rename = "timestamp_ms", serialize_with = "unix_ms")]
+    pub at: SystemTime,
+}
+
+impl StatusChange {
+    /// The change to `status` from `previous`, now.
+    pub(crate) fn of(status: &ServerStatus, previous: Option<ServerState>) -> StatusChange {
+        StatusChange {
+            server: status.name.clone(),
+            previous,
+            state: status.state,
+            last_error: status.last_error.clone(),
+            reconnect_attempts: status.reconnect_attempts,
+            at: SystemTime::now(),
+        }
+    }
+}
+
+fn state_name<S: Serializer>(state: &ServerState, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(state.as_str())
+}
+
+fn maybe_state_name<S: Serializer>(state: &Option<ServerState>, s: S) -> Result<S::Ok, S::Error> {
+    match state {
+        Some(state) => s.serialize_str(state.as_str()),
+        None => s.serialize_none(),
+    }
+}
+
+/// A conflict as JSON: `what`, `name`, `server`, `kind` (`reserved`, `duplicate_in_server`,
+/// `taken_by`), `winner` (for `taken_by`) and `message`.
+impl Serialize for Conflict {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (kind, winner) = match &self.kind {
+            ConflictKind::Reserved => ("reserved", None),
+            ConflictKind::DuplicateInServer => ("duplicate_in_server", None),
+            ConflictKind::TakenBy(winner) => ("taken_by", Some(winner.as_str())),
+        };
+        let mut out = s.serialize_struct("Conflict", 6)?;
+        out.serialize_field("what", self.what)?;
+        out.serialize_field("name", &self.name)?;
+        out.serialize_field("server", &self.server)?;
+        out.serialize_field("kind", kind)?;
+        out.serialize_field("winner", &winner)?;
+        out.serialize_field("message", &self.to_string())?;
+        out.end()
+    }
+}
+
+/// `status` with what `routing` says of its server: the counts of what is routed to it, and the
+/// conflicts it is part of (names it lost, and names it won from a later server).
+pub(crate) fn with_routing(
+    mut status: ServerStatus,
+    routing: &Routing,
+    counts: &HashMap<&str, [usize; 4]>,
+) -> ServerStatus {
+    [status.tool_count, status.prompt_count, status.resource_count, status.resource_template_count] =
+        counts.get(status.name.as_str()).copied().unwrap_or_default();
+    status.conflicts = routing
+        .conflicts()
+        .iter()
+        .filter(|c| {
+            c.server == status.name || matches!(&c.kind, ConflictKind::TakenBy(winner) if *winner == status.name)
+        })
+        .cloned()
+        .collect();
+    status
+}
+
+impl McpManager {
+    /// Every state change of every server from now on, in the order they happen (per server,
+    /// and across servers in the order the manager made them): `starting` → `ready`, `ready` →
+    /// `reconnecting` → `ready`, → `failed`, → `stopped`, and servers added by a reload or made
+    /// anew by a restart (`previous: None`).
+    ///
+    /// To know where things stand, subscribe first, then read [`McpManager::status`]: every
+    /// change after that read is delivered (one made between the two may come twice). The
+    /// channel holds [`STATUS_CHANNEL_CAPACITY`] changes: a subscriber that falls further
+    /// behind gets `RecvError::Lagged(n)` (it missed `n` changes; read `status()` again) and
+    /// never slows the manager. `RecvError::Closed` means the manager is gone.
+    pub fn subscribe_status(&self) -> broadcast::Receiver<StatusChange> {
+        self.shared.status_events.subscribe()
+    }
+
+    /// Wait until every configured server has ended its first attempt to start (ready,
+    /// degraded, failed or stopped), for a manager started without waiting
+    /// ([`ManagerBuilder::wait_for_servers`](crate::ManagerBuilder::wait_for_servers)). Each
+    /// attempt is bounded by its server's start-up timeout, so this ends; it is cancel-safe, so
+    /// a host that wants a shorter bound wraps it in `tokio::time::timeout`. The tools of a
+    /// server enter the routing table as soon as it is ready and every server before it in
+    /// config order has ended its first attempt, without waiting for this.
+    pub async fn wait_started(&self) {
+        let servers = read(&self.shared.servers).clone();
+        futures::future::join_all(servers.iter().map(|s| s.settled())).await;
+    }
+}
