@@ -16,7 +16,8 @@
 //! - [`parse_transport_kind`]: which transport a config's `type` names.
 //! - [`http_policy`]: the policy of every HTTP client of the workspace (same-origin redirects
 //!   only, a warning for credentials over plain http), and [`redact`]: keeping secrets out of
-//!   `Debug` output, logs and errors ([`redact::describe`] for every `reqwest::Error`).
+//!   `Debug` output, logs and errors ([`Secret`], the one type of every secret value, and
+//!   [`redact::describe`] for every `reqwest::Error`).
 //!
 //! ```
 //! # tokio_test_block_on(async {
@@ -36,6 +37,7 @@
 pub mod auth;
 mod error;
 pub mod http;
+mod http_body;
 pub mod http_policy;
 mod kind;
 mod memory;
@@ -49,9 +51,10 @@ use futures::future::BoxFuture;
 use mcp_protocol::{Message, RequestId};
 
 pub use error::{CloseReason, TransportError};
-pub use http::{ResumePolicy, Secret, StreamableHttpConfig, StreamableHttpTransport};
+pub use http::{ResumePolicy, StreamableHttpConfig, StreamableHttpTransport};
 pub use kind::{UnknownTransportKind, parse_transport_kind};
 pub use memory::MemoryTransport;
+pub use redact::Secret;
 pub use sse::{SseConfig, SseTransport};
 pub use stdio::{StdioConfig, StdioTransport};
 

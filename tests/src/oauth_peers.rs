@@ -22,6 +22,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use mcp_transport::auth::browser::{AuthorizationResponse, BrowserStep, PendingRedirect};
 use mcp_transport::auth::{AuthError, AuthStep};
+use mcp_transport::redact::describe;
 use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
 use url::Url;
 
@@ -45,7 +46,7 @@ pub async fn click_through(authorization_url: &Url, login: &str, step_timeout: D
         .redirect(reqwest::redirect::Policy::none())
         .timeout(step_timeout)
         .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+        .map_err(|e| format!("cannot build an HTTP client: {}", describe(&e)))?;
     let mut cookies = CookieJar::default();
     let mut next = Request::Get(authorization_url.clone());
     for _ in 0..MAX_STEPS {
@@ -61,7 +62,8 @@ pub async fn click_through(authorization_url: &Url, login: &str, step_timeout: D
             request = request.header(COOKIE, header);
         }
         println!("browser: {} {}", next.method(), shown_path(&url));
-        let response = request.send().await.map_err(|e| format!("{} {}: {e}", next.method(), url.path()))?;
+        let response =
+            request.send().await.map_err(|e| format!("{} {}: {}", next.method(), url.path(), describe(&e)))?;
         cookies.take(&response);
         let status = response.status();
         if status.is_redirection() {
@@ -77,7 +79,7 @@ pub async fn click_through(authorization_url: &Url, login: &str, step_timeout: D
             next = Request::Get(target);
             continue;
         }
-        let body = response.text().await.map_err(|e| format!("reading {}: {e}", url.path()))?;
+        let body = response.text().await.map_err(|e| format!("reading {}: {}", url.path(), describe(&e)))?;
         if !status.is_success() {
             return Err(format!("{} {} answered {status}: {}", next.method(), url.path(), page_summary(&body)));
         }

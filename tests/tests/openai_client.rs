@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use host_bridge::{
-    ApiKey, ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError, OpenAiClient, OpenAiConfig,
+    ChatMessage, ChatRequest, ChatResponse, FinishReason, LlmClient, LlmError, OpenAiClient, OpenAiConfig, Secret,
     TokenParameter, ToolCall, ToolChoice, ToolDefinition, Usage,
 };
 use serde_json::json;
@@ -20,7 +20,7 @@ async fn within<F: Future>(f: F) -> F::Output {
 
 fn config(llm: &FakeLlm) -> OpenAiConfig {
     let mut config = OpenAiConfig::new(llm.base_url(), "configured-model");
-    config.api_key = Some(ApiKey::new(KEY));
+    config.api_key = Some(Secret::new(KEY));
     config.max_retries = 2;
     config.backoff_base = Duration::from_millis(1);
     config.backoff_max = Duration::from_millis(20);
@@ -205,7 +205,7 @@ async fn unreachable_server_and_oversized_answers() {
         // A port that was free a moment ago: nothing listens there.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut config = OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "m");
-        config.api_key = Some(ApiKey::new(KEY));
+        config.api_key = Some(Secret::new(KEY));
         let err = chat(config, hello()).await.unwrap_err();
         assert!(matches!(err, LlmError::Transport(_)), "{err:?}");
         assert!(!format!("{err} {err:?}").contains(KEY));
@@ -250,7 +250,7 @@ async fn errors_and_debug_show_no_url_secret() {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let base = format!("http://user-secret:pass-secret@127.0.0.1:{port}/v1?api-key=query-secret");
         let mut config = OpenAiConfig::new(base, "m");
-        config.api_key = Some(ApiKey::new(KEY));
+        config.api_key = Some(Secret::new(KEY));
         let client = OpenAiClient::new(config.clone()).unwrap();
         let err = client.chat(hello()).await.unwrap_err();
         for shown in [format!("{config:?}"), format!("{client:?}"), format!("{err} {err:?}")] {

@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use host_bridge::{
-    ApiKey, Asked, FormAnswer, HostBridge, LogLevels, NotificationCallback, OpenAiClient, OpenAiConfig, Roots,
-    SamplingOptions, ScriptedElicitation, UrlAnswer, file_root, tracing_level,
+    Asked, FormAnswer, HostBridge, LogLevels, NotificationCallback, OpenAiClient, OpenAiConfig, Roots, SamplingOptions,
+    ScriptedElicitation, Secret, UrlAnswer, file_root, tracing_level,
 };
 use mcp_manager::RequestOptions;
 use mcp_manager::config::{ConfigFormat, McpConfig, TokenParameter};
@@ -114,7 +114,7 @@ async fn everything(entry: PathBuf) {
     let (logs, _guard) = capture_logs();
     let llm = FakeLlm::start().await;
     let mut llm_config = OpenAiConfig::new(llm.base_url(), "host-model");
-    llm_config.api_key = Some(ApiKey::new("sk-peer-test"));
+    llm_config.api_key = Some(Secret::new("sk-peer-test"));
     let client = OpenAiClient::new(llm_config).expect("an LLM client");
     let user = ScriptedElicitation::with_url();
     let first_root = TempDir::new("everything-a");

@@ -44,7 +44,7 @@ fn llm(args: &ChatArgs) -> Result<Arc<dyn LlmClient>, CliError> {
         .or_else(|| env("OPENAI_BASE_URL"))
         .unwrap_or_else(|| OpenAiConfig::DEFAULT_BASE_URL.to_owned());
     let mut config = OpenAiConfig::new(base_url, model);
-    config.api_key = env(&args.api_key_env).map(host_bridge::ApiKey::new);
+    config.api_key = env(&args.api_key_env).map(host_bridge::Secret::new);
     if let Some(parameter) = env("OPENAI_TOKEN_PARAMETER") {
         config.token_parameter =
             parameter.parse().map_err(|e| CliError::usage(format!("chat: OPENAI_TOKEN_PARAMETER: {e}")))?;

@@ -58,6 +58,7 @@ use mcp_transport::auth::browser::{AuthorizationResponse, BrowserStep, PendingRe
 use mcp_transport::auth::jose::{SigningAlgorithm, SigningKey};
 use mcp_transport::auth::oauth::{CredentialSource, EnterpriseSettings, Grant, OAuthClient, OAuthSettings};
 use mcp_transport::auth::{AuthError, AuthStep, Authorization};
+use mcp_transport::redact::describe;
 use mcp_transport::{Secret, StreamableHttpConfig, StreamableHttpTransport, Transport};
 use serde_json::Value;
 
@@ -235,9 +236,10 @@ impl PendingRedirect for HeadlessRedirect {
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(Duration::from_secs(5))
                 .build()
-                .map_err(|e| fail(format!("cannot build an HTTP client: {e}")))?;
+                .map_err(|e| fail(format!("cannot build an HTTP client: {}", describe(&e))))?;
             println!("authorizing at {}", url.origin().ascii_serialization());
-            let response = client.get(url).send().await.map_err(|e| fail(format!("GET authorization URL: {e}")))?;
+            let response =
+                client.get(url).send().await.map_err(|e| fail(format!("GET authorization URL: {}", describe(&e))))?;
             let location =
                 response.headers().get(reqwest::header::LOCATION).and_then(|l| l.to_str().ok()).ok_or_else(|| {
                     fail(format!("the authorization endpoint answered {} without a redirect", response.status()))

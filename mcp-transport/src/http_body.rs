@@ -1,4 +1,5 @@
-//! Bounded reading of HTTP bodies and SSE streams, and the errors they turn into.
+//! Bounded reading of HTTP bodies and SSE streams, and the errors they turn into: shared by both
+//! HTTP transports and the authorization client's requests.
 //!
 //! Every read has two bounds: a size (a whole JSON body, or one SSE event) and an idle time
 //! between two chunks. SSE framing is parsed by `sse-stream`; this module only feeds it bounded,
@@ -17,6 +18,7 @@ use reqwest::StatusCode;
 use sse_stream::{Sse, SseByteStream};
 
 use crate::TransportError;
+use crate::redact::describe;
 
 /// How many bytes of a body an error report quotes.
 pub(crate) const EXCERPT_BYTES: usize = 1024;
@@ -54,8 +56,6 @@ impl BodyError {
         }
     }
 }
-
-pub(crate) use crate::redact::describe;
 
 /// The first [`EXCERPT_BYTES`] of a body as text, for error messages.
 pub(crate) fn excerpt(body: &[u8]) -> String {
