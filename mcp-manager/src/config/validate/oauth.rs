@@ -12,10 +12,10 @@ use mcp_transport::Secret;
 use mcp_transport::auth::jose::{SigningAlgorithm, SigningKey};
 use mcp_transport::auth::oauth::DpopPolicy;
 
-use super::model::{ClientKey, CredentialConfig, EnterpriseConfig, GrantConfig, OAuthConfig};
-use super::node::Text;
-use super::raw::{OAUTH_SNAKE, RawCredential, RawOAuth, SecretSource};
-use super::validate::{Context, Problems, expand_text, variable};
+use super::{Context, Problems, expand_text, variable};
+use crate::config::model::{ClientKey, CredentialConfig, EnterpriseConfig, GrantConfig, OAuthConfig};
+use crate::config::node::Text;
+use crate::config::raw::{OAUTH_SNAKE, RawCredential, RawOAuth, SecretSource};
 
 /// The grants `grant` accepts.
 const GRANTS: &str = "\"authorization_code\", \"client_credentials\", \"workload_identity\" or \"enterprise\"";

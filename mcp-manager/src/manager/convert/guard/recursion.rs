@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::Value;
 
-use super::guard::{Index, Item, MAX_SCHEMA_EXPANSION};
+use super::{Index, Item, MAX_SCHEMA_EXPANSION};
 
 /// The deepest instance followed: serde_json's recursion limit.
 const MAX_INSTANCE_DEPTH: usize = 128;

@@ -18,9 +18,9 @@ use mcp_protocol::types::resources::{ReadResource, ReadResourceOutcome, ReadReso
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::discovery::{Inventory, Listed, Lister};
-use super::freshness::{Freshness, PROMPTS, RESOURCES, TOOLS};
-use super::{ConnectionError, McpConnection};
+use super::{Freshness, PROMPTS, RESOURCES, TOOLS};
+use crate::connection::discovery::{Inventory, Listed, Lister};
+use crate::connection::{ConnectionError, McpConnection};
 use crate::session::RequestOptions;
 
 /// One cached list.
