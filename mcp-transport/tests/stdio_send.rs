@@ -11,20 +11,10 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use mcp_protocol::{Message, RequestId};
-use mcp_transport::{CloseReason, StdioConfig, StdioTransport, Transport, TransportError, TransportEvent};
+use mcp_transport::{CloseReason, StdioTransport, Transport, TransportError, TransportEvent};
 use serde_json::json;
-
-const LIMIT: Duration = Duration::from_secs(60);
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
-
-fn sh(name: &str, script: &str, extra: &[&str]) -> StdioConfig {
-    let mut args = vec!["-c".to_owned(), script.to_owned()];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    StdioConfig::new(name, "/bin/sh", args)
-}
+use test_support::stdio::{sh, slow_reader};
+use test_support::within;
 
 /// A request with a `payload` of `bytes` bytes.
 fn request(id: i64, bytes: usize) -> Message {
@@ -42,8 +32,7 @@ async fn timed_out_sends_write_nothing_and_accepted_sends_are_written_whole() {
     let out = scratch("lines");
     within(async {
         // The child reads nothing for a second (the pipe fills up), then copies stdin to a file.
-        let transport =
-            StdioTransport::spawn(sh("slow-reader", r#"sleep 1; exec cat > "$0""#, &[out.to_str().unwrap()])).unwrap();
+        let transport = StdioTransport::spawn(slow_reader(&out, Duration::from_secs(1))).unwrap();
         let mut accepted = BTreeSet::new();
         let mut refused = BTreeSet::new();
         for id in 0..48 {

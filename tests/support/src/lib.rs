@@ -52,7 +52,7 @@ pub mod scripted;
 pub mod stdio;
 
 #[cfg(feature = "mcp")]
-pub use scripted::{Event, Got, Outbox, Reply, ScriptedServer};
+pub use scripted::{Event, Got, Outbox, Reply, Script, ScriptedServer};
 
 /// How long [`within`] lets a test run: far longer than any test needs, short enough that a hang
 /// fails the run instead of stalling it.

@@ -96,7 +96,11 @@ impl Outbox {
     }
 }
 
-type Script = Box<dyn FnMut(Got<'_>, &Outbox) -> Option<Reply> + Send>;
+/// A script that answers requests given their params, boxed: what a helper that builds scripts
+/// returns for [`ScriptedServer::start`].
+pub type Script = Box<dyn FnMut(&Request, &Value) -> Option<Reply> + Send>;
+
+type FullScript = Box<dyn FnMut(Got<'_>, &Outbox) -> Option<Reply> + Send>;
 
 struct Shared {
     events: Mutex<Vec<Event>>,
@@ -203,7 +207,11 @@ impl ScriptedServer {
 
     /// How many `method` requests arrived so far.
     pub fn count(&self, method: &str) -> usize {
-        self.shared.events().iter().filter(|e| matches!(e, Event::Request { request, .. } if request.method == method)).count()
+        self.shared
+            .events()
+            .iter()
+            .filter(|e| matches!(e, Event::Request { request, .. } if request.method == method))
+            .count()
     }
 
     /// The methods of the notifications received so far, in order.
@@ -242,7 +250,8 @@ impl ScriptedServer {
     /// scripted reply, if any, is sent).
     pub async fn nth(&self, method: &str, n: usize) -> (Request, Value) {
         self.until(|events| {
-            events.iter().filter(|e| matches!(e, Event::Request { request, .. } if request.method == method)).count() >= n
+            events.iter().filter(|e| matches!(e, Event::Request { request, .. } if request.method == method)).count()
+                >= n
         })
         .await;
         self.requests().into_iter().filter(|(r, _)| r.method == method).nth(n - 1).expect("it arrived")
@@ -287,7 +296,7 @@ impl ScriptedServer {
 async fn serve(
     transport: Arc<MemoryTransport>,
     shared: Arc<Shared>,
-    mut script: Script,
+    mut script: FullScript,
     outbox: Outbox,
     mut queued: mpsc::UnboundedReceiver<Message>,
 ) {
@@ -318,7 +327,10 @@ async fn serve(
             }
             TransportEvent::Message(Message::Response(response)) => {
                 shared.record(Event::Answer(response.clone()));
-                let asked = response.id.as_ref().and_then(|id| shared.asks.lock().unwrap_or_else(|p| p.into_inner()).remove(id));
+                let asked = response
+                    .id
+                    .as_ref()
+                    .and_then(|id| shared.asks.lock().unwrap_or_else(|p| p.into_inner()).remove(id));
                 match asked {
                     Some(waiter) => {
                         let _ = waiter.send(response);
