@@ -9,13 +9,7 @@ use std::time::Duration;
 
 use mcp_transport::auth::AuthStep;
 use mcp_transport::auth::browser::{AuthorizationResponse, BrowserStep, LoopbackBrowser, UrlOpener};
-
-const TEST_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Run `body` under the default test timeout.
-async fn bounded<T>(body: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(TEST_TIMEOUT, body).await.expect("the test timed out")
-}
+use test_support::within;
 
 /// One scripted step of the fake browser.
 #[derive(Clone)]
@@ -80,7 +74,7 @@ fn status(reply: &str) -> &str {
 
 #[tokio::test]
 async fn the_redirect_is_returned_and_answered() {
-    bounded(async {
+    within(async {
         let (opener, replies) = scripted(vec![get("{path}?code=abc&state=xyz&iss=http%3A%2F%2Fas")]);
         let browser = LoopbackBrowser::new(opener);
         let pending = browser.prepare(None).await.unwrap();
@@ -108,7 +102,7 @@ async fn the_redirect_is_returned_and_answered() {
 
 #[tokio::test]
 async fn other_paths_and_malformed_requests_are_ignored() {
-    bounded(async {
+    within(async {
         let (opener, replies) = scripted(vec![
             get("/favicon.ico"),
             Step::Send("this is not http\r\n\r\n".into()),
@@ -146,7 +140,7 @@ async fn other_paths_and_malformed_requests_are_ignored() {
 
 #[tokio::test]
 async fn the_head_may_arrive_in_pieces() {
-    bounded(async {
+    within(async {
         let (tx, rx) = mpsc::channel();
         let tx = Mutex::new(tx);
         let opener: UrlOpener = Arc::new(move |url: &url::Url| {
@@ -174,7 +168,7 @@ async fn the_head_may_arrive_in_pieces() {
 
 #[tokio::test]
 async fn a_silent_connection_does_not_hold_up_the_redirect() {
-    bounded(async {
+    within(async {
         let (opener, _replies) = scripted(vec![Step::Silent, Step::Silent, get("{path}?code=abc&state=xyz")]);
         let mut browser = LoopbackBrowser::new(opener);
         // Far shorter than the per-connection read bound: only concurrent serving passes.
@@ -187,7 +181,7 @@ async fn a_silent_connection_does_not_hold_up_the_redirect() {
 
 #[tokio::test]
 async fn no_redirect_times_out() {
-    bounded(async {
+    within(async {
         let opened = Arc::new(Mutex::new(None));
         let seen = Arc::clone(&opened);
         let opener: UrlOpener = Arc::new(move |url: &url::Url| *seen.lock().unwrap() = Some(url.clone()));
@@ -206,7 +200,7 @@ async fn no_redirect_times_out() {
 
 #[tokio::test]
 async fn an_error_redirect_is_returned_with_a_page_that_hides_the_rest() {
-    bounded(async {
+    within(async {
         let (opener, replies) =
             scripted(vec![get("{path}?error=access_denied&state=st4te-value&error_description=no%3Cb%3E")]);
         let response = run(LoopbackBrowser::new(opener)).await.unwrap();
@@ -224,7 +218,7 @@ async fn an_error_redirect_is_returned_with_a_page_that_hides_the_rest() {
 
 #[tokio::test]
 async fn the_error_code_is_html_escaped() {
-    bounded(async {
+    within(async {
         let (opener, replies) = scripted(vec![get("{path}?error=%3Cscript%3Ealert(1)%3C/script%3E&code=c0de-value")]);
         let response = run(LoopbackBrowser::new(opener)).await.unwrap();
         assert_eq!(response.error.as_deref(), Some("<script>alert(1)</script>"));
@@ -246,7 +240,7 @@ fn nothing() -> UrlOpener {
 
 #[tokio::test]
 async fn the_preferred_port_is_reused_when_free() {
-    bounded(async {
+    within(async {
         let browser = LoopbackBrowser::new(nothing());
         let port = free_port();
         let preferred = format!("http://127.0.0.1:{port}/callback");
@@ -265,7 +259,7 @@ async fn the_preferred_port_is_reused_when_free() {
 
 #[tokio::test]
 async fn a_busy_preferred_port_falls_back_to_another() {
-    bounded(async {
+    within(async {
         let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = busy.local_addr().unwrap().port();
         let browser = LoopbackBrowser::new(nothing());
@@ -286,7 +280,7 @@ async fn a_busy_preferred_port_falls_back_to_another() {
 
 #[tokio::test]
 async fn a_configured_port_is_used_and_a_busy_one_is_an_error() {
-    bounded(async {
+    within(async {
         let port = free_port();
         let mut browser = LoopbackBrowser::new(nothing());
         browser.port = Some(port);

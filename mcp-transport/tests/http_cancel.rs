@@ -13,6 +13,7 @@ use http_support::*;
 use mcp_protocol::RequestId;
 use mcp_transport::{CancelHandling, StreamableHttpTransport, Transport};
 use serde_json::{Value, json};
+use test_support::within;
 use tokio::sync::mpsc;
 
 fn modern_meta() -> Value {
@@ -42,7 +43,7 @@ fn open_stream(closed: mpsc::UnboundedSender<()>) -> Response {
 
 #[tokio::test]
 async fn a_modern_request_is_cancelled_by_closing_its_response_stream() {
-    bounded(async {
+    within(async {
         let (closed_tx, mut closed) = mpsc::unbounded_channel();
         let server = Server::start(move |req| match req.rpc_method() {
             Some("tools/call") => open_stream(closed_tx.clone()),
@@ -69,7 +70,7 @@ async fn a_modern_request_is_cancelled_by_closing_its_response_stream() {
 
 #[tokio::test]
 async fn a_legacy_request_is_not_cancelled_by_the_transport() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match req.rpc_method() {
             Some("tools/call") => sse_response(
                 &[],
@@ -94,7 +95,7 @@ async fn a_legacy_request_is_not_cancelled_by_the_transport() {
 
 #[tokio::test]
 async fn a_modern_request_that_was_answered_is_no_longer_in_flight() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| json_response(200, &[], &result_for(req, json!({"content": []})))).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
         t.send(request(3, "tools/call", json!({"name": "fast", "_meta": modern_meta()}))).await.unwrap();

@@ -9,6 +9,7 @@ use std::time::Duration;
 use http_support::*;
 use mcp_transport::{StreamableHttpTransport, Transport, TransportError};
 use serde_json::json;
+use test_support::within;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn big_result(req: &Req) -> serde_json::Value {
@@ -17,7 +18,7 @@ fn big_result(req: &Req) -> serde_json::Value {
 
 #[tokio::test]
 async fn an_oversize_json_body_fails_the_request_naming_the_limit() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| json_response(200, &[], &big_result(req))).await;
         let mut config = config(&server.url("/mcp"));
         config.max_body_bytes = 1024;
@@ -31,7 +32,7 @@ async fn an_oversize_json_body_fails_the_request_naming_the_limit() {
 
 #[tokio::test]
 async fn an_oversize_sse_event_fails_the_request_naming_the_limit() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| {
             let small =
                 json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "ok"}});
@@ -51,7 +52,7 @@ async fn an_oversize_sse_event_fails_the_request_naming_the_limit() {
 
 #[tokio::test]
 async fn a_huge_sse_event_is_cut_off_while_it_streams() {
-    bounded(async {
+    within(async {
         // 64 MiB of data in one event, never terminated: the transport must stop reading early.
         let server = Server::start(|_| {
             let mut steps = vec![Step::Send("data: ".into())];
@@ -72,7 +73,7 @@ async fn a_huge_sse_event_is_cut_off_while_it_streams() {
 
 #[tokio::test]
 async fn a_500_with_html_fails_the_request_with_status_and_excerpt() {
-    bounded(async {
+    within(async {
         let html = format!("<html><h1>Internal Server Error</h1>{}</html>", "<p>detail</p>".repeat(500));
         let server = Server::start(move |_| text_response(500, "text/html", &[], &html)).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
@@ -92,7 +93,7 @@ async fn a_500_with_html_fails_the_request_with_status_and_excerpt() {
 
 #[tokio::test]
 async fn a_refused_notification_is_an_error_of_send() {
-    bounded(async {
+    within(async {
         let server = Server::start(|_| text_response(503, "text/plain", &[], "overloaded")).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
         let error = t.send(notification("notifications/initialized")).await.unwrap_err();
@@ -105,7 +106,7 @@ async fn a_refused_notification_is_an_error_of_send() {
 
 #[tokio::test]
 async fn a_reply_that_is_not_json_rpc_fails_the_request() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match req.rpc_id() {
             Some(id) if id == 1 => text_response(200, "text/plain", &[], "hello"),
             _ => json_response(200, &[], &json!({"unexpected": true})),
@@ -124,7 +125,7 @@ async fn a_reply_that_is_not_json_rpc_fails_the_request() {
 
 #[tokio::test]
 async fn a_connection_reset_mid_stream_fails_the_request() {
-    bounded(async {
+    within(async {
         let server = Server::start(|_| {
             let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}});
             sse_response(&[], vec![json_event(None, &note), Step::Sleep(Duration::from_millis(50)), Step::Reset])
@@ -141,7 +142,7 @@ async fn a_connection_reset_mid_stream_fails_the_request() {
 
 #[tokio::test]
 async fn a_connection_closed_before_the_reply_fails_the_request() {
-    bounded(async {
+    within(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
@@ -166,7 +167,7 @@ async fn a_connection_closed_before_the_reply_fails_the_request() {
 
 #[tokio::test]
 async fn a_silent_stream_fails_after_the_read_timeout() {
-    bounded(async {
+    within(async {
         let server = Server::start(|_| sse_response(&[], vec![Step::Hang])).await;
         let mut config = config(&server.url("/mcp"));
         config.read_timeout = Duration::from_millis(300);
@@ -180,7 +181,7 @@ async fn a_silent_stream_fails_after_the_read_timeout() {
 
 #[tokio::test]
 async fn dropping_the_transport_releases_its_streams() {
-    bounded(async {
+    within(async {
         let server = Server::start(|_| sse_response(&[], vec![Step::Hang])).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
         t.send(request(1, "tools/call", json!({}))).await.unwrap();

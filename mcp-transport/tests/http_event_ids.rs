@@ -7,6 +7,7 @@ use http_support::*;
 use mcp_protocol::RequestId;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::json;
+use test_support::within;
 
 fn progress(n: u32) -> serde_json::Value {
     json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": n}})
@@ -14,7 +15,7 @@ fn progress(n: u32) -> serde_json::Value {
 
 #[tokio::test]
 async fn a_huge_event_id_is_not_sent_back() {
-    bounded(async {
+    within(async {
         let huge = "i".repeat(2 * 1024 * 1024);
         let server = Server::start(move |req| match req.method.as_str() {
             "POST" => sse_response(
@@ -44,7 +45,7 @@ async fn a_huge_event_id_is_not_sent_back() {
 
 #[tokio::test]
 async fn an_id_at_the_limit_is_still_used() {
-    bounded(async {
+    within(async {
         let long = "l".repeat(1024);
         let expected = long.clone();
         let server = Server::start(move |req| match req.method.as_str() {

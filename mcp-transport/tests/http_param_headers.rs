@@ -8,10 +8,11 @@ mod http_support;
 use http_support::*;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::json;
+use test_support::within;
 
 #[tokio::test]
 async fn annotated_arguments_of_a_modern_tool_call_become_mcp_param_headers() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match req.rpc_method() {
             Some("tools/list") => json_response(
                 200,
@@ -64,7 +65,7 @@ async fn annotated_arguments_of_a_modern_tool_call_become_mcp_param_headers() {
 
 #[tokio::test]
 async fn legacy_tool_calls_carry_no_param_headers() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match req.rpc_method() {
             Some("tools/list") => json_response(
                 200,

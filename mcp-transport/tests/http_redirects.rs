@@ -10,6 +10,7 @@ use axum::response::Response;
 use http_support::*;
 use mcp_transport::{SseConfig, SseTransport, StreamableHttpTransport, Transport};
 use serde_json::json;
+use test_support::within;
 
 /// A 307 to `location`.
 fn redirect(location: &str) -> Response {
@@ -30,7 +31,7 @@ async fn other_origin() -> Server {
 
 #[tokio::test]
 async fn streamable_http_refuses_a_redirect_to_another_origin() {
-    bounded(async {
+    within(async {
         let elsewhere = other_origin().await;
         let target = elsewhere.url("/mcp");
         let server = Server::start(move |_| redirect(&target)).await;
@@ -51,7 +52,7 @@ async fn streamable_http_refuses_a_redirect_to_another_origin() {
 
 #[tokio::test]
 async fn streamable_http_follows_a_redirect_within_its_origin() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match req.uri.path() {
             "/old" => redirect("/mcp"),
             _ => json_response(200, &[], &result_for(req, initialize_result("2025-06-18"))),
@@ -72,7 +73,7 @@ async fn streamable_http_follows_a_redirect_within_its_origin() {
 
 #[tokio::test]
 async fn sse_refuses_a_redirected_stream_to_another_origin() {
-    bounded(async {
+    within(async {
         let elsewhere = other_origin().await;
         let target = elsewhere.url("/sse");
         let server = Server::start(move |_| redirect(&target)).await;
@@ -88,7 +89,7 @@ async fn sse_refuses_a_redirected_stream_to_another_origin() {
 
 #[tokio::test]
 async fn sse_posts_are_not_redirected_past_the_endpoint_check() {
-    bounded(async {
+    within(async {
         let elsewhere = other_origin().await;
         let target = elsewhere.url("/message");
         let server = Server::start(move |req| match (req.method.as_str(), req.uri.path()) {

@@ -11,6 +11,7 @@ use http_support::*;
 use mcp_protocol::RequestId;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::json;
+use test_support::within;
 
 fn progress(n: u32) -> serde_json::Value {
     json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": n}})
@@ -18,7 +19,7 @@ fn progress(n: u32) -> serde_json::Value {
 
 #[tokio::test]
 async fn a_stream_that_ends_after_retry_is_resumed_with_last_event_id() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match req.method.as_str() {
             "POST" => sse_response(
                 &[],
@@ -56,7 +57,7 @@ async fn a_stream_that_ends_after_retry_is_resumed_with_last_event_id() {
 
 #[tokio::test]
 async fn a_stream_that_never_resumes_fails_after_bounded_retries() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match req.method.as_str() {
             "POST" => sse_response(&[], vec![Step::Send("id: p-1\nretry: 10\ndata:\n\n".into())]),
             // Every resumption is an empty 200 stream: a failed attempt each time.
@@ -76,7 +77,7 @@ async fn a_stream_that_never_resumes_fails_after_bounded_retries() {
 
 #[tokio::test]
 async fn a_stream_whose_resumption_is_refused_fails_at_once() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match req.method.as_str() {
             "POST" => sse_response(
                 &[],
@@ -96,7 +97,7 @@ async fn a_stream_whose_resumption_is_refused_fails_at_once() {
 
 #[tokio::test]
 async fn the_get_stream_reconnects_with_last_event_id_and_drops_replayed_events() {
-    bounded(async {
+    within(async {
         let gets = Arc::new(AtomicUsize::new(0));
         let counter = gets.clone();
         let note = |n: u32| json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": n}});

@@ -11,6 +11,7 @@ use http_support::*;
 use mcp_protocol::RequestId;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::{Value, json};
+use test_support::within;
 
 #[derive(Clone, Copy)]
 enum Forget {
@@ -120,17 +121,17 @@ async fn expire_and_retry(shape: Forget) {
 
 #[tokio::test]
 async fn expired_session_404_is_reinitialized_once_and_the_request_retried() {
-    bounded(expire_and_retry(Forget::NotFound)).await;
+    within(expire_and_retry(Forget::NotFound)).await;
 }
 
 #[tokio::test]
 async fn expired_session_400_is_reinitialized_once_and_the_request_retried() {
-    bounded(expire_and_retry(Forget::BadRequest)).await;
+    within(expire_and_retry(Forget::BadRequest)).await;
 }
 
 #[tokio::test]
 async fn a_second_404_fails_the_request() {
-    bounded(async {
+    within(async {
         let state = Arc::new(Forgetful {
             sessions: AtomicUsize::new(0),
             forget: AtomicBool::new(false),
@@ -157,7 +158,7 @@ async fn a_second_404_fails_the_request() {
 
 #[tokio::test]
 async fn a_404_without_a_session_is_an_error_and_an_error_answer_is_delivered() {
-    bounded(async {
+    within(async {
         // A stateless (modern-style) server answers an unknown method with HTTP 404 and a
         // JSON-RPC error carrying the id: that is the answer, not an expired session.
         let server = Server::start(|req| match req.rpc_method() {
@@ -184,7 +185,7 @@ async fn a_404_without_a_session_is_an_error_and_an_error_answer_is_delivered() 
 
 #[tokio::test]
 async fn a_failed_reinitialization_fails_the_request() {
-    bounded(async {
+    within(async {
         let initializes = Arc::new(AtomicUsize::new(0));
         let count = initializes.clone();
         let server = Server::start(move |req| match (req.method.as_str(), req.rpc_method()) {

@@ -15,6 +15,7 @@ use mcp_transport::{
     CloseReason, Secret, SseConfig, SseTransport, Transport, TransportError, TransportEvent, TransportKind,
 };
 use serde_json::json;
+use test_support::within;
 use tokio::sync::mpsc;
 
 type Stream = Arc<Mutex<Option<mpsc::UnboundedSender<String>>>>;
@@ -66,7 +67,7 @@ async fn legacy_server(endpoint: impl Fn(&Server) -> String + Send + Sync + 'sta
 
 #[tokio::test]
 async fn relative_endpoint_works_end_to_end() {
-    bounded(async {
+    within(async {
         let (server, stream) = legacy_server(|_| "/message?sessionId=abc".to_owned()).await;
         let mut config = SseConfig::new("legacy", server.url("/sse"));
         config.bearer_token = Some(Secret::new("tok"));
@@ -104,7 +105,7 @@ async fn relative_endpoint_works_end_to_end() {
 
 #[tokio::test]
 async fn a_cross_origin_endpoint_is_refused() {
-    bounded(async {
+    within(async {
         let (server, _) = legacy_server(|s| format!("http://localhost:{}/message?sessionId=abc", s.addr.port())).await;
         let e = SseTransport::connect(SseConfig::new("legacy", server.url("/sse"))).await.unwrap_err().to_string();
         assert!(e.contains("same origin"), "{e}");
@@ -117,7 +118,7 @@ async fn a_cross_origin_endpoint_is_refused() {
 
 #[tokio::test]
 async fn a_stream_without_endpoint_event_times_out() {
-    bounded(async {
+    within(async {
         let stream: Stream = Arc::default();
         let s2 = stream.clone();
         let server = Server::start(move |_| open_stream(&s2, None)).await;
@@ -132,7 +133,7 @@ async fn a_stream_without_endpoint_event_times_out() {
 #[tokio::test]
 async fn the_largest_timeouts_from_code_do_not_panic() {
     // `Instant + Duration::MAX` overflows: every timeout must saturate instead.
-    bounded(async {
+    within(async {
         let (server, _stream) = legacy_server(|_| "/message".to_owned()).await;
         let mut config = SseConfig::new("legacy", server.url("/sse"));
         config.endpoint_timeout = Duration::MAX;
@@ -148,7 +149,7 @@ async fn the_largest_timeouts_from_code_do_not_panic() {
 
 #[tokio::test]
 async fn a_refused_stream_is_an_error_with_status() {
-    bounded(async {
+    within(async {
         let server = Server::start(|_| text_response(401, "text/plain", &[], "unauthorized")).await;
         let e = SseTransport::connect(SseConfig::new("legacy", server.url("/sse"))).await.unwrap_err();
         assert_eq!(e.http_status(), Some(401), "{e:?}");
@@ -160,7 +161,7 @@ async fn a_refused_stream_is_an_error_with_status() {
 
 #[tokio::test]
 async fn the_server_ending_the_stream_ends_the_transport_after_queued_messages() {
-    bounded(async {
+    within(async {
         let (server, stream) = legacy_server(|_| "/message".to_owned()).await;
         let t = SseTransport::connect(SseConfig::new("legacy", server.url("/sse"))).await.unwrap();
         t.send(initialize(1)).await.unwrap();
@@ -178,7 +179,7 @@ async fn the_server_ending_the_stream_ends_the_transport_after_queued_messages()
 
 #[tokio::test]
 async fn a_failed_post_fails_its_request() {
-    bounded(async {
+    within(async {
         let stream: Stream = Arc::default();
         let s2 = stream.clone();
         let server = Server::start(move |req| match req.method.as_str() {

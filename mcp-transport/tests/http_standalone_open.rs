@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use http_support::*;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::json;
+use test_support::within;
 
 fn server(req: &Req) -> axum::response::Response {
     match (req.method.as_str(), req.rpc_method()) {
@@ -25,7 +26,7 @@ fn server(req: &Req) -> axum::response::Response {
 
 #[tokio::test]
 async fn sending_initialized_returns_once_the_get_stream_was_answered() {
-    bounded(async {
+    within(async {
         let server = Server::start(server).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
         t.send(initialize(1)).await.unwrap();
@@ -38,7 +39,7 @@ async fn sending_initialized_returns_once_the_get_stream_was_answered() {
 
 #[tokio::test]
 async fn a_server_without_a_get_stream_costs_one_round_trip() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match req.method.as_str() {
             "GET" => status(405),
             _ => server(req),

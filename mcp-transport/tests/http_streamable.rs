@@ -10,6 +10,7 @@ use http_support::*;
 use mcp_protocol::{Message, RequestId};
 use mcp_transport::{Secret, StreamableHttpTransport, Transport, TransportError, TransportEvent, TransportKind};
 use serde_json::json;
+use test_support::within;
 
 /// A server in the style of the Python SDK with JSON replies: session `s-1`, revision
 /// 2025-06-18, 202 for notifications and responses, 405 for GET, 200 for DELETE.
@@ -28,7 +29,7 @@ fn json_server(req: &Req) -> axum::response::Response {
 
 #[tokio::test]
 async fn json_reply_and_session_headers() {
-    bounded(async {
+    within(async {
         let server = Server::start(json_server).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
         assert_eq!(t.kind(), TransportKind::StreamableHttp);
@@ -57,7 +58,7 @@ async fn json_reply_and_session_headers() {
 
 #[tokio::test]
 async fn notifications_get_202_and_a_405_get_stream_is_no_error() {
-    bounded(async {
+    within(async {
         let server = Server::start(json_server).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
         t.send(initialize(1)).await.unwrap();
@@ -82,7 +83,7 @@ async fn notifications_get_202_and_a_405_get_stream_is_no_error() {
 
 #[tokio::test]
 async fn sse_reply_carries_server_requests_and_notifications_before_the_response() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| match (req.method.as_str(), req.rpc_method()) {
             ("POST", Some("tools/call")) => {
                 let id = req.rpc_id().unwrap();
@@ -128,7 +129,7 @@ async fn sse_reply_carries_server_requests_and_notifications_before_the_response
 
 #[tokio::test]
 async fn close_deletes_the_session_once_and_ends_the_transport() {
-    bounded(async {
+    within(async {
         let server = Server::start(json_server).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
         t.send(initialize(1)).await.unwrap();
@@ -148,7 +149,7 @@ async fn close_deletes_the_session_once_and_ends_the_transport() {
 
 #[tokio::test]
 async fn close_accepts_405_for_delete() {
-    bounded(async {
+    within(async {
         let deletes = Arc::new(AtomicUsize::new(0));
         let counter = deletes.clone();
         let server = Server::start(move |req| {
@@ -171,7 +172,7 @@ async fn close_accepts_405_for_delete() {
 
 #[tokio::test]
 async fn bearer_replaces_a_configured_authorization_header() {
-    bounded(async {
+    within(async {
         let server = Server::start(json_server).await;
         let mut config = config(&server.url("/mcp"));
         config.headers = vec![("AuThOrIzAtIoN".into(), "Basic old".into()), ("X-Tenant".into(), "acme".into())];
@@ -200,7 +201,7 @@ async fn invalid_configs_are_refused() {
 
 #[tokio::test]
 async fn modern_requests_carry_their_revision_method_and_name_headers() {
-    bounded(async {
+    within(async {
         let server = Server::start(|req| json_response(200, &[], &result_for(req, json!({"content": []})))).await;
         let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
         let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
@@ -217,7 +218,7 @@ async fn modern_requests_carry_their_revision_method_and_name_headers() {
 
 #[tokio::test]
 async fn event_ids_repeated_across_fresh_streams_are_still_delivered() {
-    bounded(async {
+    within(async {
         // A server numbering events per stream breaks the uniqueness rule; only resumed streams
         // drop ids seen before, so nothing is lost here.
         let server =

@@ -9,14 +9,14 @@ mod oauth_support;
 
 use std::time::Duration;
 
-use http_support::bounded;
 use mcp_transport::auth::store::{CredentialKey, TokenStore};
 use mcp_transport::auth::{AuthError, AuthStep};
 use oauth_support::{BrowserMode, Fake, auth_error, call, calls, store};
+use test_support::within;
 
 #[tokio::test]
 async fn an_expiring_token_is_refreshed_once_for_32_concurrent_requests() {
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         // The code's token counts as expiring at once (expires_in 0: it expires now); the refreshed
         // one does not.
@@ -36,7 +36,7 @@ async fn an_expiring_token_is_refreshed_once_for_32_concurrent_requests() {
 
 #[tokio::test]
 async fn thirty_two_first_requests_share_one_authorization() {
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         let client = fake.client(store(), |_| {});
         let t = fake.transport(&client);
@@ -54,7 +54,7 @@ async fn thirty_two_first_requests_share_one_authorization() {
 
 #[tokio::test]
 async fn a_refused_refresh_token_leads_back_to_the_code_flow() {
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         fake.with(|s| s.code_expires_in = 0);
         let client = fake.client(store(), |s| s.refresh_margin = Duration::from_secs(30));
@@ -77,7 +77,7 @@ async fn a_refused_refresh_token_leads_back_to_the_code_flow() {
 
 #[tokio::test]
 async fn a_refused_refresh_for_32_concurrent_requests_leads_to_one_new_authorization() {
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         fake.with(|s| s.code_expires_in = 0);
         let client = fake.client(store(), |s| s.refresh_margin = Duration::from_secs(30));
@@ -98,7 +98,7 @@ async fn a_refused_refresh_for_32_concurrent_requests_leads_to_one_new_authoriza
 
 #[tokio::test]
 async fn thirty_two_requests_short_of_a_scope_share_one_step_up() {
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         let client = fake.client(store(), |_| {});
         let t = fake.transport(&client);
@@ -113,7 +113,7 @@ async fn thirty_two_requests_short_of_a_scope_share_one_step_up() {
 
 #[tokio::test]
 async fn a_second_run_reuses_the_registration_and_the_tokens() {
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         let shared = store();
         let first = fake.client(shared.clone(), |_| {});
@@ -161,7 +161,7 @@ async fn a_second_run_reuses_the_registration_and_the_tokens() {
 
 #[tokio::test]
 async fn a_redirect_with_the_wrong_state_or_an_error_is_refused() {
-    bounded(async {
+    within(async {
         for (mode, needle) in [(BrowserMode::WrongState, "state"), (BrowserMode::Deny, "access_denied")] {
             let fake = Fake::start().await;
             fake.with(|s| s.browser_mode = mode);
@@ -189,7 +189,7 @@ async fn failure(
 
 #[tokio::test]
 async fn each_error_names_its_step() {
-    bounded(async {
+    within(async {
         let (_, e) = failure(|s| s.as_metadata_missing = true, |_| {}).await;
         assert_eq!(e.step, AuthStep::Discovery, "{e}");
         assert!(e.to_string().contains("discovery"), "{e}");
@@ -219,7 +219,7 @@ async fn each_error_names_its_step() {
 
 #[tokio::test]
 async fn insufficient_scope_steps_up_to_the_union_once() {
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         fake.with(|s| s.call_requires = Some("write".into()));
         let client = fake.client(store(), |_| {});
@@ -231,7 +231,7 @@ async fn insufficient_scope_steps_up_to_the_union_once() {
 
 #[tokio::test]
 async fn a_scope_the_token_already_has_is_not_asked_for_again() {
-    bounded(async {
+    within(async {
         // The token gets "read" then "read write"; the server keeps asking for "write".
         let fake = Fake::start().await;
         fake.with(|s| s.call_always_403 = Some("write".into()));
@@ -254,7 +254,7 @@ async fn a_scope_the_token_already_has_is_not_asked_for_again() {
 
 #[tokio::test]
 async fn the_resource_moving_to_another_authorization_server_registers_there() {
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         let shared = store();
         let client = fake.client(shared.clone(), |_| {});

@@ -7,11 +7,11 @@ mod oauth_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_support::bounded;
 use mcp_protocol::{Message, RequestId};
 use mcp_transport::auth::store::MemoryStore;
 use mcp_transport::{SseConfig, SseTransport, Transport, TransportEvent};
 use oauth_support::Fake;
+use test_support::within;
 
 async fn answer(t: &SseTransport, id: i64) -> Message {
     loop {
@@ -25,7 +25,7 @@ async fn answer(t: &SseTransport, id: i64) -> Message {
 
 #[tokio::test]
 async fn the_stream_and_the_posts_are_authorized() {
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         let client = fake.client(Arc::new(MemoryStore::new()), |_| {});
         let mut config = SseConfig::new("fake", fake.url("/sse"));

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use http_support::bounded;
 use m2m_support::{CLIENT_ID, CLIENT_SECRET, Fake, IDP_CLIENT_ID};
 use mcp_transport::auth::jose::SigningKey;
 use mcp_transport::auth::oauth::{
@@ -23,6 +22,7 @@ use mcp_transport::auth::store::{MemoryStore, TokenStore};
 use mcp_transport::auth::{AuthError, AuthStep};
 use mcp_transport::{Secret, StreamableHttpTransport, Transport, TransportError, TransportEvent};
 use serde_json::json;
+use test_support::within;
 
 fn client(fake: &Fake, store: Arc<dyn TokenStore>, tweak: impl FnOnce(&mut OAuthSettings)) -> Arc<OAuthClient> {
     let mut settings = OAuthSettings {
@@ -74,7 +74,7 @@ fn grants(fake: &Fake) -> Vec<String> {
 
 #[tokio::test]
 async fn client_credentials_with_a_secret_uses_basic_and_needs_no_browser() {
-    bounded(async {
+    within(async {
         let fake = Fake::start(|_| {}).await;
         let t = transport(&fake, &client(&fake, store(), |_| {}));
         call(&t, 1).await.unwrap();
@@ -95,7 +95,7 @@ async fn client_credentials_with_a_secret_uses_basic_and_needs_no_browser() {
 
 #[tokio::test]
 async fn client_credentials_sends_the_secret_in_the_body_where_only_post_is_offered() {
-    bounded(async {
+    within(async {
         let fake = Fake::start(|s| s.auth_methods = vec!["client_secret_post".into()]).await;
         let t = transport(&fake, &client(&fake, store(), |_| {}));
         call(&t, 1).await.unwrap();
@@ -109,7 +109,7 @@ async fn client_credentials_sends_the_secret_in_the_body_where_only_post_is_offe
 
 #[tokio::test]
 async fn private_key_jwt_assertions_verify_at_the_server_and_a_revoked_token_is_replaced() {
-    bounded(async {
+    within(async {
         let (key, _) = SigningKey::generate_es256().unwrap();
         let jwk = serde_json::to_value(key.public_jwk()).unwrap();
         let fake = Fake::start(|s| {
@@ -139,7 +139,7 @@ async fn private_key_jwt_assertions_verify_at_the_server_and_a_revoked_token_is_
 
 #[tokio::test]
 async fn an_expiring_token_is_renewed_by_the_grant_before_it_is_sent() {
-    bounded(async {
+    within(async {
         let fake = Fake::start(|s| {
             // It expires as it is issued: every later request renews it first.
             s.expires_in = 0;
@@ -166,7 +166,7 @@ async fn an_expiring_token_is_renewed_by_the_grant_before_it_is_sent() {
 
 #[tokio::test]
 async fn a_token_shorter_lived_than_the_margin_is_used_for_half_its_life() {
-    bounded(async {
+    within(async {
         let fake = Fake::start(|s| s.expires_in = 30).await;
         // The default margin is 60 s: without the cap at half the lifetime, the fresh token
         // would count as expiring and be renewed before every request.
@@ -182,7 +182,7 @@ async fn a_token_shorter_lived_than_the_margin_is_used_for_half_its_life() {
 
 #[tokio::test]
 async fn private_key_jwt_with_a_dpop_nonce_sends_a_new_assertion_with_the_nonce() {
-    bounded(async {
+    within(async {
         let (key, _) = SigningKey::generate_es256().unwrap();
         let jwk = serde_json::to_value(key.public_jwk()).unwrap();
         let fake = Fake::start(|s| {
@@ -208,7 +208,7 @@ async fn private_key_jwt_with_a_dpop_nonce_sends_a_new_assertion_with_the_nonce(
 
 #[tokio::test]
 async fn a_client_credentials_grant_without_a_client_id_names_what_is_missing() {
-    bounded(async {
+    within(async {
         let fake = Fake::start(|_| {}).await;
         let t = transport(&fake, &client(&fake, store(), |s| s.client_id = None));
         let e = auth_error(&fake, call(&t, 1).await);
@@ -221,7 +221,7 @@ async fn a_client_credentials_grant_without_a_client_id_names_what_is_missing() 
 
 #[tokio::test]
 async fn a_workload_token_file_is_read_again_for_every_grant() {
-    bounded(async {
+    within(async {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("token");
         std::fs::write(&path, "workload-token-one\n").unwrap();
@@ -252,7 +252,7 @@ async fn a_workload_token_file_is_read_again_for_every_grant() {
 
 #[tokio::test]
 async fn a_workload_token_from_a_command_and_a_refused_one_is_not_retried_nor_replaced() {
-    bounded(async {
+    within(async {
         let fake = Fake::start(|s| {
             s.auth_methods = vec!["none".into()];
             s.accepted_assertions = vec!["from-the-command".into()];
@@ -298,7 +298,7 @@ impl CredentialProvider for HostIdToken {
 
 #[tokio::test]
 async fn enterprise_managed_authorization_exchanges_the_id_token_then_presents_the_id_jag() {
-    bounded(async {
+    within(async {
         let fake = Fake::start(|s| s.id_token = "the-users-id-token".into()).await;
         let idp = fake.url("/idp/token");
         let oauth = client(&fake, store(), |s| {
@@ -324,7 +324,7 @@ async fn enterprise_managed_authorization_exchanges_the_id_token_then_presents_t
 
 #[tokio::test]
 async fn enterprise_refuses_a_token_that_is_not_an_id_jag_and_a_refused_exchange_stops_there() {
-    bounded(async {
+    within(async {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("id_token");
         std::fs::write(&path, "the-users-id-token").unwrap();
@@ -357,7 +357,7 @@ async fn enterprise_refuses_a_token_that_is_not_an_id_jag_and_a_refused_exchange
 
 #[tokio::test]
 async fn dpop_with_both_nonce_dances_binds_every_request_to_the_stored_key() {
-    bounded(async {
+    within(async {
         let fake = Fake::start(|s| {
             s.dpop_algs = vec!["ES256".into()];
             s.as_nonce = Some("as-nonce-1".into());
@@ -395,7 +395,7 @@ async fn dpop_with_both_nonce_dances_binds_every_request_to_the_stored_key() {
 
 #[tokio::test]
 async fn dpop_follows_the_policy_and_a_refused_proof_is_replaced_by_a_fresh_one_a_bounded_number_of_times() {
-    bounded(async {
+    within(async {
         let fake = Fake::start(|s| s.dpop_algs = vec!["ES256".into()]).await;
         let never = client(&fake, store(), |s| s.dpop = DpopPolicy::Never);
         call(&transport(&fake, &never), 1).await.unwrap();

@@ -28,8 +28,9 @@ use mcp_manager::config::{McpConfig, ServerConfig};
 use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider, PlanOverride, ReconnectPolicy};
 use mcp_manager::{ServerState, TransportPlan};
 use serde_json::{Value, json};
+use test_support::process::process_state;
 use tests::chaos::{Rng, RssSampler, Settings, group_members};
-use tests::support::{Spawned, process_state, recording_factory};
+use tests::support::{Spawned, recording_factory};
 use tokio::sync::Semaphore;
 use tool_system::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolRegistry};
 

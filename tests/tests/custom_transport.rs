@@ -1,12 +1,10 @@
-//! A host can bring its own transport: this file implements `mcp_transport::Transport` over TCP
-//! (newline-delimited JSON-RPC framed with `mcp_protocol::codec`), outside `mcp-transport`, and
-//! runs an `McpConnection` over it against a small server written here.
+//! A transport written outside `mcp-transport`: the worked example of ARCHITECTURE.md's "How to
+//! add a transport" (`mcp-transport/examples/line_transport`, newline-delimited JSON-RPC over any
+//! byte stream) keeps the whole `Transport` contract over TCP, skips a line over its limit, and
+//! carries an `McpConnection` against a small server written here.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
-use futures::FutureExt;
-use futures::future::BoxFuture;
 use mcp_manager::{
     ConnectionError, ConnectionOptions, McpConnection, RequestOptions, SessionError, single_use_factory,
 };
@@ -17,116 +15,17 @@ use mcp_protocol::types::content::ContentBlock;
 use mcp_protocol::types::lifecycle::{InitializeResult, ServerCapabilities, ToolsCapability};
 use mcp_protocol::types::tools::{CallToolResult, ListToolsResult, Tool};
 use mcp_protocol::{DecodeLimits, ErrorCode, ErrorObject, Message, RawJson, Response, codec};
-use mcp_transport::{CloseReason, Transport, TransportError, TransportEvent, TransportKind};
+use mcp_transport::{CloseReason, Transport, TransportEvent, TransportKind};
 use serde_json::{Value, json};
+use test_support::contract::check_transport_contract;
+use test_support::within;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
 
-const LIMIT: Duration = Duration::from_secs(20);
+#[path = "../../mcp-transport/examples/line_transport/transport.rs"]
+mod line_transport;
 
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
-
-/// Newline-delimited JSON-RPC over a TCP connection.
-struct TcpTransport {
-    writer: tokio::sync::Mutex<Option<OwnedWriteHalf>>,
-    events: tokio::sync::Mutex<mpsc::Receiver<TransportEvent>>,
-    reader: AbortHandle,
-    end: Mutex<Option<CloseReason>>,
-}
-
-impl TcpTransport {
-    async fn connect(addr: std::net::SocketAddr) -> std::io::Result<TcpTransport> {
-        let (read, write) = TcpStream::connect(addr).await?.into_split();
-        let (tx, rx) = mpsc::channel(16);
-        let reader = tokio::spawn(read_messages(read, tx)).abort_handle();
-        Ok(TcpTransport {
-            writer: tokio::sync::Mutex::new(Some(write)),
-            events: tokio::sync::Mutex::new(rx),
-            reader,
-            end: Mutex::new(None),
-        })
-    }
-
-    fn end_reason(&self) -> CloseReason {
-        self.end.lock().unwrap().clone().unwrap_or(CloseReason::Closed)
-    }
-}
-
-/// The reader task: lines become messages; whatever is not JSON-RPC is dropped.
-async fn read_messages(read: OwnedReadHalf, tx: mpsc::Sender<TransportEvent>) {
-    let mut lines = BufReader::new(read).lines();
-    let reason = loop {
-        match lines.next_line().await {
-            Ok(Some(line)) => match codec::decode_line(line.as_bytes(), &DecodeLimits::default()) {
-                Ok(decoded) => {
-                    for message in decoded.into_messages().into_iter().flatten() {
-                        if tx.send(TransportEvent::Message(message)).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-                Err(e) => tracing::warn!(error = %e, "dropped a line that is not JSON-RPC"),
-            },
-            Ok(None) => break CloseReason::PeerClosed,
-            Err(e) => break CloseReason::Io(Arc::new(e)),
-        }
-    };
-    let _ = tx.send(TransportEvent::Closed(reason)).await;
-}
-
-impl Transport for TcpTransport {
-    fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>> {
-        async move {
-            let mut writer = self.writer.lock().await;
-            let Some(w) = writer.as_mut() else { return Err(TransportError::Closed(self.end_reason())) };
-            w.write_all(&codec::encode_line(&message)).await.map_err(TransportError::from)
-        }
-        .boxed()
-    }
-
-    fn recv(&self) -> BoxFuture<'_, TransportEvent> {
-        async move {
-            if let Some(reason) = self.end.lock().unwrap().clone() {
-                return TransportEvent::Closed(reason);
-            }
-            match self.events.lock().await.recv().await {
-                Some(TransportEvent::Closed(reason)) => {
-                    let reason = self.end.lock().unwrap().get_or_insert(reason).clone();
-                    TransportEvent::Closed(reason)
-                }
-                Some(event) => event,
-                None => TransportEvent::Closed(self.end_reason()),
-            }
-        }
-        .boxed()
-    }
-
-    fn close(&self) -> BoxFuture<'_, ()> {
-        async move {
-            self.end.lock().unwrap().get_or_insert(CloseReason::Closed);
-            if let Some(mut w) = self.writer.lock().await.take() {
-                let _ = w.shutdown().await;
-            }
-            self.reader.abort();
-        }
-        .boxed()
-    }
-
-    fn kind(&self) -> TransportKind {
-        TransportKind::Custom
-    }
-}
-
-impl Drop for TcpTransport {
-    fn drop(&mut self) {
-        self.reader.abort();
-    }
-}
+use line_transport::LineTransport;
 
 fn tool(name: &str) -> Tool {
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
@@ -197,7 +96,7 @@ async fn start() -> (McpConnection, tokio::task::JoinHandle<Vec<String>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(serve(listener));
-    let transport = TcpTransport::connect(addr).await.unwrap();
+    let transport = LineTransport::connect_tcp(addr).await.unwrap();
     let conn = McpConnection::new(single_use_factory(Arc::new(transport)), ConnectionOptions::new("tcp"));
     (conn, server)
 }
@@ -254,6 +153,47 @@ async fn peer_hanging_up_fails_the_pending_call() {
         assert!(matches!(session.close_reason(), Some(CloseReason::PeerClosed)));
         assert_eq!(server.await.unwrap().last().map(String::as_str), Some("tools/call"));
         conn.close().await;
+    })
+    .await
+}
+
+/// A client end and a server end of the example transport over one loopback TCP connection.
+async fn tcp_pair() -> (LineTransport, LineTransport) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (client, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
+    let (read, write) = client.unwrap().into_split();
+    let client = LineTransport::new(read, write, DecodeLimits::default());
+    let (read, write) = accepted.unwrap().0.into_split();
+    (client, LineTransport::new(read, write, DecodeLimits::default()))
+}
+
+#[tokio::test]
+async fn the_example_transport_keeps_the_transport_contract() {
+    within(async {
+        let (client, server) = tcp_pair().await;
+        check_transport_contract(&client, &server).await;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_line_over_the_limit_is_skipped_and_the_next_one_read() {
+    within(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (client, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
+        let (read, write) = client.unwrap().into_split();
+        let client = LineTransport::new(read, write, DecodeLimits { max_line_bytes: 1024, ..DecodeLimits::default() });
+        let mut server = accepted.unwrap().0;
+        let long =
+            format!("{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{{\"p\":\"{}\"}}}}\n", "y".repeat(300_000));
+        server.write_all(long.as_bytes()).await.unwrap();
+        server.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/next\"}\n").await.unwrap();
+        let TransportEvent::Message(next) = client.recv().await else { panic!("the line after the long one") };
+        assert_eq!(next.method(), Some("notifications/next"));
+        drop(server);
+        assert!(matches!(client.recv().await, TransportEvent::Closed(CloseReason::PeerClosed)));
     })
     .await
 }

@@ -11,14 +11,9 @@ use mcp_manager::manager::hooks::ManagerEvent;
 use mcp_manager::manager::{ConflictKind, Hooks, ManagerOptions, McpManager, McpToolProvider, ReconnectPolicy};
 use mcp_manager::{RequestOptions, ServerState};
 use serde_json::json;
-use tests::support::wait_until_gone;
+use test_support::process::wait_until_gone;
+use test_support::within;
 use tool_system::{ToolExecutionContext, ToolInvocation, ToolRegistry};
-
-const LIMIT: Duration = Duration::from_secs(60);
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
 
 fn fake(name: &str, flags: &[&str]) -> ServerConfig {
     let mut s = ServerConfig::new(name);

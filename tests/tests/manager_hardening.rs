@@ -16,13 +16,10 @@ use mcp_manager::manager::{Hooks, ManagerOptions, McpManager};
 use mcp_manager::{RequestOptions, ServerState};
 use mcp_transport::{Transport, TransportError};
 use serde_json::{Value, json};
-use tests::support::wait_until_gone;
+use test_support::process::wait_until_gone;
+use test_support::within_for;
 
 const LIMIT: Duration = Duration::from_secs(90);
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
 
 fn fake(name: &str, flags: &[&str]) -> ServerConfig {
     let mut s = ServerConfig::new(name);
@@ -78,7 +75,7 @@ fn panicking_factory_for(name: &'static str) -> ManagerOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_supervisor_fails_its_server_and_start_still_returns() {
-    within(async {
+    within_for(LIMIT, async {
         let servers = vec![fake("before", &[]), ServerConfig::new("boom"), fake("after", &["--tools", "2"])];
         let manager = McpManager::start(config(servers), panicking_factory_for("boom")).await;
         let status = manager.status();
@@ -103,7 +100,7 @@ async fn a_panicking_supervisor_fails_its_server_and_start_still_returns() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn huge_timeouts_built_in_code_do_not_panic() {
-    within(async {
+    within_for(LIMIT, async {
         let mut server = fake("patient", &[]);
         server.request_timeout = Duration::MAX;
         server.startup_timeout = Duration::MAX;
@@ -121,7 +118,7 @@ async fn huge_timeouts_built_in_code_do_not_panic() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_table_during_start_already_follows_config_order() {
-    within(async {
+    within_for(LIMIT, async {
         // Both offer the same tools; the first in config order is ready long after the second.
         let connected: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
         let seen = connected.clone();
@@ -146,7 +143,7 @@ async fn the_first_table_during_start_already_follows_config_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_table_published_during_a_reload_follows_config_order() {
-    within(async {
+    within_for(LIMIT, async {
         let manager = McpManager::start(config(vec![]), ManagerOptions::default()).await;
         // Record who owns `echo` in every table published (each bumps the revision).
         let owners: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
@@ -178,7 +175,7 @@ async fn every_table_published_during_a_reload_follows_config_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_drained_during_a_reload_reports_the_connection_that_served_it() {
-    within(async {
+    within_for(LIMIT, async {
         let manager = McpManager::start(config(vec![fake("s", &[])]), ManagerOptions::default()).await;
         let call = {
             let manager = manager.clone();
@@ -202,7 +199,7 @@ async fn a_call_drained_during_a_reload_reports_the_connection_that_served_it() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ttl_of_zero_with_list_changed_is_refreshed_once_not_in_a_loop() {
-    within(async {
+    within_for(LIMIT, async {
         let server = fake("ttl0", &["--list-ttl-ms", "0", "--list-changed", "--prompts"]);
         let manager = McpManager::start(config(vec![server]), ManagerOptions::default()).await;
         // The first call makes the server announce a change of its tools.
@@ -231,7 +228,7 @@ async fn a_ttl_of_zero_with_list_changed_is_refreshed_once_not_in_a_loop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_does_not_wait_for_a_listing_that_hangs() {
-    within(async {
+    within_for(LIMIT, async {
         // Discovery and the refresh after the change are answered; every listing after that
         // hangs (each page would wait for the request timeout).
         let mut server = fake("hangs", &["--list-ttl-ms", "0", "--list-changed", "--hang-list-after", "2"]);

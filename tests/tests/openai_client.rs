@@ -2,7 +2,6 @@
 //! (`tests::fake_llm`): plain answers, tool calls, malformed tool arguments, retries on 429 and
 //! 5xx (and only on those), timeouts, bounded bodies, and an API key that never shows.
 
-use std::future::Future;
 use std::time::Duration;
 
 use host_bridge::{
@@ -10,13 +9,10 @@ use host_bridge::{
     TokenParameter, ToolCall, ToolChoice, ToolDefinition, Usage,
 };
 use serde_json::json;
+use test_support::within;
 use tests::fake_llm::{FAKE_MODEL, FakeLlm, Reply, openai_rules, refuse_parameter};
 
 const KEY: &str = "sk-test-not-a-real-key";
-
-async fn within<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(20), f).await.expect("the test timed out")
-}
 
 fn config(llm: &FakeLlm) -> OpenAiConfig {
     let mut config = OpenAiConfig::new(llm.base_url(), "configured-model");

@@ -21,8 +21,8 @@ use mcp_manager::ServerState;
 use mcp_manager::config::McpConfig;
 use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider};
 use serde_json::{Value, json};
+use test_support::process::wait_until_gone;
 use tests::peers::{HttpPeer, assert_gone, free_port, peer, repo_peer_file};
-use tests::support::wait_until_gone;
 use tool_system::{ExposedTool, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolRegistry};
 
 /// The whole run, every server's start-up included.

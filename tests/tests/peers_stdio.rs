@@ -600,6 +600,8 @@ async fn resources_in_history(entry: PathBuf) {
     // The registry closes its providers, and McpToolProvider closes the manager.
     registry.close().await;
     assert!(manager.is_closed());
-    tests::support::wait_until_gone(pid, Duration::from_secs(10)).await.unwrap_or_else(|e| panic!("after close: {e}"));
+    test_support::process::wait_until_gone(pid, Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|e| panic!("after close: {e}"));
     assert_gone(pid).await;
 }

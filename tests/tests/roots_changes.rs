@@ -19,17 +19,13 @@ use mcp_manager::connection::{ConnectionOptions, EraPreference, McpConnection, s
 use mcp_manager::manager::{ManagerOptions, McpManager};
 use mcp_manager::{RequestOptions, ServerState};
 use mcp_protocol::types::roots::Root;
-use mcp_protocol::{Era, ErrorCode, ErrorObject, Message, Response};
+use mcp_protocol::{Era, ErrorObject, Message, Response};
 use mcp_transport::{MemoryTransport, StdioConfig, Transport, TransportEvent};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use test_support::{Event, ScriptedServer, messages, within};
+use tokio::sync::watch;
 
-const LIMIT: Duration = Duration::from_secs(60);
 const ROOTS_CHANGED: &str = "notifications/roots/list_changed";
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
 
 /// Roots whose change announcements the test makes, and whose watchers it can count.
 struct Watched {
@@ -71,46 +67,60 @@ impl RootsProvider for Watched {
     }
 }
 
-/// A scripted server on the other end of an in-memory pair, speaking `era`. Every notification
-/// it receives goes to the returned channel; requests are answered (unknown ones with -32601).
-fn serve(server: MemoryTransport, era: Era) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(async move {
-        loop {
-            let request = match server.recv().await {
-                TransportEvent::Message(Message::Request(r)) => r,
-                TransportEvent::Message(Message::Notification(n)) => {
-                    let _ = tx.send(n.method).await;
-                    continue;
-                }
-                TransportEvent::Message(_) => continue,
-                _ => return,
-            };
-            let reply = match (request.method.as_str(), era) {
-                ("initialize", Era::Legacy) => Ok(json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                    "serverInfo": {"name": "legacy-fake", "version": "1"}})),
-                ("server/discover", Era::Modern) => Ok(json!({
-                    "supportedVersions": ["2026-07-28"], "capabilities": {}, "resultType": "complete",
-                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-fake", "version": "1"}}})),
+/// What a scripted server of `era` heard: its notifications, read in order.
+struct Heard {
+    server: ScriptedServer,
+    read: usize,
+}
+
+impl Heard {
+    /// A scripted server on the other end of an in-memory pair, speaking `era`: it answers the
+    /// handshake and pings (anything else with -32601) and records every notification.
+    fn serve(server: MemoryTransport, era: Era) -> Heard {
+        let server = ScriptedServer::start(server, move |request, _| {
+            Some(match (request.method.as_str(), era) {
+                ("initialize", Era::Legacy) => Ok(messages::initialize_result("legacy-fake", json!({}))),
+                ("server/discover", Era::Modern) => Ok(messages::discover_result("modern-fake", json!({}))),
                 ("ping", _) => Ok(json!({})),
-                (method, _) => Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("no {method}"))),
-            };
-            let message = match reply {
-                Ok(v) => Message::Response(Response::result(request.id, serde_json::value::to_raw_value(&v).unwrap())),
-                Err(e) => Message::Response(Response::error(Some(request.id), e)),
-            };
-            if server.send(message).await.is_err() {
-                return;
-            }
-        }
-    });
-    rx
+                (method, _) => Err(messages::method_not_found(method)),
+            })
+        });
+        Heard { server, read: 0 }
+    }
+
+    /// The next notification not read yet, waiting at most 10 s for it.
+    async fn next(&mut self, server: &str) -> String {
+        let read = self.read;
+        let arrived = self
+            .server
+            .until(|events| events.iter().filter(|e| matches!(e, Event::Notification { .. })).count() > read);
+        tokio::time::timeout(Duration::from_secs(10), arrived)
+            .await
+            .unwrap_or_else(|_| panic!("{server} heard nothing"));
+        self.read += 1;
+        self.server.notifications().swap_remove(read)
+    }
+
+    /// Every notification not read yet, once a ping has made the round trip (the session sends
+    /// in order, so what it sent before the ping has arrived).
+    async fn so_far(&mut self, connection: &McpConnection) -> Vec<String> {
+        connection.ping().await.expect("ping");
+        self.unread()
+    }
+
+    /// Every notification not read yet.
+    fn unread(&mut self) -> Vec<String> {
+        let all = self.server.notifications();
+        let unread = all[self.read..].to_vec();
+        self.read = all.len();
+        unread
+    }
 }
 
 /// A connection over the in-memory pair to a scripted server of `era`, with `callbacks`.
-async fn open(name: &str, era: Era, callbacks: &HostCallbacks) -> (McpConnection, mpsc::Receiver<String>) {
+async fn open(name: &str, era: Era, callbacks: &HostCallbacks) -> (McpConnection, Heard) {
     let (client, server) = MemoryTransport::pair();
-    let heard = serve(server, era);
+    let heard = Heard::serve(server, era);
     let mut options = ConnectionOptions::new(name);
     options.callbacks = callbacks.clone();
     options.era = match era {
@@ -123,24 +133,6 @@ async fn open(name: &str, era: Era, callbacks: &HostCallbacks) -> (McpConnection
     (connection, heard)
 }
 
-async fn next_notification(heard: &mut mpsc::Receiver<String>, server: &str) -> String {
-    tokio::time::timeout(Duration::from_secs(10), heard.recv())
-        .await
-        .unwrap_or_else(|_| panic!("{server} heard nothing"))
-        .unwrap_or_else(|| panic!("{server}'s transport ended"))
-}
-
-/// Everything `heard` has received so far, once a ping has made the round trip (the session
-/// sends in order, so what it sent before the ping has arrived).
-async fn heard_so_far(connection: &McpConnection, heard: &mut mpsc::Receiver<String>) -> Vec<String> {
-    connection.ping().await.expect("ping");
-    let mut seen = Vec::new();
-    while let Ok(method) = heard.try_recv() {
-        seen.push(method);
-    }
-    seen
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_change_reaches_every_legacy_connection_once_and_no_modern_one() {
     within(async {
@@ -151,21 +143,22 @@ async fn each_change_reaches_every_legacy_connection_once_and_no_modern_one() {
         let (modern, mut heard_modern) = open("modern", Era::Modern, &callbacks).await;
         assert_eq!(roots.watchers(), 2, "one watcher per legacy connection, none for the modern one");
         for (connection, heard) in [(&one, &mut heard_one), (&two, &mut heard_two)] {
-            assert_eq!(heard_so_far(connection, heard).await, ["notifications/initialized"], "{}", connection.name());
+            assert_eq!(heard.so_far(connection).await, ["notifications/initialized"], "{}", connection.name());
         }
 
         roots.change();
-        assert_eq!(next_notification(&mut heard_one, "legacy-one").await, ROOTS_CHANGED);
-        assert_eq!(next_notification(&mut heard_two, "legacy-two").await, ROOTS_CHANGED);
-        assert_eq!(heard_so_far(&one, &mut heard_one).await, Vec::<String>::new(), "one change, one notification");
-        assert_eq!(heard_so_far(&modern, &mut heard_modern).await, Vec::<String>::new(), "the modern server");
+        assert_eq!(heard_one.next("legacy-one").await, ROOTS_CHANGED);
+        assert_eq!(heard_two.next("legacy-two").await, ROOTS_CHANGED);
+        assert_eq!(heard_one.so_far(&one).await, Vec::<String>::new(), "one change, one notification");
+        assert_eq!(heard_modern.so_far(&modern).await, Vec::<String>::new(), "the modern server");
 
         // A closed connection lets go of the roots; the others still hear of changes.
         one.close().await;
         roots.wait_for_watchers(1).await;
         roots.change();
-        assert_eq!(next_notification(&mut heard_two, "legacy-two").await, ROOTS_CHANGED);
-        assert!(heard_one.recv().await.is_none(), "the closed connection's server heard nothing more");
+        assert_eq!(heard_two.next("legacy-two").await, ROOTS_CHANGED);
+        heard_one.server.ended().await;
+        assert_eq!(heard_one.unread(), Vec::<String>::new(), "the closed connection's server heard nothing more");
 
         two.close().await;
         modern.close().await;
@@ -179,7 +172,7 @@ async fn a_provider_without_changes_and_a_change_during_the_handshake() {
     within(async {
         // No roots provider that announces changes: no watcher (and nothing to announce).
         let (plain, mut heard) = open("plain", Era::Legacy, &HostCallbacks::default()).await;
-        assert_eq!(heard_so_far(&plain, &mut heard).await, ["notifications/initialized"]);
+        assert_eq!(heard.so_far(&plain).await, ["notifications/initialized"]);
         plain.close().await;
 
         // A change while the handshake runs: the server may have listed the old roots, so it

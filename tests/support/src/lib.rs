@@ -7,6 +7,8 @@
 //!   of an in-memory transport pair that answers requests with a script, records everything it
 //!   receives, and can reply late, notify and ask the client.
 //! - [`messages`] (feature `mcp`): builders for the replies and notifications scripts send.
+//! - [`contract`] (feature `mcp`): [`check_transport_contract`](contract::check_transport_contract),
+//!   the `Transport` contract checked on a connected pair, for every new transport's tests.
 //! - [`stdio`] (feature `mcp`): stdio test servers written as `sh` scripts, among them a pipe
 //!   that reads slowly.
 //!
@@ -43,6 +45,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+#[cfg(feature = "mcp")]
+pub mod contract;
 #[cfg(feature = "mcp")]
 pub mod messages;
 pub mod process;

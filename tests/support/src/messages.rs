@@ -4,7 +4,8 @@
 use mcp_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, RequestId, Response};
 use serde_json::{Value, json};
 
-use crate::scripted::Reply;
+/// A scripted answer: a result or an error.
+pub type Reply = Result<Value, ErrorObject>;
 
 /// The revision a legacy-era [`initialize_result`] answers with.
 pub const LEGACY_REVISION: &str = "2025-11-25";

@@ -17,16 +17,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mcp_protocol::{ErrorObject, Message, Request, RequestId, Response};
+use mcp_protocol::{Message, Request, RequestId, Response};
 use mcp_transport::{MemoryTransport, Transport, TransportEvent};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
+pub use crate::messages::Reply;
 use crate::messages::{self, params_of};
-
-/// A scripted answer: a result or an error.
-pub type Reply = Result<Value, ErrorObject>;
 
 /// What the script is shown.
 #[derive(Debug)]
@@ -255,6 +253,12 @@ impl ScriptedServer {
         })
         .await;
         self.requests().into_iter().filter(|(r, _)| r.method == method).nth(n - 1).expect("it arrived")
+    }
+
+    /// Wait until the server has ended: its transport ended (the client closed or dropped its
+    /// end) and nothing more will be recorded.
+    pub async fn ended(&self) {
+        self.outbox.0.closed().await;
     }
 
     /// A handle to queue messages, as the script's own [`Outbox`].

@@ -2,7 +2,7 @@
 //! the official Rust SDK's (rmcp), and this stack's client in the legacy era against itself in the
 //! modern era (2026-07-28).
 //!
-//! It builds `bench-http-server` and `bench-http-client` (the `tests` crate) and rmcp's streamable
+//! It builds `bench-http-server` and `bench-http-client` (`mcp-bench`) and rmcp's streamable
 //! HTTP client (`bench/rmcp-http-client`, a workspace of its own so that rmcp never enters the
 //! project's build, built into `target/rmcp-bench`), all in release mode. One server process on
 //! 127.0.0.1 serves every run. Each workload runs `runs` times in a fresh client process per
@@ -24,7 +24,7 @@ use std::process::{Child, Command, Stdio};
 
 use xtask::project_root;
 
-use crate::bench::{cargo_command, fmt, heading, median, paired_ratio, run_client, run_status, target_dir};
+use super::{cargo_command, fmt, heading, median, paired_ratio, run_client, run_status, target_dir};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -83,7 +83,7 @@ pub(crate) fn http(runs: usize) -> Result {
     let ours_dir = target_dir(&root).join("release");
     heading("http bench: building bench-http-client and bench-http-server (release)");
     let mut build = cargo_command();
-    build.args(["build", "--release", "-p", "tests", "--bin", "bench-http-client", "--bin", "bench-http-server"]);
+    build.args(["build", "--release", "-p", "mcp-bench", "--bin", "bench-http-client", "--bin", "bench-http-server"]);
     run_status("build", build, &root)?;
 
     heading(&format!("http bench: building rmcp's HTTP client ({RMCP_DIR}, release, into {RMCP_TARGET})"));

@@ -15,7 +15,7 @@ use std::process::Command;
 
 use xtask::project_root;
 
-use crate::bench::{cargo_command, heading, run_status, target_dir};
+use super::{cargo_command, heading, run_status, target_dir};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -35,7 +35,7 @@ pub(crate) fn instructions(args: &[String]) -> Result {
     let bin = target_dir(&root).join("release");
     heading("instruction counts: building the bench clients and servers (release)");
     let mut build = cargo_command();
-    build.args(["build", "--release", "-p", "tests"]);
+    build.args(["build", "--release", "-p", "mcp-bench"]);
     for name in ["bench-client", "bench-server", "bench-http-client", "bench-http-server"] {
         build.args(["--bin", name]);
     }
@@ -49,7 +49,7 @@ pub(crate) fn instructions(args: &[String]) -> Result {
         let legacy = count(&client, &[workload.as_ref(), server.as_os_str(), "legacy".as_ref()])?;
         rows.push((format!("stdio {workload}"), modern, legacy));
     }
-    let (http_server, url) = crate::bench_http::start_server(&bin.join("bench-http-server"))?;
+    let (http_server, url) = super::http::start_server(&bin.join("bench-http-server"))?;
     let http_client = bin.join("bench-http-client");
     for workload in ["w1", "w2"] {
         let modern = count(&http_client, &[workload.as_ref(), url.as_ref(), "modern".as_ref()])?;

@@ -1,5 +1,6 @@
 //! `cargo xtask bench manager [--runs N]`: one `McpManager` over 100 stdio servers of 100 tools
-//! each, measured from the host's side by the `bench-manager` binary of the `tests` crate.
+//! each, measured from the host's side by the `bench-manager` binary of the `mcp-bench` package
+//! (`bench/mcp-bench`); the servers are the `tests` crate's `fake-mcp-server`.
 //!
 //! It builds `bench-manager` and `fake-mcp-server` in release mode and runs two variants, `runs`
 //! times each (default 3), alternating which goes first; the table shows the medians.
@@ -20,7 +21,7 @@ use std::ffi::OsStr;
 
 use xtask::project_root;
 
-use crate::bench::{cargo_command, fmt, heading, median, run_client, run_status, target_dir};
+use super::{cargo_command, fmt, heading, median, run_client, run_status, target_dir};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -80,7 +81,18 @@ pub(crate) fn manager(args: &[String]) -> Result {
     let dir = target_dir(&root).join("release");
     heading("manager bench: building bench-manager and fake-mcp-server (release)");
     let mut build = cargo_command();
-    build.args(["build", "--release", "-p", "tests", "--bin", "bench-manager", "--bin", "fake-mcp-server"]);
+    build.args([
+        "build",
+        "--release",
+        "-p",
+        "mcp-bench",
+        "--bin",
+        "bench-manager",
+        "-p",
+        "tests",
+        "--bin",
+        "fake-mcp-server",
+    ]);
     run_status("build", build, &root)?;
 
     let bench = dir.join("bench-manager");

@@ -1,10 +1,11 @@
 //! `cargo xtask bench [codec|stdio|http|manager|instructions|all] [args]`: the criterion codec
 //! bench, and the stdio and streamable HTTP client workloads that compare this stack's client with
-//! the official Rust SDK's (rmcp). The HTTP workloads live in `bench_http.rs`, the many-server
-//! manager's in `bench_manager.rs`, the era comparison in instructions in `bench_instructions.rs`.
+//! the official Rust SDK's (rmcp). The HTTP workloads live in [`http`], the many-server manager's
+//! in [`manager`], the era comparison in instructions in [`instructions`]. The benchmark clients
+//! and servers are the binaries of the `mcp-bench` package (`bench/mcp-bench`).
 //!
 //! - `codec`: `cargo bench -p mcp-protocol --bench codec`, with `args` passed on.
-//! - `stdio`: builds `bench-client` and `bench-server` (the `tests` crate) and rmcp's client
+//! - `stdio`: builds `bench-client` and `bench-server` (`mcp-bench`) and rmcp's client
 //!   (`bench/rmcp-client`, a workspace of its own so that rmcp never enters the project's build,
 //!   built into `target/rmcp-bench`), all in release mode. Each workload runs `--runs N` times
 //!   (default 5) in a fresh process per client, alternating which client goes first; the table
@@ -16,16 +17,20 @@
 //!   in wall clock and in the client's CPU time (`cpu_ms`); the modern era may cost at most 1.1
 //!   times the legacy era.
 //! - `http`: the streamable HTTP workloads (W1, W2), ours against rmcp and our legacy era against
-//!   our modern era; see `bench_http.rs`. `--runs N` as for `stdio`.
+//!   our modern era; see [`http`]. `--runs N` as for `stdio`.
 //! - `manager`: one manager over 100 servers of 100 tools (start-up, host memory, routing
-//!   overhead); see `bench_manager.rs`. `--runs N` (default 3).
+//!   overhead); see [`manager`]. `--runs N` (default 3).
 //! - `instructions`: the era comparison counted in instructions under callgrind (needs Valgrind);
-//!   see `bench_instructions.rs`. Not part of `all`.
+//!   see [`instructions`]. Not part of `all`.
 //! - `all` (the default): `codec`, `stdio`, `http`, then `manager`; `args` go to the codec bench.
 //!
 //! The workloads, on a current-thread Tokio runtime in both clients, against the same server:
 //! W1 2000 sequential echo calls; W2 256 calls with 32 in flight; W3 spawn, initialize and list
 //! 10,002 tools in 101 pages; W4 one call returning 8 MiB of text, with the client's peak RSS.
+
+mod http;
+mod instructions;
+mod manager;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -100,14 +105,14 @@ pub fn bench(args: &[String]) -> Result {
     match mode {
         "codec" => crate::ci::bench(rest),
         "stdio" => stdio(rest),
-        "http" => crate::bench_http::http(parse_runs(rest)?),
-        "manager" => crate::bench_manager::manager(rest),
-        "instructions" => crate::bench_instructions::instructions(rest),
+        "http" => http::http(parse_runs(rest)?),
+        "manager" => manager::manager(rest),
+        "instructions" => instructions::instructions(rest),
         _ => {
             crate::ci::bench(rest)?;
             stdio(&[])?;
-            crate::bench_http::http(DEFAULT_RUNS)?;
-            crate::bench_manager::manager(&[])
+            http::http(DEFAULT_RUNS)?;
+            manager::manager(&[])
         }
     }
 }
@@ -119,7 +124,7 @@ fn stdio(args: &[String]) -> Result {
     let ours_dir = target_dir(&root).join("release");
     heading("stdio bench: building bench-client and bench-server (release)");
     let mut build = cargo_command();
-    build.args(["build", "--release", "-p", "tests", "--bin", "bench-client", "--bin", "bench-server"]);
+    build.args(["build", "--release", "-p", "mcp-bench", "--bin", "bench-client", "--bin", "bench-server"]);
     run_status("build", build, &root)?;
 
     heading(&format!("stdio bench: building rmcp's client ({RMCP_DIR}, release, into {RMCP_TARGET})"));

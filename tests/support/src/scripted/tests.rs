@@ -115,9 +115,8 @@ async fn the_server_ends_with_its_transport() {
         assert!(!outbox.0.is_closed(), "serving");
         client.close().await;
         // The loop ends (it drops the outbox's receiver): a late message is dropped, not sent.
-        while !outbox.0.is_closed() {
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        server.ended().await;
+        assert!(outbox.0.is_closed());
         outbox.notify("notifications/ignored", Value::Null);
         assert!(server.events().is_empty());
     })

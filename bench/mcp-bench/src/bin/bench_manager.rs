@@ -36,7 +36,7 @@ use mcp_manager::ServerState;
 use mcp_manager::config::{McpConfig, ServerConfig};
 use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider};
 use serde_json::{Value, json};
-use tests::support::wait_until_gone;
+use test_support::process::wait_until_gone;
 use tool_system::{ToolExecutionContext, ToolInvocation, ToolRegistry};
 
 /// Lookups timed per measurement (cycling through every tool).

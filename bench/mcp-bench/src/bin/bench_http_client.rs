@@ -10,18 +10,18 @@
 //!   `calls_per_s`, `p50_us`, `p99_us`.
 //! - `w2`: 256 `echo` calls, 32 in flight (after 20 unmeasured ones): `total_ms`, `cpu_ms`.
 //!
-//! The loops are [`tests::bench`]'s, the same as `bench-client`'s. Every workload ends with
+//! The loops are [`mcp_bench`]'s, the same as `bench-client`'s. Every workload ends with
 //! `peak_rss_kib`. A failure prints to stderr and exits 1.
 
 use std::process::exit;
 use std::sync::Arc;
 
+use mcp_bench::{Failure, peak_rss_kib, w1, w2};
 use mcp_manager::connection::EraPreference;
 use mcp_manager::{ConnectionOptions, McpConnection, RemoteTarget};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_transport::TransportKind;
 use serde_json::{Value, json};
-use tests::bench::{Failure, peak_rss_kib, w1, w2};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -19,18 +19,18 @@
 //!   the process's VmHWM read at the end.
 //!
 //! `cpu_ms` is the client process's CPU time over the section `total_ms` measures (see
-//! [`tests::bench`], which holds the W1 and W2 loops both bench clients run). Every workload ends
+//! [`mcp_bench`], which holds the W1 and W2 loops both bench clients run). Every workload ends
 //! with `peak_rss_kib`. A failure prints to stderr and exits 1.
 
 use std::process::exit;
 use std::sync::Arc;
 
+use mcp_bench::{Failure, Stopwatch, call_text, peak_rss_kib, w1, w2};
 use mcp_manager::connection::EraPreference;
 use mcp_manager::{ConnectionOptions, McpConnection, stdio_factory};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_transport::StdioConfig;
 use serde_json::{Value, json};
-use tests::bench::{Failure, Stopwatch, call_text, peak_rss_kib, w1, w2};
 
 const W3_TOOLS: usize = 10_002;
 

@@ -1,0 +1,1 @@
+//! The module graph on small crates written to temporary directories.
