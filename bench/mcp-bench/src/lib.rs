@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use mcp_manager::connection::EraPreference;
 use mcp_manager::{McpConnection, RequestOptions};
 use mcp_protocol::types::content::ContentBlock;
 use mcp_protocol::types::meta::JsonObject;
@@ -167,6 +168,31 @@ pub fn peak_rss_kib() -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Run one workload of client `client` (`bench-client`, `bench-http-client`) on a
+/// current-thread Tokio runtime, as every bench client does, then print its report as one JSON
+/// line (with the workload, the era and the peak RSS added), or the failure on stderr and exit 1.
+pub fn run_and_report(
+    client: &str,
+    workload: &str,
+    era: EraPreference,
+    work: impl std::future::Future<Output = Result<JsonObject, Failure>>,
+) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime");
+    match runtime.block_on(work) {
+        Ok(mut report) => {
+            report.insert("client".into(), json!("ours"));
+            report.insert("workload".into(), json!(workload));
+            report.insert("era".into(), json!(format!("{era:?}").to_ascii_lowercase()));
+            report.insert("peak_rss_kib".into(), json!(peak_rss_kib()));
+            println!("{}", Value::Object(report));
+        }
+        Err(e) => {
+            eprintln!("{client}: {workload}: {e}");
+            std::process::exit(1);
+        }
+    }
 }
 
 #[cfg(test)]

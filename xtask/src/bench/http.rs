@@ -24,16 +24,15 @@ use std::process::{Child, Command, Stdio};
 
 use xtask::project_root;
 
-use super::{cargo_command, fmt, heading, median, paired_ratio, run_client, run_status, target_dir};
+use super::{
+    ERA_BUDGET, RMCP_TARGET, Row, cargo_command, era_row, heading, print_table, run_client, run_status, target_dir,
+};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
 /// Where rmcp's HTTP client lives and builds, relative to the workspace root.
 const RMCP_DIR: &str = "bench/rmcp-http-client";
-const RMCP_TARGET: &str = "target/rmcp-bench";
 const WORKLOADS: [&str; 2] = ["w1", "w2"];
-/// The modern era may cost this many times the legacy era.
-const ERA_BUDGET: f64 = 1.1;
 
 /// The variants run on every workload: (label, index in `results`).
 const OURS_LEGACY: usize = 0;
@@ -41,30 +40,21 @@ const OURS_MODERN: usize = 1;
 const RMCP: usize = 2;
 const VARIANTS: [&str; 3] = ["ours legacy", "ours modern", "rmcp"];
 
-/// One row of a table: a metric of a workload.
-struct Row {
-    label: &'static str,
-    workload: &'static str,
-    key: &'static str,
-    /// The highest acceptable ratio (lower is better), if this row has a target.
-    target: Option<f64>,
-}
-
 const ROWS: &[Row] = &[
-    Row { label: "W1 2000 sequential calls (ms)", workload: "w1", key: "total_ms", target: Some(0.50) },
-    Row { label: "W1 calls/s (higher is better)", workload: "w1", key: "calls_per_s", target: None },
-    Row { label: "W1 p50 latency (us)", workload: "w1", key: "p50_us", target: None },
-    Row { label: "W1 p99 latency (us)", workload: "w1", key: "p99_us", target: None },
-    Row { label: "W2 256 calls, 32 in flight (ms)", workload: "w2", key: "total_ms", target: Some(0.45) },
+    Row::new("W1 2000 sequential calls (ms)", "w1", "total_ms", Some(0.50)),
+    Row::new("W1 calls/s (higher is better)", "w1", "calls_per_s", None),
+    Row::new("W1 p50 latency (us)", "w1", "p50_us", None),
+    Row::new("W1 p99 latency (us)", "w1", "p99_us", None),
+    Row::new("W2 256 calls, 32 in flight (ms)", "w2", "total_ms", Some(0.45)),
 ];
 
 const ERA_ROWS: &[Row] = &[
-    Row { label: "W1 2000 sequential calls (ms)", workload: "w1", key: "total_ms", target: Some(ERA_BUDGET) },
-    Row { label: "W1 client CPU time (ms)", workload: "w1", key: "cpu_ms", target: Some(ERA_BUDGET) },
-    Row { label: "W1 p50 latency (us)", workload: "w1", key: "p50_us", target: None },
-    Row { label: "W1 p99 latency (us)", workload: "w1", key: "p99_us", target: None },
-    Row { label: "W2 256 calls, 32 in flight (ms)", workload: "w2", key: "total_ms", target: Some(ERA_BUDGET) },
-    Row { label: "W2 client CPU time (ms)", workload: "w2", key: "cpu_ms", target: Some(ERA_BUDGET) },
+    era_row("W1 2000 sequential calls (ms)", "w1", "total_ms"),
+    era_row("W1 client CPU time (ms)", "w1", "cpu_ms"),
+    Row::new("W1 p50 latency (us)", "w1", "p50_us", None),
+    Row::new("W1 p99 latency (us)", "w1", "p99_us", None),
+    era_row("W2 256 calls, 32 in flight (ms)", "w2", "total_ms"),
+    era_row("W2 client CPU time (ms)", "w2", "cpu_ms"),
 ];
 
 /// The server process, killed when dropped.
@@ -122,10 +112,11 @@ pub(crate) fn http(runs: usize) -> Result {
     drop(server);
 
     println!("\nours (legacy era) against rmcp, streamable HTTP, JSON replies");
-    let (met, targets) = print_table(&results, OURS_LEGACY, RMCP, ROWS, ("ours", "rmcp", "ours/rmcp"))?;
+    let (met, targets) = print_table(&results, &WORKLOADS, (OURS_LEGACY, RMCP), ROWS, ("ours", "rmcp", "ours/rmcp"))?;
     println!("\nhttp bench: {met} of {targets} targets met");
     println!("\nours: modern era (2026-07-28, server/discover, _meta on every request) against legacy era");
-    let (met, targets) = print_table(&results, OURS_MODERN, OURS_LEGACY, ERA_ROWS, ("modern", "legacy", "mod/legacy"))?;
+    let (met, targets) =
+        print_table(&results, &WORKLOADS, (OURS_MODERN, OURS_LEGACY), ERA_ROWS, ("modern", "legacy", "mod/legacy"))?;
     println!("\nera comparison: {met} of {targets} budgets met (modern <= {ERA_BUDGET:.1}x legacy)");
     Ok(())
 }
@@ -144,34 +135,4 @@ pub(crate) fn start_server(binary: &Path) -> Result<(Server, String)> {
     BufReader::new(stdout).read_line(&mut line).map_err(|e| format!("reading the server's port: {e}"))?;
     let port: u16 = line.trim().parse().map_err(|_| format!("the server printed {line:?}, not a port"))?;
     Ok((server, format!("http://127.0.0.1:{port}/mcp")))
-}
-
-/// Print the rows comparing variant `a` with variant `b` (ratio a/b); returns (met, targets).
-fn print_table(
-    results: &[Vec<Vec<String>>],
-    a: usize,
-    b: usize,
-    rows: &[Row],
-    (a_label, b_label, ratio_label): (&str, &str, &str),
-) -> Result<(usize, usize)> {
-    println!("{:<38} {:>11} {:>11} {:>10} {:>8}  result", "workload (median)", a_label, b_label, ratio_label, "target");
-    println!("{}", "-".repeat(90));
-    let (mut met, mut targets) = (0, 0);
-    for row in rows {
-        let w = WORKLOADS.iter().position(|w| *w == row.workload).expect("a known workload");
-        let va = median(&results[a][w], row.key)?;
-        let vb = median(&results[b][w], row.key)?;
-        let ratio = paired_ratio(&results[a][w], &results[b][w], row.key)?;
-        let (target, verdict) = match row.target {
-            Some(t) => {
-                targets += 1;
-                let ok = ratio <= t;
-                met += usize::from(ok);
-                (format!("<= {t:.2}"), if ok { "met" } else { "MISSED" })
-            }
-            None => (String::new(), ""),
-        };
-        println!("{:<38} {:>11} {:>11} {:>10.3} {:>8}  {verdict}", row.label, fmt(va), fmt(vb), ratio, target);
-    }
-    Ok((met, targets))
 }

@@ -15,12 +15,9 @@ use std::process::Command;
 
 use xtask::project_root;
 
-use super::{cargo_command, heading, run_status, target_dir};
+use super::{ERA_BUDGET, cargo_command, heading, run_status, target_dir};
 
 type Result<T = ()> = std::result::Result<T, String>;
-
-/// The modern era may cost this many times the legacy era.
-const ERA_BUDGET: f64 = 1.1;
 
 /// `cargo xtask bench instructions`.
 pub(crate) fn instructions(args: &[String]) -> Result {

@@ -42,22 +42,23 @@ type Result<T = ()> = std::result::Result<T, String>;
 
 /// Where rmcp's client lives and builds, relative to the workspace root.
 const RMCP_DIR: &str = "bench/rmcp-client";
-const RMCP_TARGET: &str = "target/rmcp-bench";
+/// Where both rmcp clients are built.
+pub(crate) const RMCP_TARGET: &str = "target/rmcp-bench";
 const DEFAULT_RUNS: usize = 5;
 const WORKLOADS: [&str; 4] = ["w1", "w2", "w3", "w4"];
 /// The modern era may cost this many times the legacy era.
-const ERA_BUDGET: f64 = 1.1;
+pub(crate) const ERA_BUDGET: f64 = 1.1;
 
-/// One row of the table: a metric of a workload.
-struct Row {
-    label: &'static str,
-    workload: &'static str,
-    key: &'static str,
+/// One row of a comparison table (the stdio and the HTTP benches): a metric of a workload.
+pub(crate) struct Row {
+    pub(crate) label: &'static str,
+    pub(crate) workload: &'static str,
+    pub(crate) key: &'static str,
     /// The highest acceptable ratio (ours/rmcp, or modern/legacy), if this row has a target
     /// (lower is better).
-    target: Option<f64>,
+    pub(crate) target: Option<f64>,
     /// Shown value = metric / scale.
-    scale: f64,
+    pub(crate) scale: f64,
 }
 
 const ROWS: &[Row] = &[
@@ -91,9 +92,21 @@ const ERA_ROWS: &[Row] = &[
     Row { label: "W4 peak RSS (MiB)", workload: "w4", key: "peak_rss_kib", target: Some(ERA_BUDGET), scale: 1024.0 },
 ];
 
+impl Row {
+    /// A row shown as measured (scale 1).
+    pub(crate) const fn new(
+        label: &'static str,
+        workload: &'static str,
+        key: &'static str,
+        target: Option<f64>,
+    ) -> Row {
+        Row { label, workload, key, target, scale: 1.0 }
+    }
+}
+
 /// A row of the era table held to the era budget.
-const fn era_row(label: &'static str, workload: &'static str, key: &'static str) -> Row {
-    Row { label, workload, key, target: Some(ERA_BUDGET), scale: 1.0 }
+pub(crate) const fn era_row(label: &'static str, workload: &'static str, key: &'static str) -> Row {
+    Row::new(label, workload, key, Some(ERA_BUDGET))
 }
 
 /// `cargo xtask bench [codec|stdio|http|manager|instructions|all] [args]`.
@@ -155,7 +168,7 @@ fn stdio(args: &[String]) -> Result {
         }
     }
     println!();
-    let (met, targets) = print_table(&results, ROWS, ("ours", "rmcp", "ours/rmcp"))?;
+    let (met, targets) = print_table(&results, &WORKLOADS, (0, 1), ROWS, ("ours", "rmcp", "ours/rmcp"))?;
     println!("\nstdio bench: {met} of {targets} targets met");
     eras(runs, &ours, &server)
 }
@@ -189,7 +202,7 @@ fn eras(runs: usize, client: &Path, server: &Path) -> Result {
         }
     }
     println!("\nours: modern era (2026-07-28, server/discover, _meta on every request) against legacy era, stdio");
-    let (met, targets) = print_table(&results, ERA_ROWS, ("modern", "legacy", "mod/legacy"))?;
+    let (met, targets) = print_table(&results, &WORKLOADS, (0, 1), ERA_ROWS, ("modern", "legacy", "mod/legacy"))?;
     println!("\nera comparison: {met} of {targets} budgets met (modern <= {ERA_BUDGET:.1}x legacy)");
     Ok(())
 }
@@ -205,9 +218,13 @@ fn parse_runs(args: &[String]) -> Result<usize> {
     }
 }
 
-/// Print `rows` comparing `results[0]` with `results[1]` (ratio 0/1); returns (met, targets).
-fn print_table(
+/// Print `rows` comparing the runs of variant `a` with those of variant `b` (ratio a/b);
+/// `results[variant][workload]` holds each run's JSON line, in the order of `workloads`.
+/// Returns (met, targets).
+pub(crate) fn print_table(
     results: &[Vec<Vec<String>>],
+    workloads: &[&str],
+    (a, b): (usize, usize),
     rows: &[Row],
     (a_label, b_label, ratio_label): (&str, &str, &str),
 ) -> Result<(usize, usize)> {
@@ -215,10 +232,10 @@ fn print_table(
     println!("{}", "-".repeat(90));
     let (mut met, mut targets) = (0, 0);
     for row in rows {
-        let w = WORKLOADS.iter().position(|w| *w == row.workload).expect("a known workload");
-        let a = median(&results[0][w], row.key)? / row.scale;
-        let b = median(&results[1][w], row.key)? / row.scale;
-        let ratio = paired_ratio(&results[0][w], &results[1][w], row.key)?;
+        let w = workloads.iter().position(|w| *w == row.workload).expect("a known workload");
+        let va = median(&results[a][w], row.key)? / row.scale;
+        let vb = median(&results[b][w], row.key)? / row.scale;
+        let ratio = paired_ratio(&results[a][w], &results[b][w], row.key)?;
         let (target, verdict) = match row.target {
             Some(t) => {
                 targets += 1;
@@ -228,7 +245,7 @@ fn print_table(
             }
             None => (String::new(), ""),
         };
-        println!("{:<38} {:>11} {:>11} {:>10.3} {:>8}  {verdict}", row.label, fmt(a), fmt(b), ratio, target);
+        println!("{:<38} {:>11} {:>11} {:>10.3} {:>8}  {verdict}", row.label, fmt(va), fmt(vb), ratio, target);
     }
     Ok((met, targets))
 }

@@ -25,12 +25,12 @@
 use std::process::exit;
 use std::sync::Arc;
 
-use mcp_bench::{Failure, Stopwatch, call_text, peak_rss_kib, w1, w2};
+use mcp_bench::{Failure, Stopwatch, call_text, run_and_report, w1, w2};
 use mcp_manager::connection::EraPreference;
 use mcp_manager::{ConnectionOptions, McpConnection, stdio_factory};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_transport::StdioConfig;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const W3_TOOLS: usize = 10_002;
 
@@ -50,20 +50,7 @@ fn main() {
             }
         },
     };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime");
-    match runtime.block_on(run(workload, server, server_args, era)) {
-        Ok(mut report) => {
-            report.insert("client".into(), json!("ours"));
-            report.insert("workload".into(), json!(workload));
-            report.insert("era".into(), json!(format!("{era:?}").to_ascii_lowercase()));
-            report.insert("peak_rss_kib".into(), json!(peak_rss_kib()));
-            println!("{}", Value::Object(report));
-        }
-        Err(e) => {
-            eprintln!("bench-client: {workload}: {e}");
-            exit(1);
-        }
-    }
+    run_and_report("bench-client", workload, era, run(workload, server, server_args, era));
 }
 
 async fn run(workload: &str, server: &str, server_args: &[String], era: EraPreference) -> Result<JsonObject, Failure> {

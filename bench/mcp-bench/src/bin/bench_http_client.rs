@@ -16,12 +16,11 @@
 use std::process::exit;
 use std::sync::Arc;
 
-use mcp_bench::{Failure, peak_rss_kib, w1, w2};
+use mcp_bench::{Failure, run_and_report, w1, w2};
 use mcp_manager::connection::EraPreference;
 use mcp_manager::{ConnectionOptions, McpConnection, RemoteTarget};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_transport::TransportKind;
-use serde_json::{Value, json};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,20 +36,7 @@ fn main() {
             exit(2);
         }
     };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a Tokio runtime");
-    match runtime.block_on(run(workload, url, era)) {
-        Ok(mut report) => {
-            report.insert("client".into(), json!("ours"));
-            report.insert("workload".into(), json!(workload));
-            report.insert("era".into(), json!(format!("{era:?}").to_ascii_lowercase()));
-            report.insert("peak_rss_kib".into(), json!(peak_rss_kib()));
-            println!("{}", Value::Object(report));
-        }
-        Err(e) => {
-            eprintln!("bench-http-client: {workload}: {e}");
-            exit(1);
-        }
-    }
+    run_and_report("bench-http-client", workload, era, run(workload, url, era));
 }
 
 async fn run(workload: &str, url: &str, era: EraPreference) -> Result<JsonObject, Failure> {

@@ -163,7 +163,9 @@ fn a_named_cycle_that_is_gone_is_reported() {
     check_module_cycles(&dir.0, &mut out);
     let found: Vec<String> = out.iter().map(ToString::to_string).collect();
     assert_eq!(found.len(), 1, "{found:?}");
-    assert!(found[0].starts_with("ARCHITECTURE.md: `### Module cycles` allows a cycle in k that the code no longer has"));
+    assert!(
+        found[0].starts_with("ARCHITECTURE.md: `### Module cycles` allows a cycle in k that the code no longer has")
+    );
 }
 
 #[test]
