@@ -81,14 +81,6 @@ fn initialize_capabilities(seen: &ScriptedServer) -> Value {
     params["capabilities"].clone()
 }
 
-fn calls(seen: &ScriptedServer) -> Vec<String> {
-    let seen = seen.requests();
-    seen.iter()
-        .filter(|(r, _)| r.method == "tools/call")
-        .map(|(_, p)| p["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_extension_is_declared_only_when_the_host_renders_apps() {
     within(async {
@@ -151,7 +143,7 @@ async fn app_only_tools_stay_away_from_the_llm_and_apps_call_only_what_they_may(
         let message = foreign.error_message.unwrap_or_default();
         assert!(message.contains("has no tool `refresh_weather`") && message.contains("elsewhere"), "{message}");
 
-        assert_eq!(calls(&seen), ["refresh_weather"], "refused calls were never sent");
+        assert_eq!(seen.called_tools(), ["refresh_weather"], "refused calls were never sent");
         registry.close().await;
     })
     .await

@@ -55,15 +55,6 @@ fn serve(server: MemoryTransport) -> ScriptedServer {
     })
 }
 
-/// The tools the server was called with, in order.
-fn called(seen: &ScriptedServer) -> Vec<String> {
-    let seen = seen.requests();
-    seen.iter()
-        .filter(|(r, _)| r.method == "tools/call")
-        .map(|(_, params)| params["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_schemas_with_a_ref_cycle_fail_the_call_with_a_clear_message() {
     within(async {
@@ -98,7 +89,11 @@ async fn tool_schemas_with_a_ref_cycle_fail_the_call_with_a_clear_message() {
 
         let (_, fine) = manager.call_tool("fine", Some(arguments), RequestOptions::default()).await.unwrap();
         assert_eq!(fine.structured_content, Some(json!({"v": 1})), "the server's other tools still work");
-        assert_eq!(called(&seen), ["cycle_out", "fine"], "the refused input schema kept its call from being sent");
+        assert_eq!(
+            seen.called_tools(),
+            ["cycle_out", "fine"],
+            "the refused input schema kept its call from being sent"
+        );
         manager.close().await;
     })
     .await

@@ -312,10 +312,7 @@ fn tool_name(server: usize) -> String {
 }
 
 fn server_config(name: &str, flags: &[&str]) -> ServerConfig {
-    let mut s = ServerConfig::new(name);
-    s.command = Some(env!("CARGO_BIN_EXE_fake-mcp-server").to_owned());
-    s.args = flags.iter().map(|f| f.to_string()).collect();
-    s.startup_timeout = Duration::from_secs(20);
+    let mut s = tests::fake::server_config(name, env!("CARGO_BIN_EXE_fake-mcp-server"), flags);
     s.request_timeout = REQUEST_TIMEOUT;
     s
 }

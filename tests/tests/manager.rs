@@ -16,11 +16,7 @@ use test_support::within;
 use tool_system::{ToolExecutionContext, ToolInvocation, ToolRegistry};
 
 fn fake(name: &str, flags: &[&str]) -> ServerConfig {
-    let mut s = ServerConfig::new(name);
-    s.command = Some(env!("CARGO_BIN_EXE_fake-mcp-server").to_owned());
-    s.args = flags.iter().map(|f| f.to_string()).collect();
-    s.startup_timeout = Duration::from_secs(20);
-    s
+    tests::fake::server_config(name, env!("CARGO_BIN_EXE_fake-mcp-server"), flags)
 }
 
 fn config(servers: Vec<ServerConfig>) -> McpConfig {

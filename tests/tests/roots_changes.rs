@@ -213,11 +213,7 @@ async fn a_provider_without_changes_and_a_change_during_the_handshake() {
 }
 
 fn fake(name: &str, flags: &[&str]) -> ServerConfig {
-    let mut s = ServerConfig::new(name);
-    s.command = Some(env!("CARGO_BIN_EXE_fake-mcp-server").to_owned());
-    s.args = flags.iter().map(|f| f.to_string()).collect();
-    s.startup_timeout = Duration::from_secs(20);
-    s
+    tests::fake::server_config(name, env!("CARGO_BIN_EXE_fake-mcp-server"), flags)
 }
 
 fn stats_of(result: &mcp_protocol::types::tools::CallToolResult) -> Value {

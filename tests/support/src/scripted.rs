@@ -203,6 +203,11 @@ impl ScriptedServer {
             .collect()
     }
 
+    /// The `name` of every `tools/call` received so far, in order.
+    pub fn called_tools(&self) -> Vec<String> {
+        self.requests_of("tools/call").iter().map(|p| p["name"].as_str().unwrap_or_default().to_owned()).collect()
+    }
+
     /// How many `method` requests arrived so far.
     pub fn count(&self, method: &str) -> usize {
         self.shared

@@ -40,11 +40,15 @@ async fn requests_are_answered_by_the_script_and_recorded_in_order() {
         assert_eq!(params, json!([1]));
         server.reply(&late.id, Ok(json!("late"))).await;
         assert_eq!(answer(next(&client).await).unwrap(), json!("late"));
+        client.send(request(RequestId::from(4), "tools/call", json!({"name": "upper"}))).await.unwrap();
+        assert_eq!(answer(next(&client).await).unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
+        assert_eq!(server.called_tools(), ["upper"]);
         assert_eq!(server.count("echo"), 1);
         assert_eq!(server.requests_of("nope"), [Value::Null]);
         assert_eq!(server.notifications(), ["notifications/initialized"]);
         let methods: Vec<Option<String>> = server.events().iter().map(|e| e.method().map(str::to_owned)).collect();
-        let expected = ["echo", "nope", "notifications/initialized", "silent"].map(|m| Some(m.to_owned()));
+        let expected =
+            ["echo", "nope", "notifications/initialized", "silent", "tools/call"].map(|m| Some(m.to_owned()));
         assert_eq!(methods, expected);
     })
     .await
