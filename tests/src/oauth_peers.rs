@@ -16,6 +16,7 @@
 //! segment of each path visited.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -25,6 +26,8 @@ use mcp_transport::auth::{AuthError, AuthStep};
 use mcp_transport::redact::describe;
 use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
 use url::Url;
+
+use crate::peers::{HttpPeer, free_port, repo_peer_file};
 
 /// The most requests one click-through makes before giving up.
 const MAX_STEPS: usize = 20;
@@ -255,6 +258,35 @@ impl PendingRedirect for HttpRedirect {
             Ok(AuthorizationResponse::from_query(&redirect))
         })
     }
+}
+
+/// An authorization server and the MCP server it protects, both real peers on free loopback
+/// ports: `oidc-provider` (`tests/peers/oauth/oidc-as.mjs`) and the Python SDK's
+/// `protected_server.py`, which trusts its issuer.
+pub struct OidcPeers {
+    /// The authorization server.
+    pub provider: HttpPeer,
+    /// The protected MCP server.
+    pub server: HttpPeer,
+    /// The authorization server's issuer URL.
+    pub issuer: String,
+    /// The protected server's MCP endpoint.
+    pub resource: String,
+}
+
+/// Start [`OidcPeers`]: oidc-provider from `node_modules`, the protected server with `python`.
+pub async fn start_oidc_peers(node_modules: &Path, python: &Path) -> OidcPeers {
+    let as_port = free_port();
+    let rs_port = free_port();
+    let issuer = format!("http://127.0.0.1:{as_port}");
+    let resource = format!("http://127.0.0.1:{rs_port}/mcp");
+    let script = repo_peer_file("oauth/oidc-as.mjs").display().to_string();
+    let args = [script, as_port.to_string(), resource.clone(), node_modules.display().to_string()];
+    let provider = HttpPeer::start("oidc-provider", Path::new("node"), &args, &[], as_port).await;
+    let script = repo_peer_file("oauth/protected_server.py").display().to_string();
+    let args = [script, "--port".into(), rs_port.to_string(), "--issuer".into(), issuer.clone()];
+    let server = HttpPeer::start("protected-server", python, &args, &[], rs_port).await;
+    OidcPeers { provider, server, issuer, resource }
 }
 
 #[cfg(test)]
