@@ -1,7 +1,7 @@
 //! [`LineTransport`]: newline-delimited JSON-RPC over any byte stream (a TCP connection, a Unix
 //! socket, a pipe), the smallest transport that keeps the whole [`Transport`] contract. It is the
 //! worked example of ARCHITECTURE.md's "How to add a transport", and the `tests` crate runs a real
-//! session over it (`tests/tests/custom_transport.rs`).
+//! session over it (`tests/tests/it/custom_transport.rs`).
 //!
 //! The pieces every transport needs, and how this one does them:
 //!

@@ -2,14 +2,12 @@
 //! closes the response stream"): a modern-era request is cancelled by closing its exchange, and
 //! nothing is POSTed; a legacy-era request is left to `notifications/cancelled`, its stream open.
 
-mod http_support;
-
 use std::time::Duration;
 
+use crate::http_support::*;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use futures::StreamExt;
-use http_support::*;
 use mcp_protocol::RequestId;
 use mcp_transport::{CancelHandling, StreamableHttpTransport, Transport};
 use serde_json::{Value, json};

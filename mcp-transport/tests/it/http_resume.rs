@@ -2,12 +2,10 @@
 //! `Last-Event-ID` after the server's `retry`; a stream that never resumes fails its request
 //! after a bounded number of attempts; the standalone GET stream reconnects where it left off.
 
-mod http_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use http_support::*;
+use crate::http_support::*;
 use mcp_protocol::RequestId;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::json;

@@ -4,11 +4,9 @@
 //! `elicitation-sep1034-client-defaults` scenario, which failed when the first `tools/call` won
 //! the race against the GET.
 
-mod http_support;
-
 use std::time::{Duration, Instant};
 
-use http_support::*;
+use crate::http_support::*;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::json;
 use test_support::within;

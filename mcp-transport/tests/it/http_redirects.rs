@@ -2,12 +2,10 @@
 //! another origin would resend the custom headers (`X-Api-Key`), the session id and the
 //! JSON-RPC body there; it fails the request instead, and the other origin receives nothing.
 
-mod http_support;
-
 use std::time::Duration;
 
+use crate::http_support::*;
 use axum::response::Response;
-use http_support::*;
 use mcp_transport::{SseConfig, SseTransport, StreamableHttpTransport, Transport};
 use serde_json::json;
 use test_support::within;

@@ -3,9 +3,7 @@
 //! annotated arguments of a modern `tools/call` into `Mcp-Param-*` headers. Found missing by the
 //! conformance suite's `http-custom-headers` scenario.
 
-mod http_support;
-
-use http_support::*;
+use crate::http_support::*;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::json;
 use test_support::within;

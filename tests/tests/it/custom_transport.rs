@@ -22,7 +22,7 @@ use test_support::within;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
-#[path = "../../mcp-transport/examples/line_transport/transport.rs"]
+#[path = "../../../mcp-transport/examples/line_transport/transport.rs"]
 mod line_transport;
 
 use line_transport::LineTransport;

@@ -5,15 +5,12 @@
 //! (the ID token exchanged at the identity provider, the ID-JAG presented with Basic client
 //! authentication), and DPoP on top of them (both nonce dances, the key kept with the tokens).
 
-mod http_support;
-mod m2m_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::m2m_support::{CLIENT_ID, CLIENT_SECRET, Fake, IDP_CLIENT_ID};
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use m2m_support::{CLIENT_ID, CLIENT_SECRET, Fake, IDP_CLIENT_ID};
 use mcp_transport::auth::jose::SigningKey;
 use mcp_transport::auth::oauth::{
     CredentialProvider, CredentialSource, DpopPolicy, EnterpriseSettings, Grant, OAuthClient, OAuthSettings,
@@ -38,15 +35,15 @@ fn client(fake: &Fake, store: Arc<dyn TokenStore>, tweak: impl FnOnce(&mut OAuth
 }
 
 fn transport(fake: &Fake, client: &Arc<OAuthClient>) -> StreamableHttpTransport {
-    let mut config = http_support::config(&fake.url("/mcp"));
+    let mut config = crate::http_support::config(&fake.url("/mcp"));
     config.authorization = Some(client.clone());
     StreamableHttpTransport::new(config).unwrap()
 }
 
 /// One tools/call and its outcome.
 async fn call(t: &StreamableHttpTransport, id: i64) -> Result<(), TransportError> {
-    t.send(http_support::request(id, "tools/call", json!({"name": "echo", "arguments": {}}))).await.unwrap();
-    match http_support::next_event(t).await {
+    t.send(crate::http_support::request(id, "tools/call", json!({"name": "echo", "arguments": {}}))).await.unwrap();
+    match crate::http_support::next_event(t).await {
         TransportEvent::Message(mcp_protocol::Message::Response(r)) => {
             r.into_result().map(drop).map_err(|e| TransportError::Other(format!("{e:?}")))
         }

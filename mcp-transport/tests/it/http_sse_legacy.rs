@@ -2,14 +2,12 @@
 //! server-everything's `sse` mode: `GET /sse`, an `endpoint` event with a relative URI, POSTs
 //! answered `202 Accepted`, responses on the stream.
 
-mod http_support;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::http_support::*;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use http_support::*;
 use mcp_protocol::RequestId;
 use mcp_transport::{
     CloseReason, Secret, SseConfig, SseTransport, Transport, TransportError, TransportEvent, TransportKind,

@@ -1,16 +1,13 @@
 //! OAuth over the legacy HTTP+SSE transport: the GET of the stream and the POSTs to the
 //! announced endpoint are authorized through the same seam as streamable HTTP.
 
-mod http_support;
-mod oauth_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::oauth_support::Fake;
 use mcp_protocol::{Message, RequestId};
 use mcp_transport::auth::store::MemoryStore;
 use mcp_transport::{SseConfig, SseTransport, Transport, TransportEvent};
-use oauth_support::Fake;
 use test_support::within;
 
 async fn answer(t: &SseTransport, id: i64) -> Message {

@@ -2,12 +2,10 @@
 //! TypeScript SDK's), the transport re-initializes once by itself and retries the request; the
 //! session above sees only its own messages. A second refusal fails the request.
 
-mod http_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use http_support::*;
+use crate::http_support::*;
 use mcp_protocol::RequestId;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::{Value, json};

@@ -1,9 +1,7 @@
 //! SSE event ids are peer input: an id longer than the limit (1 KiB) is neither remembered nor
 //! sent back as `Last-Event-ID`; the stream just cannot be resumed from it.
 
-mod http_support;
-
-use http_support::*;
+use crate::http_support::*;
 use mcp_protocol::RequestId;
 use mcp_transport::{StreamableHttpTransport, Transport};
 use serde_json::json;

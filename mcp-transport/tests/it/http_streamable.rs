@@ -1,12 +1,10 @@
 //! Streamable HTTP against in-process servers: JSON and SSE replies, 202 for notifications,
 //! session and protocol-version headers, the optional GET stream, DELETE on close, bearer auth.
 
-mod http_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use http_support::*;
+use crate::http_support::*;
 use mcp_protocol::{Message, RequestId};
 use mcp_transport::{Secret, StreamableHttpTransport, Transport, TransportError, TransportEvent, TransportKind};
 use serde_json::json;

@@ -4,14 +4,11 @@
 //! names, scope step-up without loops, and a change of authorization server. (Secrets in
 //! Debug, errors and logs: `oauth_secrets.rs`, alone in its binary for its tracing subscriber.)
 
-mod http_support;
-mod oauth_support;
-
 use std::time::Duration;
 
+use crate::oauth_support::{BrowserMode, Fake, auth_error, call, calls, store};
 use mcp_transport::auth::store::{CredentialKey, TokenStore};
 use mcp_transport::auth::{AuthError, AuthStep};
-use oauth_support::{BrowserMode, Fake, auth_error, call, calls, store};
 use test_support::within;
 
 #[tokio::test]
@@ -177,7 +174,7 @@ async fn a_redirect_with_the_wrong_state_or_an_error_is_refused() {
 
 /// The error of one tools/call against a fake set up by `setup`, with `tweak`ed settings.
 async fn failure(
-    setup: impl FnOnce(&mut oauth_support::FakeState),
+    setup: impl FnOnce(&mut crate::oauth_support::FakeState),
     tweak: impl FnOnce(&mut mcp_transport::auth::oauth::OAuthSettings),
 ) -> (Fake, AuthError) {
     let fake = Fake::start().await;

@@ -2,11 +2,9 @@
 //! oversize bodies and events, HTTP error statuses, bodies that are not JSON-RPC, broken and
 //! silent connections.
 
-mod http_support;
-
 use std::time::Duration;
 
-use http_support::*;
+use crate::http_support::*;
 use mcp_transport::{StreamableHttpTransport, Transport, TransportError};
 use serde_json::json;
 use test_support::within;
