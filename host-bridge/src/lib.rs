@@ -63,9 +63,11 @@ pub use elicitation::{
     ScriptedElicitation, UrlAnswer, UrlRequest,
 };
 pub use llm::{
-    ApiKey, ChatMessage, ChatRequest, ChatResponse, ChatRole, ContentPart, FinishReason, InvalidArguments, LlmClient,
-    LlmError, OpenAiClient, OpenAiConfig, ScriptedLlm, TokenParameter, ToolCall, ToolChoice, ToolDefinition, Usage,
+    ChatMessage, ChatRequest, ChatResponse, ChatRole, ContentPart, FinishReason, InvalidArguments, LlmClient, LlmError,
+    OpenAiClient, OpenAiConfig, ScriptedLlm, TokenParameter, ToolCall, ToolChoice, ToolDefinition, Usage,
 };
 pub use logging::{HostNotificationSink, LogLevels, NotificationCallback, TRACING_TARGET, tracing_level};
 pub use roots::{Roots, RootsError, RootsNotifier, file_root};
 pub use sampling::{Approval, HostLlmBridge, RATE_LIMITED, SamplingApproval, SamplingOptions};
+// The API key of `OpenAiConfig` is the workspace's one secret type.
+pub use mcp_transport::Secret;

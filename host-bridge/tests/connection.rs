@@ -12,71 +12,28 @@ use host_bridge::{
 };
 use mcp_manager::connection::EraPreference;
 use mcp_manager::{McpConnection, single_use_factory};
-use mcp_protocol::{ErrorCode, ErrorObject, Message, RequestId, Response};
-use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use mcp_protocol::ErrorCode;
+use mcp_transport::MemoryTransport;
 use serde_json::{Value, json};
+use test_support::{Event, ScriptedServer, messages, within};
 
-const LIMIT: Duration = Duration::from_secs(10);
-
-/// The server's end: sends requests, collects the client's notifications on the way.
-struct FakeServer {
-    transport: MemoryTransport,
-    next_id: i64,
-    notifications: Vec<String>,
+/// A legacy-era server that answers the handshake (declaring `logging`) and records the rest.
+fn fake(transport: MemoryTransport) -> ScriptedServer {
+    ScriptedServer::start(transport, |request, _| match request.method.as_str() {
+        "initialize" => Some(Ok(messages::initialize_result("fake", json!({"logging": {}})))),
+        _ => None,
+    })
 }
 
-impl FakeServer {
-    async fn next(&self) -> Message {
-        match tokio::time::timeout(LIMIT, self.transport.recv()).await.expect("the client answers") {
-            TransportEvent::Message(m) => m,
-            other => panic!("expected a message, got {other:?}"),
-        }
-    }
+/// The capabilities the client declared in `initialize`.
+fn declared(server: &ScriptedServer) -> Value {
+    server.requests_of("initialize")[0]["capabilities"].clone()
+}
 
-    /// Answer the handshake; returns the capabilities the client declared.
-    async fn handshake(&mut self) -> Value {
-        let Message::Request(init) = self.next().await else { panic!("expected initialize") };
-        assert_eq!(init.method, "initialize");
-        let params: Value = serde_json::from_str(init.params.as_ref().unwrap().get()).unwrap();
-        let result = json!({"protocolVersion": "2025-11-25", "capabilities": {"logging": {}},
-            "serverInfo": {"name": "fake", "version": "1"}});
-        let raw = serde_json::value::to_raw_value(&result).unwrap();
-        self.transport.send(Message::Response(Response::result(init.id, raw))).await.unwrap();
-        let Message::Notification(n) = self.next().await else { panic!("expected initialized") };
-        assert_eq!(n.method, "notifications/initialized");
-        params["capabilities"].clone()
-    }
-
-    /// Send a request to the client and wait for its answer.
-    async fn ask(&mut self, method: &str, params: Value) -> Result<Value, ErrorObject> {
-        self.next_id += 1;
-        let id = RequestId::Number(self.next_id);
-        self.transport.send(Message::request(id.clone(), method, Some(&params)).unwrap()).await.unwrap();
-        loop {
-            match self.next().await {
-                Message::Response(r) if r.id.as_ref() == Some(&id) => {
-                    return r.into_result().map(|raw| serde_json::from_str(raw.get()).unwrap());
-                }
-                Message::Notification(n) => self.notifications.push(n.method),
-                other => panic!("unexpected {other:?}"),
-            }
-        }
-    }
-
-    async fn notify(&self, method: &str, params: Value) {
-        self.transport.send(Message::notification(method, Some(&params)).unwrap()).await.unwrap();
-    }
-
-    /// Wait for a notification from the client.
-    async fn notification(&mut self) -> String {
-        if !self.notifications.is_empty() {
-            return self.notifications.remove(0);
-        }
-        match self.next().await {
-            Message::Notification(n) => n.method,
-            other => panic!("expected a notification, got {other:?}"),
-        }
-    }
+/// The notifications the server received, once there are `n` of them.
+async fn notifications(server: &ScriptedServer, n: usize) -> Vec<String> {
+    server.until(|events| events.iter().filter(|e| matches!(e, Event::Notification { .. })).count() >= n).await;
+    server.notifications()
 }
 
 fn sampling(messages: Value) -> Value {
@@ -89,7 +46,7 @@ fn user(text: &str) -> Value {
 
 #[tokio::test]
 async fn a_server_asks_and_the_bridge_answers_over_a_live_connection() {
-    tokio::time::timeout(Duration::from_secs(30), scenario()).await.expect("the test timed out");
+    within(scenario()).await;
 }
 
 async fn scenario() {
@@ -114,14 +71,11 @@ async fn scenario() {
     let (client, server) = MemoryTransport::pair();
     let mut options = bridge.connection_options("fake");
     options.era = EraPreference::Legacy;
+    let server = fake(server);
     let connection = Arc::new(McpConnection::new(single_use_factory(Arc::new(client)), options));
-    let mut server = FakeServer { transport: server, next_id: 0, notifications: Vec::new() };
-    let connecting = tokio::spawn({
-        let connection = connection.clone();
-        async move { connection.connect().await }
-    });
-    let capabilities = server.handshake().await;
-    connecting.await.unwrap().expect("connected");
+    connection.connect().await.expect("connected");
+    let capabilities = declared(&server);
+    assert_eq!(notifications(&server, 1).await, ["notifications/initialized"]);
     assert_eq!(capabilities["sampling"], json!({}), "sampling without tools: {capabilities}");
     assert_eq!(capabilities["elicitation"], json!({"form": {}}), "{capabilities}");
     assert_eq!(capabilities["roots"], json!({"listChanged": true}), "{capabilities}");
@@ -171,16 +125,14 @@ async fn scenario() {
     assert_eq!(listed["roots"][0]["name"], "tmp");
     assert!(listed["roots"][0]["uri"].as_str().unwrap().starts_with("file:///"), "{listed}");
     roots.set([file_root("/srv/elsewhere", None).unwrap()]).unwrap();
-    assert_eq!(server.notification().await, "notifications/roots/list_changed");
+    assert_eq!(notifications(&server, 2).await[1], "notifications/roots/list_changed");
     let listed = server.ask("roots/list", json!({})).await.unwrap();
     assert_eq!(listed, json!({"roots": [{"uri": "file:///srv/elsewhere"}]}));
-    assert!(server.notifications.is_empty(), "one change, one notification: {:?}", server.notifications);
+    assert_eq!(server.notifications().len(), 2, "one change, one notification: {:?}", server.notifications());
 
     // A log message reaches the host's callback with the server's name.
     server.notify("notifications/message", json!({"level": "warning", "logger": "db", "data": "disk low"})).await;
-    let deadline = tokio::time::Instant::now() + LIMIT;
     while logs.lock().unwrap().is_empty() {
-        assert!(tokio::time::Instant::now() < deadline, "the log never reached the callback");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(logs.lock().unwrap().clone(), [("fake".to_owned(), json!("disk low"))]);
@@ -191,27 +143,23 @@ async fn scenario() {
 /// A `RootsNotifier` announces the changes of roots that the connection's callbacks do not hold.
 #[tokio::test]
 async fn a_roots_notifier_announces_other_roots() {
-    tokio::time::timeout(Duration::from_secs(30), async {
+    within(async {
         let roots = Roots::new([file_root("/srv/one", None).unwrap()]).unwrap();
         let bridge = HostBridge::builder().build();
         let (client, server) = MemoryTransport::pair();
         let mut options = bridge.connection_options("plain");
         options.era = EraPreference::Legacy;
+        let server = fake(server);
         let connection = Arc::new(McpConnection::new(single_use_factory(Arc::new(client)), options));
-        let mut server = FakeServer { transport: server, next_id: 0, notifications: Vec::new() };
-        let connecting = tokio::spawn({
-            let connection = connection.clone();
-            async move { connection.connect().await }
-        });
-        let capabilities = server.handshake().await;
-        connecting.await.unwrap().expect("connected");
+        connection.connect().await.expect("connected");
+        let capabilities = declared(&server);
         assert!(capabilities.get("roots").is_none(), "no roots in the callbacks: {capabilities}");
         let notifier = roots.notify_changes(&connection);
         roots.add(file_root("/srv/two", None).unwrap()).unwrap();
-        assert_eq!(server.notification().await, "notifications/roots/list_changed");
+        let heard = notifications(&server, 2).await;
+        assert_eq!(heard, ["notifications/initialized", "notifications/roots/list_changed"]);
         drop(notifier);
         connection.close().await;
     })
     .await
-    .expect("the test timed out");
 }

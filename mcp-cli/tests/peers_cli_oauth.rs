@@ -16,8 +16,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tests::oauth_peers::click_through;
-use tests::peers::{HttpPeer, free_port, peer, repo_peer_file};
+use tests::oauth_peers::{OidcPeers, click_through, start_oidc_peers};
+use tests::peers::peer;
 
 const USER: &str = "grace";
 
@@ -111,16 +111,7 @@ async fn mcp_logs_in_at_oidc_provider_and_reuses_the_login() {
 }
 
 async fn run(node_modules: &Path, python: &Path) {
-    let as_port = free_port();
-    let rs_port = free_port();
-    let issuer = format!("http://127.0.0.1:{as_port}");
-    let resource = format!("http://127.0.0.1:{rs_port}/mcp");
-    let script = repo_peer_file("oauth/oidc-as.mjs").display().to_string();
-    let args = [script, as_port.to_string(), resource.clone(), node_modules.display().to_string()];
-    let provider = HttpPeer::start("oidc-provider", Path::new("node"), &args, &[], as_port).await;
-    let script = repo_peer_file("oauth/protected_server.py").display().to_string();
-    let args = [script, "--port".into(), rs_port.to_string(), "--issuer".into(), issuer];
-    let server = HttpPeer::start("protected-server", python, &args, &[], rs_port).await;
+    let OidcPeers { provider, server, resource, .. } = start_oidc_peers(node_modules, python).await;
 
     let dir = tempfile::tempdir().unwrap();
     let auth_dir = dir.path().join("auth");

@@ -4,7 +4,6 @@
 //! view comes back with its HTML, CSP origins and permissions.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcp_manager::config::{McpConfig, ServerConfig};
 use mcp_manager::connection::{EraPreference, single_use_factory};
@@ -14,60 +13,52 @@ use mcp_manager::{HostCallbacks, TransportPlan};
 use mcp_protocol::types::ui::{MCP_APP_MIME_TYPE, UI_EXTENSION, UiClientCapabilities};
 use mcp_transport::{MemoryTransport, Transport};
 use serde_json::{Value, json};
+use test_support::{ScriptedServer, within};
 use tool_system::{AppOrigin, ToolExecutionContext, ToolInvocation, ToolRegistry};
-
-mod support;
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(20), f).await.expect("test timed out")
-}
 
 const VIEW: &str = "ui://weather/view";
 
 /// A legacy server with a view, four tools of each visibility and two unlisted resources.
-fn serve(server: MemoryTransport) -> support::Seen {
-    support::serve(
-        server,
-        Box::new(|request, params| {
-            Some(Ok(match request.method.as_str() {
-                "initialize" => json!({"protocolVersion": "2025-11-25",
+fn serve(server: MemoryTransport) -> ScriptedServer {
+    ScriptedServer::start(server, |request, params| {
+        Some(Ok(match request.method.as_str() {
+            "initialize" => json!({"protocolVersion": "2025-11-25",
                     "capabilities": {"tools": {}, "resources": {}, "extensions": {UI_EXTENSION: {}}},
                     "serverInfo": {"name": "weather", "version": "1"}}),
-                "tools/list" => json!({"tools": [
-                    {"name": "show_weather", "inputSchema": {"type": "object"},
-                        "_meta": {"ui": {"resourceUri": VIEW}}},
-                    {"name": "refresh_weather", "inputSchema": {"type": "object"},
-                        "_meta": {"ui": {"resourceUri": VIEW, "visibility": ["app"]}}},
-                    {"name": "admin_reset", "inputSchema": {"type": "object"},
-                        "_meta": {"ui": {"visibility": ["model"]}}},
-                    {"name": "plain", "inputSchema": {"type": "object"}},
-                ]}),
-                "resources/list" => json!({"resources": [
-                    {"uri": VIEW, "name": "weather view", "mimeType": MCP_APP_MIME_TYPE,
-                        "_meta": {"ui": {"prefersBorder": true, "csp": {"connectDomains": ["https://listed.example"]}}}}
-                ]}),
-                "resources/read" => match params["uri"].as_str() {
-                    Some(VIEW) => json!({"contents": [{"uri": VIEW, "mimeType": MCP_APP_MIME_TYPE,
+            "tools/list" => json!({"tools": [
+                {"name": "show_weather", "inputSchema": {"type": "object"},
+                    "_meta": {"ui": {"resourceUri": VIEW}}},
+                {"name": "refresh_weather", "inputSchema": {"type": "object"},
+                    "_meta": {"ui": {"resourceUri": VIEW, "visibility": ["app"]}}},
+                {"name": "admin_reset", "inputSchema": {"type": "object"},
+                    "_meta": {"ui": {"visibility": ["model"]}}},
+                {"name": "plain", "inputSchema": {"type": "object"}},
+            ]}),
+            "resources/list" => json!({"resources": [
+                {"uri": VIEW, "name": "weather view", "mimeType": MCP_APP_MIME_TYPE,
+                    "_meta": {"ui": {"prefersBorder": true, "csp": {"connectDomains": ["https://listed.example"]}}}}
+            ]}),
+            "resources/read" => match params["uri"].as_str() {
+                Some(VIEW) => json!({"contents": [{"uri": VIEW, "mimeType": MCP_APP_MIME_TYPE,
                         "text": "<!doctype html><p>sunny</p>",
                         "_meta": {"ui": {
                             "csp": {"connectDomains": ["https://api.weather.example"],
                                     "resourceDomains": ["https://cdn.weather.example"]},
                             "permissions": {"geolocation": {}},
                             "domain": "weather.apps.example"}}}]}),
-                    Some("ui://weather/unlisted") => json!({"contents": [{"uri": "ui://weather/unlisted",
+                Some("ui://weather/unlisted") => json!({"contents": [{"uri": "ui://weather/unlisted",
                         "mimeType": MCP_APP_MIME_TYPE, "text": "<p>unlisted</p>"}]}),
-                    Some(uri) => json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": "not a view"}]}),
-                    None => json!({"contents": []}),
-                },
-                "tools/call" => json!({"content": [{"type": "text",
+                Some(uri) => json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": "not a view"}]}),
+                None => json!({"contents": []}),
+            },
+            "tools/call" => json!({"content": [{"type": "text",
                     "text": format!("ran {}", params["name"].as_str().unwrap_or_default())}]}),
-                _ => json!({}),
-            }))
-        }),
-    )
+            _ => json!({}),
+        }))
+    })
 }
 
-async fn start(apps: Option<UiClientCapabilities>) -> (McpManager, support::Seen) {
+async fn start(apps: Option<UiClientCapabilities>) -> (McpManager, ScriptedServer) {
     let (client, server) = MemoryTransport::pair();
     let seen = serve(server);
     let transport: Arc<dyn Transport> = Arc::new(client);
@@ -84,18 +75,10 @@ async fn start(apps: Option<UiClientCapabilities>) -> (McpManager, support::Seen
     (manager, seen)
 }
 
-fn initialize_capabilities(seen: &support::Seen) -> Value {
-    let seen = seen.lock().unwrap();
+fn initialize_capabilities(seen: &ScriptedServer) -> Value {
+    let seen = seen.requests();
     let (_, params) = seen.iter().find(|(r, _)| r.method == "initialize").expect("an initialize request");
     params["capabilities"].clone()
-}
-
-fn calls(seen: &support::Seen) -> Vec<String> {
-    let seen = seen.lock().unwrap();
-    seen.iter()
-        .filter(|(r, _)| r.method == "tools/call")
-        .map(|(_, p)| p["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,7 +143,7 @@ async fn app_only_tools_stay_away_from_the_llm_and_apps_call_only_what_they_may(
         let message = foreign.error_message.unwrap_or_default();
         assert!(message.contains("has no tool `refresh_weather`") && message.contains("elsewhere"), "{message}");
 
-        assert_eq!(calls(&seen), ["refresh_weather"], "refused calls were never sent");
+        assert_eq!(seen.called_tools(), ["refresh_weather"], "refused calls were never sent");
         registry.close().await;
     })
     .await

@@ -16,13 +16,8 @@ use mcp_transport::{
     TransportKind,
 };
 use serde_json::{Value, json};
+use test_support::within;
 use tokio::sync::mpsc;
-
-const LIMIT: Duration = Duration::from_secs(20);
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
 
 /// A transport that records what is sent and which requests it was asked to cancel, and says
 /// `handled` to every cancellation. The peer never answers.

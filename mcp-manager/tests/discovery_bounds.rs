@@ -2,33 +2,28 @@
 //! cursor length, and the error names the server and the list.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcp_manager::connection::{
     ConnectionError, ConnectionOptions, EraPreference, McpConnection, PaginationError, single_use_factory,
 };
 use mcp_transport::MemoryTransport;
 use serde_json::{Value, json};
-
-mod support;
+use test_support::{ScriptedServer, within};
 
 type Page = Box<dyn FnMut(&str, Option<&str>) -> Value + Send>;
 
 /// A legacy-era server that answers `initialize` and every `*/list` with `page(method, cursor)`.
 fn serve(server: MemoryTransport, mut page: Page) {
-    support::serve(
-        server,
-        Box::new(move |request, params| {
-            Some(Ok(match request.method.as_str() {
-                "initialize" => json!({
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"tools": {}, "prompts": {}},
-                    "serverInfo": {"name": "endless", "version": "1"}
-                }),
-                method => page(method, params["cursor"].as_str()),
-            }))
-        }),
-    );
+    ScriptedServer::start(server, move |request, params| {
+        Some(Ok(match request.method.as_str() {
+            "initialize" => json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}, "prompts": {}},
+                "serverInfo": {"name": "endless", "version": "1"}
+            }),
+            method => page(method, params["cursor"].as_str()),
+        }))
+    });
 }
 
 /// Page `n` of an endless list: 100 items and the cursor of page `n + 1`.
@@ -50,10 +45,6 @@ async fn connected(page: Page, options: impl FnOnce(&mut ConnectionOptions)) -> 
     let conn = McpConnection::new(single_use_factory(Arc::new(client)), o);
     conn.connect().await.unwrap();
     conn
-}
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(20), f).await.expect("test timed out")
 }
 
 #[tokio::test]

@@ -10,83 +10,10 @@ use mcp_manager::callbacks::{HostCallbacks, NotificationSink};
 use mcp_manager::connection::{ConnectionOptions, EraPreference, McpConnection, single_use_factory};
 use mcp_protocol::messages::ServerNotification;
 use mcp_protocol::types::mrtr::Outcome;
-use mcp_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, RequestId, Response};
-use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use mcp_protocol::{ErrorCode, ErrorObject, RequestId};
+use mcp_transport::MemoryTransport;
 use serde_json::{Value, json};
-use tokio::sync::watch;
-
-type Reply = Result<Value, ErrorObject>;
-type Script = Box<dyn FnMut(&Request, &Value) -> Option<Reply> + Send>;
-
-/// The server end of a pair: answers requests with a script (`None`: the test answers later)
-/// and records every request and notification it receives.
-struct Fake {
-    transport: Arc<MemoryTransport>,
-    seen: Arc<Mutex<Vec<(Request, Value)>>>,
-    notes: Arc<Mutex<Vec<String>>>,
-    arrived: watch::Receiver<usize>,
-}
-
-impl Fake {
-    fn start(server: MemoryTransport, mut script: Script) -> Fake {
-        let transport = Arc::new(server);
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let notes = Arc::new(Mutex::new(Vec::new()));
-        let (arrived_tx, arrived) = watch::channel(0);
-        let (t, log, note_log) = (transport.clone(), seen.clone(), notes.clone());
-        tokio::spawn(async move {
-            loop {
-                let request = match t.recv().await {
-                    TransportEvent::Message(Message::Request(r)) => r,
-                    TransportEvent::Message(Message::Notification(n)) => {
-                        note_log.lock().unwrap().push(n.method);
-                        continue;
-                    }
-                    TransportEvent::Message(_) => continue,
-                    _ => return,
-                };
-                let params: Value =
-                    request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
-                log.lock().unwrap().push((request.clone(), params.clone()));
-                let reply = script(&request, &params);
-                if let Some(reply) = reply
-                    && t.send(response(&request.id, reply)).await.is_err()
-                {
-                    return;
-                }
-                arrived_tx.send_modify(|n| *n += 1);
-            }
-        });
-        Fake { transport, seen, notes, arrived }
-    }
-
-    fn count(&self, method: &str) -> usize {
-        self.seen.lock().unwrap().iter().filter(|(r, _)| r.method == method).count()
-    }
-
-    /// The `n`-th request (from 1) of `method`, once it has arrived.
-    async fn nth(&self, method: &str, n: usize) -> (Request, Value) {
-        let mut arrived = self.arrived.clone();
-        arrived.wait_for(|_| self.count(method) >= n).await.unwrap();
-        self.seen.lock().unwrap().iter().filter(|(r, _)| r.method == method).nth(n - 1).cloned().unwrap()
-    }
-
-    async fn reply(&self, id: &RequestId, reply: Reply) {
-        self.transport.send(response(id, reply)).await.unwrap();
-    }
-
-    async fn notify(&self, method: &str, params: Value) {
-        let params = Some(serde_json::value::to_raw_value(&params).unwrap());
-        self.transport.send(Message::Notification(Notification { method: method.into(), params })).await.unwrap();
-    }
-}
-
-fn response(id: &RequestId, reply: Reply) -> Message {
-    match reply {
-        Ok(v) => Message::Response(Response::result(id.clone(), serde_json::value::to_raw_value(&v).unwrap())),
-        Err(e) => Message::Response(Response::error(Some(id.clone()), e)),
-    }
-}
+use test_support::{Script, ScriptedServer, within_for};
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -147,16 +74,14 @@ fn tool_names(conn_tools: &[mcp_protocol::types::tools::Tool]) -> Vec<&str> {
 }
 
 /// Every test runs on paused time: a stuck test ends at this (virtual) timeout.
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(3600), f).await.expect("test timed out")
-}
+const VIRTUAL_HOUR: Duration = Duration::from_secs(3600);
 
 /// A legacy server and a connection to it, with tools (listChanged), prompts and resources.
-async fn legacy(name: &str) -> (Fake, McpConnection, Arc<AtomicUsize>, Arc<Sink>) {
+async fn legacy(name: &str) -> (ScriptedServer, McpConnection, Arc<AtomicUsize>, Arc<Sink>) {
     let (client, server) = MemoryTransport::pair();
     let version = Arc::new(AtomicUsize::new(1));
     let caps = json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}});
-    let fake = Fake::start(server, script(false, caps, version.clone(), None));
+    let fake = ScriptedServer::start(server, script(false, caps, version.clone(), None));
     let sink = Arc::new(Sink::default());
     let conn = connection(client, options(name, EraPreference::Legacy, &sink));
     conn.connect().await.unwrap();
@@ -165,7 +90,7 @@ async fn legacy(name: &str) -> (Fake, McpConnection, Arc<AtomicUsize>, Arc<Sink>
 
 #[tokio::test(start_paused = true)]
 async fn legacy_list_changed_relists_the_tools_and_updates_the_inventory() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn, version, sink) = legacy("legacy").await;
         let mut changes = conn.subscribe_changes();
         let inventory = conn.inventory().await.unwrap();
@@ -191,7 +116,7 @@ async fn legacy_list_changed_relists_the_tools_and_updates_the_inventory() {
 
 #[tokio::test(start_paused = true)]
 async fn a_burst_of_list_changed_causes_one_refresh() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn, version, sink) = legacy("burst").await;
         conn.inventory().await.unwrap();
         let mut changes = conn.subscribe_changes();
@@ -214,7 +139,7 @@ async fn a_burst_of_list_changed_causes_one_refresh() {
 
 #[tokio::test(start_paused = true)]
 async fn a_change_before_anything_was_listed_lists_nothing_by_itself() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn, version, _sink) = legacy("lazy").await;
         version.store(3, Ordering::SeqCst);
         fake.notify("notifications/tools/list_changed", json!({})).await;
@@ -228,12 +153,16 @@ async fn a_change_before_anything_was_listed_lists_nothing_by_itself() {
 
 /// A modern server offering tool and prompt list changes (not resource ones), and a connection
 /// to it.
-async fn modern(name: &str, tools_ttl: Option<u64>, max_failures: u32) -> (Fake, McpConnection, Arc<AtomicUsize>) {
+async fn modern(
+    name: &str,
+    tools_ttl: Option<u64>,
+    max_failures: u32,
+) -> (ScriptedServer, McpConnection, Arc<AtomicUsize>) {
     let (client, server) = MemoryTransport::pair();
     let version = Arc::new(AtomicUsize::new(1));
     let caps =
         json!({"tools": {"listChanged": true}, "prompts": {"listChanged": true}, "resources": {"subscribe": true}});
-    let fake = Fake::start(server, script(true, caps, version.clone(), tools_ttl));
+    let fake = ScriptedServer::start(server, script(true, caps, version.clone(), tools_ttl));
     let mut options = options(name, EraPreference::Auto, &Arc::new(Sink::default()));
     options.freshness.listen_max_failures = max_failures;
     let conn = connection(client, options);
@@ -242,7 +171,7 @@ async fn modern(name: &str, tools_ttl: Option<u64>, max_failures: u32) -> (Fake,
 }
 
 /// Wait for the `n`-th listen and acknowledge it; its id.
-async fn acknowledge(fake: &Fake, n: usize) -> RequestId {
+async fn acknowledge(fake: &ScriptedServer, n: usize) -> RequestId {
     let (listen, _) = fake.nth("subscriptions/listen", n).await;
     let ack = json!({"_meta": {SUBSCRIPTION_ID: listen.id}, "notifications": {"toolsListChanged": true, "promptsListChanged": true}});
     fake.notify("notifications/subscriptions/acknowledged", ack).await;
@@ -251,7 +180,7 @@ async fn acknowledge(fake: &Fake, n: usize) -> RequestId {
 
 #[tokio::test(start_paused = true)]
 async fn modern_listen_asks_for_what_the_server_offers_and_only_its_own_changes_count() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn, version) = modern("modern", None, 8).await;
         let (listen, params) = fake.nth("subscriptions/listen", 1).await;
         assert_eq!(params["notifications"], json!({"toolsListChanged": true, "promptsListChanged": true}));
@@ -283,19 +212,19 @@ async fn modern_listen_asks_for_what_the_server_offers_and_only_its_own_changes_
 
 #[tokio::test(start_paused = true)]
 async fn the_listen_outlives_every_request_timeout() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, _conn, _) = modern("long", None, 8).await;
         acknowledge(&fake, 1).await;
         tokio::time::sleep(Duration::from_secs(3000)).await;
         assert_eq!(fake.count("subscriptions/listen"), 1);
-        assert!(!fake.notes.lock().unwrap().iter().any(|m| m == "notifications/cancelled"), "nothing was cancelled");
+        assert!(!fake.notifications().iter().any(|m| m == "notifications/cancelled"), "nothing was cancelled");
     })
     .await
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_gracefully_ended_listen_is_not_reopened() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn, version) = modern("graceful", None, 8).await;
         let id = acknowledge(&fake, 1).await;
         conn.inventory().await.unwrap();
@@ -312,7 +241,7 @@ async fn a_gracefully_ended_listen_is_not_reopened() {
 
 #[tokio::test(start_paused = true)]
 async fn an_abruptly_ended_listen_is_reopened_after_a_backoff_and_the_lists_refreshed() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn, version) = modern("abrupt", None, 8).await;
         let first = acknowledge(&fake, 1).await;
         assert_eq!(tool_names(&conn.inventory().await.unwrap().tools), ["tool-v1"]);
@@ -343,7 +272,7 @@ async fn an_abruptly_ended_listen_is_reopened_after_a_backoff_and_the_lists_refr
 
 #[tokio::test(start_paused = true)]
 async fn a_listen_that_keeps_failing_is_given_up_and_close_stops_it() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, _conn, _) = modern("failing", None, 2).await;
         for n in 1..=3 {
             let (listen, _) = fake.nth("subscriptions/listen", n).await;
@@ -363,7 +292,7 @@ async fn a_listen_that_keeps_failing_is_given_up_and_close_stops_it() {
 
 #[tokio::test(start_paused = true)]
 async fn a_list_with_a_ttl_is_fetched_again_once_it_has_run_out() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn, version) = modern("ttl", Some(1000), 8).await;
         // The listen is open but not acknowledged: nothing reports changes yet, the ttl rules.
         fake.nth("subscriptions/listen", 1).await;
@@ -390,13 +319,13 @@ async fn a_list_with_a_ttl_is_fetched_again_once_it_has_run_out() {
 
 #[tokio::test(start_paused = true)]
 async fn read_results_are_kept_for_their_ttl_and_dropped_on_update() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (client, server) = MemoryTransport::pair();
         let reads = Arc::new(AtomicUsize::new(0));
         let counter = reads.clone();
-        let fake = Fake::start(
+        let fake = ScriptedServer::start(
             server,
-            Box::new(move |req, params| {
+            move |req, params| {
                 Some(Ok(match req.method.as_str() {
                     "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"resources": {"subscribe": true}}, "serverInfo": {"name": "r", "version": "1"}}),
                     "resources/read" => {
@@ -410,7 +339,7 @@ async fn read_results_are_kept_for_their_ttl_and_dropped_on_update() {
                     }
                     _ => return Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "no"))),
                 }))
-            }),
+            },
         );
         let conn = connection(client, options("reads", EraPreference::Legacy, &Arc::new(Sink::default())));
         conn.connect().await.unwrap();
@@ -433,7 +362,7 @@ async fn read_results_are_kept_for_their_ttl_and_dropped_on_update() {
 
 #[tokio::test(start_paused = true)]
 async fn discover_refreshes_the_cache_and_a_new_connection_starts_afresh() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn, version, _sink) = legacy("rediscover").await;
         let mut changes = conn.subscribe_changes();
         let before = *changes.borrow_and_update();
@@ -451,22 +380,19 @@ async fn discover_refreshes_the_cache_and_a_new_connection_starts_afresh() {
 
 /// A legacy server whose every list carries `ttl` (ms), with tools and prompts that announce
 /// changes; and a connection to it.
-async fn legacy_with_ttl(name: &str, ttl: u64) -> (Fake, McpConnection) {
+async fn legacy_with_ttl(name: &str, ttl: u64) -> (ScriptedServer, McpConnection) {
     let (client, server) = MemoryTransport::pair();
     let caps = json!({"tools": {"listChanged": true}, "prompts": {"listChanged": true}});
-    let fake = Fake::start(
-        server,
-        Box::new(move |req, _| {
-            Some(Ok(match req.method.as_str() {
-                "initialize" => {
-                    json!({"protocolVersion": "2025-11-25", "capabilities": caps, "serverInfo": {"name": "t", "version": "1"}})
-                }
-                "tools/list" => json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "ttlMs": ttl}),
-                "prompts/list" => json!({"prompts": [{"name": "p"}], "ttlMs": ttl}),
-                _ => return Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "no"))),
-            }))
-        }),
-    );
+    let fake = ScriptedServer::start(server, move |req, _| {
+        Some(Ok(match req.method.as_str() {
+            "initialize" => {
+                json!({"protocolVersion": "2025-11-25", "capabilities": caps, "serverInfo": {"name": "t", "version": "1"}})
+            }
+            "tools/list" => json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "ttlMs": ttl}),
+            "prompts/list" => json!({"prompts": [{"name": "p"}], "ttlMs": ttl}),
+            _ => return Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "no"))),
+        }))
+    });
     let conn = connection(client, options(name, EraPreference::Legacy, &Arc::new(Sink::default())));
     conn.connect().await.unwrap();
     (fake, conn)
@@ -474,7 +400,7 @@ async fn legacy_with_ttl(name: &str, ttl: u64) -> (Fake, McpConnection) {
 
 #[tokio::test(start_paused = true)]
 async fn a_ttl_of_zero_waits_for_the_next_look_and_the_background_refresh_leaves_it() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn) = legacy_with_ttl("ttl0", 0).await;
         conn.discover().await.unwrap();
         let mut changes = conn.subscribe_changes();
@@ -495,7 +421,7 @@ async fn a_ttl_of_zero_waits_for_the_next_look_and_the_background_refresh_leaves
 
 #[tokio::test(start_paused = true)]
 async fn a_flood_of_list_changed_is_refreshed_at_most_once_per_interval() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn) = legacy_with_ttl("flood", 60_000).await;
         conn.discover().await.unwrap();
         // One notification every 50 ms for 5 s: 100 signals.
@@ -515,7 +441,7 @@ async fn a_flood_of_list_changed_is_refreshed_at_most_once_per_interval() {
 
 #[tokio::test(start_paused = true)]
 async fn a_ttl_past_the_end_of_the_clock_never_runs_out() {
-    within(async {
+    within_for(VIRTUAL_HOUR, async {
         let (fake, conn) = legacy_with_ttl("forever", u64::MAX).await;
         conn.inventory().await.unwrap();
         tokio::time::sleep(Duration::from_secs(3600)).await;

@@ -18,12 +18,9 @@ use mcp_manager::{
 use mcp_protocol::{Message, Response};
 use mcp_transport::{MemoryTransport, Transport, TransportEvent};
 use serde_json::{Value, json};
+use test_support::within;
 use tokio::sync::{Semaphore, broadcast};
 use tool_system::{ToolExecutionContext, ToolInvocation, ToolRegistry};
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(30), f).await.expect("test timed out")
-}
 
 /// A scripted legacy server that offers `tools`; calling `crash` drops its end of the
 /// transport, as a crashed process would.

@@ -7,7 +7,6 @@
 //! checking do not recurse with the schema's shape.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcp_manager::config::{McpConfig, ServerConfig};
 use mcp_manager::connection::{EraPreference, single_use_factory};
@@ -17,14 +16,9 @@ use mcp_manager::{RequestOptions, TransportPlan};
 use mcp_protocol::types::meta::JsonObject;
 use mcp_transport::{MemoryTransport, Transport};
 use serde_json::{Value, json};
-
-mod support;
+use test_support::{ScriptedServer, within};
 
 const SMALL_STACK: usize = 256 * 1024;
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(20), f).await.expect("test timed out")
-}
 
 fn object(value: Value) -> JsonObject {
     match value {
@@ -45,32 +39,20 @@ fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 }
 
 /// Serves the other end: a legacy server with three tools; records every request.
-fn serve(server: MemoryTransport) -> support::Seen {
-    support::serve(
-        server,
-        Box::new(|request, _| {
-            Some(Ok(match request.method.as_str() {
-                "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+fn serve(server: MemoryTransport) -> ScriptedServer {
+    ScriptedServer::start(server, |request, _| {
+        Some(Ok(match request.method.as_str() {
+            "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                     "serverInfo": {"name": "evil", "version": "1"}}),
-                "tools/list" => json!({"tools": [
-                    {"name": "cycle_in", "inputSchema": cycle()},
-                    {"name": "cycle_out", "inputSchema": {"type": "object"}, "outputSchema": cycle()},
-                    {"name": "fine", "inputSchema": {"type": "object", "properties": {"x": {"type": "number"}}}},
-                ]}),
-                "tools/call" => json!({"content": [{"type": "text", "text": "done"}], "structuredContent": {"v": 1}}),
-                _ => json!({}),
-            }))
-        }),
-    )
-}
-
-/// The tools the server was called with, in order.
-fn called(seen: &support::Seen) -> Vec<String> {
-    let seen = seen.lock().unwrap();
-    seen.iter()
-        .filter(|(r, _)| r.method == "tools/call")
-        .map(|(_, params)| params["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
+            "tools/list" => json!({"tools": [
+                {"name": "cycle_in", "inputSchema": cycle()},
+                {"name": "cycle_out", "inputSchema": {"type": "object"}, "outputSchema": cycle()},
+                {"name": "fine", "inputSchema": {"type": "object", "properties": {"x": {"type": "number"}}}},
+            ]}),
+            "tools/call" => json!({"content": [{"type": "text", "text": "done"}], "structuredContent": {"v": 1}}),
+            _ => json!({}),
+        }))
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,7 +89,11 @@ async fn tool_schemas_with_a_ref_cycle_fail_the_call_with_a_clear_message() {
 
         let (_, fine) = manager.call_tool("fine", Some(arguments), RequestOptions::default()).await.unwrap();
         assert_eq!(fine.structured_content, Some(json!({"v": 1})), "the server's other tools still work");
-        assert_eq!(called(&seen), ["cycle_out", "fine"], "the refused input schema kept its call from being sent");
+        assert_eq!(
+            seen.called_tools(),
+            ["cycle_out", "fine"],
+            "the refused input schema kept its call from being sent"
+        );
         manager.close().await;
     })
     .await

@@ -20,9 +20,7 @@ use mcp_transport::MemoryTransport;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-mod support;
-
-use support::serve;
+use test_support::{ScriptedServer, within};
 
 fn discover_result() -> Value {
     json!({
@@ -35,10 +33,6 @@ fn discover_result() -> Value {
 
 fn connection(client: MemoryTransport, options: ConnectionOptions) -> McpConnection {
     McpConnection::new(single_use_factory(Arc::new(client)), options)
-}
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(10), f).await.expect("test timed out")
 }
 
 /// Answers every form with a name, or declines when built with `decline`.
@@ -78,8 +72,8 @@ fn options_with(name: &str, callbacks: HostCallbacks) -> ConnectionOptions {
     options
 }
 
-fn tool_calls(seen: &support::Seen) -> Vec<Value> {
-    seen.lock().unwrap().iter().filter(|(r, _)| r.method == "tools/call").map(|(_, p)| p.clone()).collect()
+fn tool_calls(seen: &ScriptedServer) -> Vec<Value> {
+    seen.requests().iter().filter(|(r, _)| r.method == "tools/call").map(|(_, p)| p.clone()).collect()
 }
 
 /// A server that writes the JSON-RPC envelope into its input request (the schema allows it):
@@ -88,25 +82,22 @@ fn tool_calls(seen: &support::Seen) -> Vec<Value> {
 async fn an_input_request_with_a_jsonrpc_member_is_answered() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let seen = serve(
-            server,
-            Box::new(|req, params| {
-                Some(Ok(match req.method.as_str() {
-                    "server/discover" => discover_result(),
-                    "tools/call" => match params["inputResponses"]["who"]["content"]["name"].as_str() {
-                        Some(name) => json!({"content": [{"type": "text", "text": name}], "resultType": "complete"}),
-                        None => json!({
-                            "resultType": "input_required",
-                            "inputRequests": {"who": {"jsonrpc": "2.0", "method": "elicitation/create", "params": {
-                                "message": "name?", "mode": "form",
-                                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}},
-                            "requestState": "st"
-                        }),
-                    },
-                    _ => return None,
-                }))
-            }),
-        );
+        let seen = ScriptedServer::start(server, |req, params| {
+            Some(Ok(match req.method.as_str() {
+                "server/discover" => discover_result(),
+                "tools/call" => match params["inputResponses"]["who"]["content"]["name"].as_str() {
+                    Some(name) => json!({"content": [{"type": "text", "text": name}], "resultType": "complete"}),
+                    None => json!({
+                        "resultType": "input_required",
+                        "inputRequests": {"who": {"jsonrpc": "2.0", "method": "elicitation/create", "params": {
+                            "message": "name?", "mode": "form",
+                            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}},
+                        "requestState": "st"
+                    }),
+                },
+                _ => return None,
+            }))
+        });
         let callbacks = HostCallbacks { elicitation: Some(Arc::new(Asker { decline: false })), ..Default::default() };
         let conn = connection(client, options_with("envelope", callbacks));
         conn.connect().await.unwrap();
@@ -126,24 +117,21 @@ async fn still_working_rounds_are_retried_after_growing_pauses() {
     let times: Arc<Mutex<Vec<Instant>>> = Arc::default();
     let log = times.clone();
     let mut calls = 0;
-    let seen = serve(
-        server,
-        Box::new(move |req, params| {
-            Some(Ok(match req.method.as_str() {
-                "server/discover" => discover_result(),
-                "tools/call" => {
-                    log.lock().unwrap().push(Instant::now());
-                    calls += 1;
-                    if calls <= 3 {
-                        json!({"resultType": "input_required", "requestState": "working-7"})
-                    } else {
-                        json!({"content": [{"type": "text", "text": params["requestState"].to_string()}], "resultType": "complete"})
-                    }
+    let seen = ScriptedServer::start(server, move |req, params| {
+        Some(Ok(match req.method.as_str() {
+            "server/discover" => discover_result(),
+            "tools/call" => {
+                log.lock().unwrap().push(Instant::now());
+                calls += 1;
+                if calls <= 3 {
+                    json!({"resultType": "input_required", "requestState": "working-7"})
+                } else {
+                    json!({"content": [{"type": "text", "text": params["requestState"].to_string()}], "resultType": "complete"})
                 }
-                _ => return None,
-            }))
-        }),
-    );
+            }
+            _ => return None,
+        }))
+    });
     let conn = connection(client, ConnectionOptions::new("patient"));
     conn.connect().await.unwrap();
     let outcome = conn.call_tool("wait", None, Default::default()).await.unwrap();
@@ -166,15 +154,12 @@ async fn still_working_rounds_are_retried_after_growing_pauses() {
 #[tokio::test(start_paused = true)]
 async fn a_server_that_never_finishes_fails_at_the_calls_deadline() {
     let (client, server) = MemoryTransport::pair();
-    let seen = serve(
-        server,
-        Box::new(|req, _| {
-            Some(Ok(match req.method.as_str() {
-                "server/discover" => discover_result(),
-                _ => json!({"resultType": "input_required", "requestState": "forever"}),
-            }))
-        }),
-    );
+    let seen = ScriptedServer::start(server, |req, _| {
+        Some(Ok(match req.method.as_str() {
+            "server/discover" => discover_result(),
+            _ => json!({"resultType": "input_required", "requestState": "forever"}),
+        }))
+    });
     let mut options = ConnectionOptions::new("stuck");
     options.max_input_rounds = 1000;
     let conn = connection(client, options);
@@ -199,17 +184,14 @@ async fn a_server_that_never_finishes_fails_at_the_calls_deadline() {
 async fn a_refused_input_request_fails_the_call_with_the_reason() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let seen = serve(
-            server,
-            Box::new(|req, _| {
-                Some(Ok(match req.method.as_str() {
-                    "server/discover" => discover_result(),
-                    _ => json!({"resultType": "input_required", "requestState": "s", "inputRequests": {
+        let seen = ScriptedServer::start(server, |req, _| {
+            Some(Ok(match req.method.as_str() {
+                "server/discover" => discover_result(),
+                _ => json!({"resultType": "input_required", "requestState": "s", "inputRequests": {
                         "llm": {"method": "sampling/createMessage", "params": {"maxTokens": 5,
                             "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}}}}),
-                }))
-            }),
-        );
+            }))
+        });
         let callbacks = HostCallbacks { sampling: Some(Arc::new(Refuser)), ..Default::default() };
         let conn = connection(client, options_with("sampler", callbacks));
         conn.connect().await.unwrap();
@@ -250,15 +232,12 @@ async fn unanswerable_input_requests_fail_the_call_at_once() {
         ];
         for (request, want_method, want_code, want_text) in cases {
             let (client, server) = MemoryTransport::pair();
-            let seen = serve(
-                server,
-                Box::new(move |req, _| {
-                    Some(Ok(match req.method.as_str() {
-                        "server/discover" => discover_result(),
-                        _ => json!({"resultType": "input_required", "inputRequests": {"k": request.clone()}}),
-                    }))
-                }),
-            );
+            let seen = ScriptedServer::start(server, move |req, _| {
+                Some(Ok(match req.method.as_str() {
+                    "server/discover" => discover_result(),
+                    _ => json!({"resultType": "input_required", "inputRequests": {"k": request.clone()}}),
+                }))
+            });
             // An elicitation handler, but no roots provider.
             let callbacks =
                 HostCallbacks { elicitation: Some(Arc::new(Asker { decline: false })), ..Default::default() };
@@ -279,20 +258,17 @@ async fn unanswerable_input_requests_fail_the_call_at_once() {
 async fn a_declined_elicitation_is_sent_as_the_answer() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let seen = serve(
-            server,
-            Box::new(|req, params| {
-                Some(Ok(match req.method.as_str() {
-                    "server/discover" => discover_result(),
-                    _ if params.get("inputResponses").is_some() => {
-                        let action = params["inputResponses"]["q"]["action"].clone();
-                        json!({"content": [{"type": "text", "text": action}], "resultType": "complete"})
-                    }
-                    _ => json!({"resultType": "input_required", "inputRequests": {"q": {"method": "elicitation/create",
+        let seen = ScriptedServer::start(server, |req, params| {
+            Some(Ok(match req.method.as_str() {
+                "server/discover" => discover_result(),
+                _ if params.get("inputResponses").is_some() => {
+                    let action = params["inputResponses"]["q"]["action"].clone();
+                    json!({"content": [{"type": "text", "text": action}], "resultType": "complete"})
+                }
+                _ => json!({"resultType": "input_required", "inputRequests": {"q": {"method": "elicitation/create",
                         "params": {"message": "ok?", "requestedSchema": {"type": "object", "properties": {}}}}}}),
-                }))
-            }),
-        );
+            }))
+        });
         let callbacks = HostCallbacks { elicitation: Some(Arc::new(Asker { decline: true })), ..Default::default() };
         let conn = connection(client, options_with("polite", callbacks));
         conn.connect().await.unwrap();

@@ -18,42 +18,35 @@ use mcp_manager::{
 };
 use mcp_transport::{MemoryTransport, Transport};
 use serde_json::{Value, json};
+use test_support::ScriptedServer;
+use test_support::within;
 use tool_system::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolRegistry};
 
-mod support;
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(30), f).await.expect("test timed out")
-}
-
 /// A legacy server with `echo` (returns its text) and `card` (returns a card number).
-fn serve(server: MemoryTransport) -> support::Seen {
-    support::serve(
-        server,
-        Box::new(|request, params| {
-            Some(Ok(match request.method.as_str() {
-                "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+fn serve(server: MemoryTransport) -> ScriptedServer {
+    ScriptedServer::start(server, |request, params| {
+        Some(Ok(match request.method.as_str() {
+            "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                     "serverInfo": {"name": "lab", "version": "1"}}),
-                "tools/list" => json!({"tools": [
-                    {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
-                        "required": ["text"]}},
-                    {"name": "card", "inputSchema": {"type": "object"}},
-                ]}),
-                "tools/call" => {
-                    let text = match params["name"].as_str() {
-                        Some("card") => "card 4111 1111 1111 1111, expires 12/30".to_owned(),
-                        _ => params["arguments"]["text"].as_str().unwrap_or_default().to_owned(),
-                    };
-                    json!({"content": [{"type": "text", "text": text}]})
-                }
-                _ => json!({}),
-            }))
-        }),
-    )
+            "tools/list" => json!({"tools": [
+                {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}},
+                    "required": ["text"]}},
+                {"name": "card", "inputSchema": {"type": "object"}},
+            ]}),
+            "tools/call" => {
+                let text = match params["name"].as_str() {
+                    Some("card") => "card 4111 1111 1111 1111, expires 12/30".to_owned(),
+                    _ => params["arguments"]["text"].as_str().unwrap_or_default().to_owned(),
+                };
+                json!({"content": [{"type": "text", "text": text}]})
+            }
+            _ => json!({}),
+        }))
+    })
 }
 
 /// The manager a builder makes over one scripted server `lab`, with every event it emits.
-async fn start(builder: ManagerBuilder) -> (McpManager, support::Seen, Arc<Mutex<Vec<ToolExecuted>>>) {
+async fn start(builder: ManagerBuilder) -> (McpManager, ScriptedServer, Arc<Mutex<Vec<ToolExecuted>>>) {
     let (client, server) = MemoryTransport::pair();
     let seen = serve(server);
     let factory = single_use_factory(Arc::new(client) as Arc<dyn Transport>);
@@ -75,9 +68,8 @@ fn args(value: Value) -> Option<serde_json::Map<String, Value>> {
 }
 
 /// The arguments of every `tools/call` the server got.
-fn calls(seen: &support::Seen) -> Vec<Value> {
-    let seen = seen.lock().unwrap();
-    seen.iter().filter(|(r, _)| r.method == "tools/call").map(|(_, p)| p["arguments"].clone()).collect()
+fn calls(seen: &ScriptedServer) -> Vec<Value> {
+    seen.requests_of("tools/call").into_iter().map(|p| p["arguments"].clone()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

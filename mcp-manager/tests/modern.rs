@@ -14,9 +14,7 @@ use mcp_protocol::{Era, ErrorCode, ErrorObject, ProtocolVersion, Request};
 use mcp_transport::{MemoryTransport, Transport};
 use serde_json::{Value, json};
 
-mod support;
-
-use support::serve;
+use test_support::{ScriptedServer, within};
 
 fn discover_result(versions: &[&str]) -> Value {
     json!({
@@ -36,24 +34,17 @@ fn connection(client: MemoryTransport, options: ConnectionOptions) -> McpConnect
     McpConnection::new(single_use_factory(Arc::new(client)), options)
 }
 
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(10), f).await.expect("test timed out")
-}
-
 #[tokio::test]
 async fn modern_server_is_spoken_to_in_the_modern_era_with_meta_on_every_request() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let seen = serve(
-            server,
-            Box::new(|req, _| {
-                Some(Ok(match req.method.as_str() {
-                    "server/discover" => discover_result(&["2025-11-25", "2026-07-28"]),
-                    "tools/call" => json!({"content": [{"type": "text", "text": "hi"}], "resultType": "complete"}),
-                    _ => return Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "no"))),
-                }))
-            }),
-        );
+        let seen = ScriptedServer::start(server, |req, _| {
+            Some(Ok(match req.method.as_str() {
+                "server/discover" => discover_result(&["2025-11-25", "2026-07-28"]),
+                "tools/call" => json!({"content": [{"type": "text", "text": "hi"}], "resultType": "complete"}),
+                _ => return Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "no"))),
+            }))
+        });
         let conn = connection(client, ConnectionOptions::new("modern"));
         let info = conn.connect().await.unwrap();
         assert_eq!(info.protocol_version, ProtocolVersion::V2026_07_28);
@@ -62,7 +53,7 @@ async fn modern_server_is_spoken_to_in_the_modern_era_with_meta_on_every_request
         assert_eq!(info.instructions.as_deref(), Some("be nice"));
         let outcome = conn.call_tool("echo", None, Default::default()).await.unwrap();
         assert!(matches!(outcome, Outcome::Complete(r) if r.content[0].as_text() == Some("hi")));
-        let seen = seen.lock().unwrap();
+        let seen = seen.requests();
         assert_eq!(seen.iter().map(|(r, _)| r.method.as_str()).collect::<Vec<_>>(), ["server/discover", "tools/call"]);
         for (req, params) in seen.iter() {
             let meta = &params["_meta"];
@@ -79,20 +70,17 @@ async fn modern_server_is_spoken_to_in_the_modern_era_with_meta_on_every_request
 async fn legacy_server_gets_the_initialize_handshake_after_the_probe_fails() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let seen = serve(
-            server,
-            Box::new(|req, _| match req.method.as_str() {
-                "server/discover" => Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found"))),
-                "initialize" => Some(Ok(initialize_result())),
-                "tools/call" => Some(Ok(json!({"content": []}))),
-                _ => None,
-            }),
-        );
+        let seen = ScriptedServer::start(server, |req, _| match req.method.as_str() {
+            "server/discover" => Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found"))),
+            "initialize" => Some(Ok(initialize_result())),
+            "tools/call" => Some(Ok(json!({"content": []}))),
+            _ => None,
+        });
         let conn = connection(client, ConnectionOptions::new("legacy"));
         let info = conn.connect().await.unwrap();
         assert_eq!(info.protocol_version, ProtocolVersion::V2025_11_25);
         conn.call_tool("echo", None, Default::default()).await.unwrap();
-        let seen = seen.lock().unwrap();
+        let seen = seen.requests();
         assert_eq!(
             seen.iter().map(|(r, _)| r.method.as_str()).collect::<Vec<_>>(),
             ["server/discover", "initialize", "tools/call"]
@@ -105,13 +93,10 @@ async fn legacy_server_gets_the_initialize_handshake_after_the_probe_fails() {
 #[tokio::test(start_paused = true)]
 async fn a_silent_probe_times_out_into_the_legacy_era() {
     let (client, server) = MemoryTransport::pair();
-    serve(
-        server,
-        Box::new(|req, _| match req.method.as_str() {
-            "initialize" => Some(Ok(initialize_result())),
-            _ => None,
-        }),
-    );
+    ScriptedServer::start(server, |req, _| match req.method.as_str() {
+        "initialize" => Some(Ok(initialize_result())),
+        _ => None,
+    });
     let info = connection(client, ConnectionOptions::new("quiet")).connect().await.unwrap();
     assert_eq!(info.protocol_version, ProtocolVersion::V2025_11_25);
 }
@@ -123,23 +108,20 @@ async fn a_modern_server_too_slow_for_the_probe_is_probed_again_when_it_refuses_
     // client must settle on the modern era, not fail.
     let (client, server) = MemoryTransport::pair();
     let mut discovers = 0;
-    let seen = serve(
-        server,
-        Box::new(move |req, _| match req.method.as_str() {
-            "server/discover" => {
-                discovers += 1;
-                (discovers > 1).then(|| Ok(discover_result(&["2026-07-28"])))
-            }
-            "initialize" => Some(Err(ErrorObject::new(
-                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-                "connection is serving the 2026-07-28 protocol; the initialize handshake is not accepted",
-            ))),
-            _ => None,
-        }),
-    );
+    let seen = ScriptedServer::start(server, move |req, _| match req.method.as_str() {
+        "server/discover" => {
+            discovers += 1;
+            (discovers > 1).then(|| Ok(discover_result(&["2026-07-28"])))
+        }
+        "initialize" => Some(Err(ErrorObject::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            "connection is serving the 2026-07-28 protocol; the initialize handshake is not accepted",
+        ))),
+        _ => None,
+    });
     let info = connection(client, ConnectionOptions::new("slow-modern")).connect().await.unwrap();
     assert_eq!(info.protocol_version.era(), Some(Era::Modern));
-    let methods: Vec<String> = seen.lock().unwrap().iter().map(|(r, _)| r.method.clone()).collect();
+    let methods: Vec<String> = seen.requests().iter().map(|(r, _)| r.method.clone()).collect();
     assert_eq!(methods[..3], ["server/discover", "initialize", "server/discover"], "{methods:?}");
 }
 
@@ -147,21 +129,18 @@ async fn a_modern_server_too_slow_for_the_probe_is_probed_again_when_it_refuses_
 async fn a_silent_probe_and_a_refused_handshake_fail_when_the_second_probe_fails() {
     let (client, server) = MemoryTransport::pair();
     let mut discovers = 0;
-    let seen = serve(
-        server,
-        Box::new(move |req, _| match req.method.as_str() {
-            "server/discover" => {
-                discovers += 1;
-                (discovers > 1).then(|| Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "broken discovery")))
-            }
-            "initialize" => Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "modern only"))),
-            _ => None,
-        }),
-    );
+    let seen = ScriptedServer::start(server, move |req, _| match req.method.as_str() {
+        "server/discover" => {
+            discovers += 1;
+            (discovers > 1).then(|| Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "broken discovery")))
+        }
+        "initialize" => Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "modern only"))),
+        _ => None,
+    });
     // One more probe, no loop: its failure is the connection's error.
     let e = connection(client, ConnectionOptions::new("broken")).connect().await.unwrap_err();
     assert!(e.to_string().contains("broken discovery"), "{e}");
-    let methods: Vec<String> = seen.lock().unwrap().iter().map(|(r, _)| r.method.clone()).collect();
+    let methods: Vec<String> = seen.requests().iter().map(|(r, _)| r.method.clone()).collect();
     assert_eq!(methods, ["server/discover", "initialize", "server/discover"]);
 }
 
@@ -169,28 +148,20 @@ async fn a_silent_probe_and_a_refused_handshake_fail_when_the_second_probe_fails
 async fn unsupported_version_with_only_legacy_versions_falls_back_and_unknown_ones_fail() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        serve(
-            server,
-            Box::new(|req, _| match req.method.as_str() {
-                "server/discover" => {
-                    Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "unsupported")
-                        .with_data(json!({"supported": ["2025-06-18"], "requested": "2026-07-28"}))))
-                }
-                "initialize" => Some(Ok(initialize_result())),
-                _ => None,
-            }),
-        );
+        ScriptedServer::start(server, |req, _| match req.method.as_str() {
+            "server/discover" => Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "unsupported")
+                .with_data(json!({"supported": ["2025-06-18"], "requested": "2026-07-28"})))),
+            "initialize" => Some(Ok(initialize_result())),
+            _ => None,
+        });
         let info = connection(client, ConnectionOptions::new("old")).connect().await.unwrap();
         assert_eq!(info.protocol_version.era(), Some(Era::Legacy));
 
         let (client, server) = MemoryTransport::pair();
-        serve(
-            server,
-            Box::new(|_, _| {
-                Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "unsupported")
-                    .with_data(json!({"supported": ["2099-01-01"]}))))
-            }),
-        );
+        ScriptedServer::start(server, |_, _| {
+            Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "unsupported")
+                .with_data(json!({"supported": ["2099-01-01"]}))))
+        });
         let err = connection(client, ConnectionOptions::new("future")).connect().await.unwrap_err();
         assert!(matches!(err, ConnectionError::NoMutualVersion { .. }), "{err}");
         assert!(err.to_string().contains("2099-01-01") && err.to_string().contains("2026-07-28"), "{err}");
@@ -202,13 +173,10 @@ async fn unsupported_version_with_only_legacy_versions_falls_back_and_unknown_on
 async fn missing_client_capability_is_a_clear_error() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        serve(
-            server,
-            Box::new(|_, _| {
-                Some(Err(ErrorObject::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "needs sampling")
-                    .with_data(json!({"requiredCapabilities": {"sampling": {}}}))))
-            }),
-        );
+        ScriptedServer::start(server, |_, _| {
+            Some(Err(ErrorObject::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "needs sampling")
+                .with_data(json!({"requiredCapabilities": {"sampling": {}}}))))
+        });
         let err = connection(client, ConnectionOptions::new("picky")).connect().await.unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, ConnectionError::MissingClientCapability { .. }), "{text}");
@@ -221,7 +189,9 @@ async fn missing_client_capability_is_a_clear_error() {
 async fn modern_only_connection_refuses_a_legacy_server() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        serve(server, Box::new(|_, _| Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found")))));
+        ScriptedServer::start(server, |_, _| {
+            Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found")))
+        });
         let mut options = ConnectionOptions::new("strict");
         options.era = EraPreference::Modern;
         let err = connection(client, options).connect().await.unwrap_err();
@@ -267,9 +237,9 @@ async fn input_required_is_answered_and_retried_with_a_new_id_and_the_exact_stat
     within(async {
         let (client, server) = MemoryTransport::pair();
         let mut calls = 0;
-        let seen = serve(
+        let seen = ScriptedServer::start(
             server,
-            Box::new(move |req, params| {
+            move |req, params| {
                 Some(Ok(match req.method.as_str() {
                     "server/discover" => discover_result(&["2026-07-28"]),
                     "tools/call" => {
@@ -289,13 +259,13 @@ async fn input_required_is_answered_and_retried_with_a_new_id_and_the_exact_stat
                     }
                     _ => return None,
                 }))
-            }),
+            },
         );
         let conn = connection(client, host_options("mrtr"));
         conn.connect().await.unwrap();
         let outcome = conn.call_tool("ask", None, Default::default()).await.unwrap();
         assert!(matches!(outcome, Outcome::Complete(_)), "{outcome:?}");
-        let seen = seen.lock().unwrap();
+        let seen = seen.requests();
         let calls: Vec<&(Request, Value)> = seen.iter().filter(|(r, _)| r.method == "tools/call").collect();
         assert_eq!(calls.len(), 3);
         let ids: std::collections::HashSet<_> = calls.iter().map(|(r, _)| r.id.clone()).collect();
@@ -318,14 +288,14 @@ async fn input_required_is_answered_and_retried_with_a_new_id_and_the_exact_stat
 async fn a_server_that_always_asks_hits_the_round_limit() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let seen = serve(
+        let seen = ScriptedServer::start(
             server,
-            Box::new(|req, _| {
+            |req, _| {
                 Some(Ok(match req.method.as_str() {
                     "server/discover" => discover_result(&["2026-07-28"]),
                     _ => json!({"resultType": "input_required", "inputRequests": {"r": {"method": "roots/list"}}, "requestState": "s"}),
                 }))
-            }),
+            },
         );
         let mut options = host_options("loop");
         options.max_input_rounds = 3;
@@ -334,7 +304,7 @@ async fn a_server_that_always_asks_hits_the_round_limit() {
         let err = conn.call_tool("ask", None, Default::default()).await.unwrap_err();
         assert!(matches!(err, ConnectionError::TooManyInputRounds { rounds: 3, .. }), "{err}");
         assert!(err.to_string().contains("after 3 rounds of tools/call"), "{err}");
-        assert_eq!(seen.lock().unwrap().iter().filter(|(r, _)| r.method == "tools/call").count(), 4);
+        assert_eq!(seen.requests().iter().filter(|(r, _)| r.method == "tools/call").count(), 4);
     })
     .await
 }
@@ -346,21 +316,18 @@ async fn unsupported_version_naming_the_offered_version_is_retried_once() {
     within(async {
         let (client, server) = MemoryTransport::pair();
         let mut refused = false;
-        let seen = serve(
-            server,
-            Box::new(move |req, _| match req.method.as_str() {
-                "server/discover" if !refused => {
-                    refused = true;
-                    Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
-                        .with_data(json!({"supported": ["2026-07-28"], "requested": "2026-07-28"}))))
-                }
-                "server/discover" => Some(Ok(discover_result(&["2026-07-28"]))),
-                _ => None,
-            }),
-        );
+        let seen = ScriptedServer::start(server, move |req, _| match req.method.as_str() {
+            "server/discover" if !refused => {
+                refused = true;
+                Some(Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
+                    .with_data(json!({"supported": ["2026-07-28"], "requested": "2026-07-28"}))))
+            }
+            "server/discover" => Some(Ok(discover_result(&["2026-07-28"]))),
+            _ => None,
+        });
         let info = connection(client, ConnectionOptions::new("picky-version")).connect().await.unwrap();
         assert_eq!(info.protocol_version, ProtocolVersion::V2026_07_28);
-        let seen = seen.lock().unwrap();
+        let seen = seen.requests();
         assert_eq!(seen.len(), 2, "one retry: {:?}", seen.iter().map(|(r, _)| &r.method).collect::<Vec<_>>());
         assert_eq!(seen[1].1["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
     })
@@ -383,13 +350,13 @@ async fn tools_with_invalid_param_header_annotations_are_left_out_in_the_modern_
         ]});
         let (client, server) = MemoryTransport::pair();
         let listed = tools.clone();
-        serve(
+        ScriptedServer::start(
             server,
-            Box::new(move |req, _| match req.method.as_str() {
+            move |req, _| match req.method.as_str() {
                 "server/discover" => Some(Ok(discover_result(&["2026-07-28"]))),
                 "tools/list" => Some(Ok(listed.clone())),
                 _ => None,
-            }),
+            },
         );
         let conn = connection(client, ConnectionOptions::new("annotated"));
         conn.connect().await.unwrap();
@@ -398,13 +365,13 @@ async fn tools_with_invalid_param_header_annotations_are_left_out_in_the_modern_
 
         // The legacy era has no such annotation: nothing is left out.
         let (client, server) = MemoryTransport::pair();
-        serve(
+        ScriptedServer::start(
             server,
-            Box::new(move |req, _| match req.method.as_str() {
+            move |req, _| match req.method.as_str() {
                 "initialize" => Some(Ok(initialize_result())),
                 "tools/list" => Some(Ok(tools.clone())),
                 _ => None,
-            }),
+            },
         );
         let mut options = ConnectionOptions::new("legacy-annotated");
         options.era = EraPreference::Legacy;
@@ -426,16 +393,16 @@ async fn invalid_param_header_annotations_are_left_out_on_every_page() {
             "tools": [tool("a_valid", "A"), tool("b_invalid", "B C"), tool("c_valid", "C")]});
         let second = json!({"resultType": "complete", "tools": [tool("d_invalid", ""), tool("e_valid", "E")]});
         let (client, server) = MemoryTransport::pair();
-        serve(
+        ScriptedServer::start(
             server,
-            Box::new(move |req, _| match req.method.as_str() {
+            move |req, _| match req.method.as_str() {
                 "server/discover" => Some(Ok(discover_result(&["2026-07-28"]))),
                 "tools/list" if req.params.as_ref().is_some_and(|p| p.get().contains("\"cursor\":\"p2\"")) => {
                     Some(Ok(second.clone()))
                 }
                 "tools/list" => Some(Ok(first.clone())),
                 _ => None,
-            }),
+            },
         );
         let conn = connection(client, ConnectionOptions::new("paged"));
         conn.connect().await.unwrap();
@@ -465,9 +432,9 @@ async fn a_sampling_input_request_is_answered_by_the_host_llm() {
     within(async {
         let (client, server) = MemoryTransport::pair();
         let mut calls = 0;
-        let seen = serve(
+        let seen = ScriptedServer::start(
             server,
-            Box::new(move |req, params| {
+            move |req, params| {
                 Some(Ok(match req.method.as_str() {
                     "server/discover" => discover_result(&["2026-07-28"]),
                     "prompts/get" => {
@@ -488,7 +455,7 @@ async fn a_sampling_input_request_is_answered_by_the_host_llm() {
                     }
                     _ => return None,
                 }))
-            }),
+            },
         );
         let mut options = ConnectionOptions::new("sampler");
         options.callbacks = HostCallbacks { sampling: Some(Arc::new(Llm)), ..Default::default() };
@@ -498,7 +465,7 @@ async fn a_sampling_input_request_is_answered_by_the_host_llm() {
         let prompt = conn.get_prompt(params).await.unwrap().complete().expect("complete after one round");
         let text = serde_json::to_value(&prompt.messages[0].content).unwrap()["text"].clone();
         assert_eq!(text, "sampler asked for 7 tokens");
-        let seen = seen.lock().unwrap();
+        let seen = seen.requests();
         let retry = &seen.iter().filter(|(r, _)| r.method == "prompts/get").nth(1).unwrap().1;
         assert_eq!(retry["requestState"], "s1");
         assert_eq!(retry["inputResponses"]["llm"]["model"], "fake-llm");
@@ -518,19 +485,14 @@ async fn the_era_verdict_is_cached_for_a_remote_server() {
         let factory: mcp_manager::connection::TransportFactory = Arc::new(move || {
             let (client, server) = MemoryTransport::pair();
             let log = log.clone();
-            serve(
-                server,
-                Box::new(move |req, _| {
-                    log.lock().unwrap().push(req.method.clone());
-                    match req.method.as_str() {
-                        "server/discover" => {
-                            Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found")))
-                        }
-                        "initialize" => Some(Ok(initialize_result())),
-                        _ => None,
-                    }
-                }),
-            );
+            ScriptedServer::start(server, move |req, _| {
+                log.lock().unwrap().push(req.method.clone());
+                match req.method.as_str() {
+                    "server/discover" => Some(Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found"))),
+                    "initialize" => Some(Ok(initialize_result())),
+                    _ => None,
+                }
+            });
             Box::pin(async move { Ok(Arc::new(client) as Arc<dyn Transport>) })
         });
         let conn = McpConnection::new(factory, ConnectionOptions::new("remote"));
@@ -571,28 +533,25 @@ impl RootsProvider for CountingRoots {
 
 /// An `input_required` result with `n` roots/list input requests, then a result that echoes
 /// how many answers came back.
-fn wide_server(server: MemoryTransport, n: usize) -> support::Seen {
+fn wide_server(server: MemoryTransport, n: usize) -> ScriptedServer {
     let mut calls = 0;
-    serve(
-        server,
-        Box::new(move |req, params| {
-            Some(Ok(match req.method.as_str() {
-                "server/discover" => discover_result(&["2026-07-28"]),
-                "tools/call" => {
-                    calls += 1;
-                    if calls == 1 {
-                        let requests: serde_json::Map<String, Value> =
-                            (0..n).map(|i| (format!("r{i}"), json!({"method": "roots/list"}))).collect();
-                        json!({"resultType": "input_required", "inputRequests": requests, "requestState": "s"})
-                    } else {
-                        let answers = params["inputResponses"].as_object().map_or(0, |m| m.len());
-                        json!({"content": [{"type": "text", "text": answers.to_string()}], "resultType": "complete"})
-                    }
+    ScriptedServer::start(server, move |req, params| {
+        Some(Ok(match req.method.as_str() {
+            "server/discover" => discover_result(&["2026-07-28"]),
+            "tools/call" => {
+                calls += 1;
+                if calls == 1 {
+                    let requests: serde_json::Map<String, Value> =
+                        (0..n).map(|i| (format!("r{i}"), json!({"method": "roots/list"}))).collect();
+                    json!({"resultType": "input_required", "inputRequests": requests, "requestState": "s"})
+                } else {
+                    let answers = params["inputResponses"].as_object().map_or(0, |m| m.len());
+                    json!({"content": [{"type": "text", "text": answers.to_string()}], "resultType": "complete"})
                 }
-                _ => return None,
-            }))
-        }),
-    )
+            }
+            _ => return None,
+        }))
+    })
 }
 
 /// A multi round-trip result with 5,000 input requests is refused, naming the server and the
@@ -613,7 +572,7 @@ async fn a_too_wide_input_round_is_refused() {
         let text = err.to_string();
         assert!(text.contains("\"wide\"") && text.contains("5000") && text.contains("tools/call"), "{text}");
         assert_eq!(counts.answered.load(std::sync::atomic::Ordering::SeqCst), 0);
-        assert_eq!(seen.lock().unwrap().iter().filter(|(r, _)| r.method == "tools/call").count(), 1, "no retry");
+        assert_eq!(seen.requests().iter().filter(|(r, _)| r.method == "tools/call").count(), 1, "no retry");
     })
     .await
 }

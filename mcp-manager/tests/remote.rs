@@ -15,14 +15,8 @@ use mcp_manager::{ConnectionError, ConnectionOptions, McpConnection, RemoteTarge
 use mcp_protocol::ProtocolVersion;
 use mcp_transport::{Secret, TransportKind};
 use serde_json::{Value, json};
+use test_support::within;
 use tokio::sync::mpsc;
-
-/// Every test's bound: nothing may hang.
-const LIMIT: Duration = Duration::from_secs(20);
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("the test timed out")
-}
 
 /// How the test server behaves.
 #[derive(Clone, Copy)]

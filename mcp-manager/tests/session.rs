@@ -12,12 +12,7 @@ use mcp_protocol::types::tools::{ListTools, ListToolsResult, Tool};
 use mcp_protocol::{ErrorCode, ErrorObject, Message, RawJson, RequestId, Response};
 use mcp_transport::{MemoryTransport, Transport, TransportEvent};
 use serde_json::{Value, json};
-
-const LIMIT: Duration = Duration::from_secs(10);
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
+use test_support::within;
 
 fn start(handler: Arc<dyn InboundHandler>, timeout: Duration) -> (Session, MemoryTransport) {
     let (client, server) = MemoryTransport::pair();

@@ -15,13 +15,8 @@ use mcp_protocol::types::tools::ListTools;
 use mcp_protocol::{ErrorCode, ErrorObject, Message, RawJson, RequestId, Response};
 use mcp_transport::{CloseReason, MemoryTransport, Transport, TransportError, TransportEvent, TransportKind};
 use serde_json::json;
+use test_support::within_named;
 use tokio::sync::{Notify, mpsc, watch};
-
-const LIMIT: Duration = Duration::from_secs(20);
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.unwrap_or_else(|_| panic!("test timed out: {what}"))
-}
 
 /// Counts the sends in flight; the count drops with the send's future.
 struct InFlight(Arc<AtomicUsize>);
@@ -119,7 +114,7 @@ async fn flooded(timeout: Duration) -> (Session, Weak<NeverReads>, Arc<NeverRead
     for n in 0..FLOOD {
         feed.send(ping(n)).unwrap();
     }
-    within("the reader takes the flood", async {
+    within_named("the reader takes the flood", async {
         while transport.delivered.load(Ordering::SeqCst) < FLOOD {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -131,7 +126,7 @@ async fn flooded(timeout: Duration) -> (Session, Weak<NeverReads>, Arc<NeverRead
 }
 
 async fn released(weak: &Weak<NeverReads>) {
-    within("the transport is released", async {
+    within_named("the transport is released", async {
         while weak.strong_count() > 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -149,17 +144,17 @@ async fn a_ping_flood_to_a_server_that_never_reads_stays_bounded_and_closes() {
     assert!(most <= 100, "{most} sends in flight at once for {FLOOD} pings");
     assert!(most >= 1, "the replies were sent");
 
-    let err = within("a request during the flood", async {
+    let err = within_named("a request during the flood", async {
         session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await
     })
     .await
     .unwrap_err();
     assert!(err.is_timeout(), "{err}");
-    let err = within("a notification during the flood", session.notify::<Initialized>(None)).await.unwrap_err();
+    let err = within_named("a notification during the flood", session.notify::<Initialized>(None)).await.unwrap_err();
     assert!(err.is_timeout(), "{err}");
 
     drop(transport);
-    within("close during the flood", session.close()).await;
+    within_named("close during the flood", session.close()).await;
     assert!(session.close_reason().is_some());
     assert!(
         session
@@ -188,8 +183,8 @@ async fn the_transports_end_stops_the_replies_in_flight() {
     let (session, _weak, transport, _feed) = flooded(Duration::from_secs(5)).await;
     assert!(transport.in_flight.load(Ordering::SeqCst) > 0);
     transport.closed.send_replace(true);
-    within("the session notices the end", session.closed()).await;
-    within("the replies stop", async {
+    within_named("the session notices the end", session.closed()).await;
+    within_named("the replies stop", async {
         while transport.in_flight.load(Ordering::SeqCst) > 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -235,7 +230,7 @@ fn sampling(id: i64) -> Message {
 }
 
 async fn next_response(server: &MemoryTransport) -> Response {
-    match within("a response", server.recv()).await {
+    match within_named("a response", server.recv()).await {
         TransportEvent::Message(Message::Response(r)) => r,
         other => panic!("expected a response, got {other:?}"),
     }
@@ -263,7 +258,7 @@ async fn a_repeated_request_id_is_refused_and_cancellation_reaches_the_first() {
 
     let cancel = Message::notification("notifications/cancelled", Some(&json!({"requestId": 7}))).unwrap();
     server.send(cancel).await.unwrap();
-    within("the handler is aborted", async {
+    within_named("the handler is aborted", async {
         while handler.dropped.load(Ordering::SeqCst) == 0 {
             handler.dropped_now.notified().await;
         }
@@ -271,7 +266,7 @@ async fn a_repeated_request_id_is_refused_and_cancellation_reaches_the_first() {
     .await;
     // The id is free again: a new request with it is served.
     server.send(sampling(7)).await.unwrap();
-    within("the new request is served", async {
+    within_named("the new request is served", async {
         while handler.calls.load(Ordering::SeqCst) < 2 {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -303,7 +298,7 @@ async fn handlers_in_flight_count_against_the_limit() {
 
 async fn next_request(server: &MemoryTransport) -> mcp_protocol::Request {
     loop {
-        match within("a request", server.recv()).await {
+        match within_named("a request", server.recv()).await {
             TransportEvent::Message(Message::Request(r)) => return r,
             TransportEvent::Message(_) => continue,
             other => panic!("expected a request, got {other:?}"),
@@ -346,7 +341,7 @@ async fn the_largest_timeouts_do_not_overflow() {
     };
     let note = json!({"progressToken": asked.id, "progress": 1});
     server.send(Message::notification("notifications/progress", Some(&note)).unwrap()).await.unwrap();
-    within("the progress callback", async {
+    within_named("the progress callback", async {
         while seen.load(Ordering::SeqCst) == 0 {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -356,9 +351,9 @@ async fn the_largest_timeouts_do_not_overflow() {
         let result = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
         server.send(Message::Response(Response::result(id.clone(), result))).await.unwrap();
     }
-    assert!(within("the answer", with_progress).await.unwrap().unwrap().tools.is_empty());
-    assert!(within("the answer", plain).await.unwrap().unwrap().tools.is_empty());
-    within("a notification", session.notify::<Initialized>(None)).await.unwrap();
+    assert!(within_named("the answer", with_progress).await.unwrap().unwrap().tools.is_empty());
+    assert!(within_named("the answer", plain).await.unwrap().unwrap().tools.is_empty());
+    within_named("a notification", session.notify::<Initialized>(None)).await.unwrap();
 }
 
 /// Progress extends only the deadline of a request that asked for progress, and only with its

@@ -3,8 +3,7 @@
 //! its listing is refused with the failed check named; oversize, hostile and unlisted files are
 //! refused before anything is read.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use mcp_manager::connection::skills::digest_of;
 use mcp_manager::connection::{
@@ -14,9 +13,7 @@ use mcp_protocol::{ErrorCode, ErrorObject};
 use mcp_transport::MemoryTransport;
 use serde_json::{Value, json};
 
-mod support;
-
-use support::{Seen, serve};
+use test_support::{Script, ScriptedServer, within};
 
 const SKILL_URI: &str = "skill://pdf-processing/SKILL.md";
 const FORMS_URI: &str = "skill://pdf-processing/references/FORMS.md";
@@ -54,7 +51,7 @@ fn entry(skill_md: &str, forms: &str) -> Value {
 }
 
 /// A server that declares the skills extension (unless `declare` is false) and serves `served`.
-fn script(served: Served, declare: bool, modern: bool) -> support::Script {
+fn script(served: Served, declare: bool, modern: bool) -> Script {
     let mut caps = json!({"resources": {}});
     if declare {
         caps["extensions"] = json!({"io.modelcontextprotocol/skills": {}});
@@ -90,14 +87,10 @@ fn script(served: Served, declare: bool, modern: bool) -> support::Script {
     })
 }
 
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(10), f).await.expect("test timed out")
-}
-
 /// A connected connection to a fake serving `served`, and what the fake saw.
-async fn connect(served: Served, declare: bool, modern: bool) -> (McpConnection, Seen) {
+async fn connect(served: Served, declare: bool, modern: bool) -> (McpConnection, ScriptedServer) {
     let (client, server) = MemoryTransport::pair();
-    let seen = serve(server, script(served, declare, modern));
+    let seen = ScriptedServer::start(server, script(served, declare, modern));
     let mut options = ConnectionOptions::new("skills");
     options.era = if modern { EraPreference::Modern } else { EraPreference::Legacy };
     let conn = McpConnection::new(single_use_factory(Arc::new(client)), options);
@@ -105,16 +98,8 @@ async fn connect(served: Served, declare: bool, modern: bool) -> (McpConnection,
     (conn, seen)
 }
 
-fn reads(seen: &Mutex<Vec<(mcp_protocol::Request, Value)>>) -> Vec<String> {
-    let seen = seen.lock().unwrap();
-    seen.iter()
-        .filter(|(r, _)| r.method == "resources/read")
-        .map(|(_, p)| p["uri"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-fn count(seen: &Seen, method: &str) -> usize {
-    seen.lock().unwrap().iter().filter(|(r, _)| r.method == method).count()
+fn reads(seen: &ScriptedServer) -> Vec<String> {
+    seen.requests_of("resources/read").iter().map(|p| p["uri"].as_str().unwrap().to_owned()).collect()
 }
 
 /// Load the listed skill of a fake serving `served`; the error, and the URIs read.
@@ -302,7 +287,7 @@ async fn a_server_without_the_extension_is_not_asked() {
         let error = conn.list_skills().await.unwrap_err();
         assert!(matches!(error, SkillError::NotSupported { .. }), "{error:?}");
         assert!(error.to_string().contains("io.modelcontextprotocol/skills"));
-        assert_eq!(count(&seen, "skills/list"), 0);
+        assert_eq!(seen.count("skills/list"), 0);
         let unknown = connect(Served::honest(), true, false).await.0.find_skill("nope").await.unwrap_err();
         assert!(matches!(unknown, SkillError::UnknownSkill { .. }), "{unknown:?}");
     })
@@ -315,7 +300,7 @@ async fn a_skill_missing_from_the_listing_is_got_by_uri() {
         let (conn, seen) = connect(Served::honest(), true, false).await;
         let entry = conn.get_skill(SKILL_URI).await.unwrap();
         assert_eq!(entry.name(), Some("pdf-processing"));
-        assert_eq!(count(&seen, "skills/get"), 1);
+        assert_eq!(seen.count("skills/get"), 1);
         let skill = conn.load_skill(&entry, &SkillLimits::default()).await.unwrap();
         assert_eq!(skill.uri, SKILL_URI);
     })

@@ -18,84 +18,23 @@ use mcp_protocol::types::elicitation::{ElicitParams, ElicitResult};
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::tasks::TaskState;
 use mcp_protocol::types::tools::CallToolResult;
-use mcp_protocol::{ErrorObject, Message, Request, RequestId, Response, ResponsePayload};
-use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use mcp_protocol::{ErrorObject, Message, Request, RequestId, ResponsePayload};
+use mcp_transport::MemoryTransport;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use test_support::{Event, Got, ScriptedServer, within};
 use tokio::time::Instant;
 
-/// What the fake server got: a request with its params, or the client's answer to a request
-/// the fake sent.
-enum Got<'a> {
-    Request(&'a Request, &'a Value),
-    Answer(&'a Response),
+fn methods(seen: &ScriptedServer, method: &str) -> Vec<(Value, Instant)> {
+    seen.timed_requests_of(method)
 }
 
-type Out = mpsc::UnboundedSender<Message>;
-type Script = Box<dyn FnMut(Got<'_>, &Out) -> Option<Result<Value, ErrorObject>> + Send>;
-/// Every request the fake got: method, params and when.
-type Seen = Arc<Mutex<Vec<(String, Value, Instant)>>>;
-
-/// Serve `server` with `script`: its reply goes out first, then whatever it queued on the
-/// outbox (notifications, requests, late replies).
-fn fake(server: MemoryTransport, mut script: Script) -> Seen {
-    let seen: Seen = Arc::default();
-    let log = seen.clone();
-    let (out, mut outbox) = mpsc::unbounded_channel::<Message>();
-    tokio::spawn(async move {
-        loop {
-            let event = tokio::select! {
-                event = server.recv() => event,
-                Some(message) = outbox.recv() => {
-                    if server.send(message).await.is_err() { return }
-                    continue;
-                }
-            };
-            let reply = match event {
-                TransportEvent::Message(Message::Request(request)) => {
-                    let params: Value =
-                        request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
-                    log.lock().unwrap().push((request.method.clone(), params.clone(), Instant::now()));
-                    script(Got::Request(&request, &params), &out).map(|r| (request.id.clone(), r))
-                }
-                TransportEvent::Message(Message::Response(response)) => {
-                    script(Got::Answer(&response), &out);
-                    None
-                }
-                TransportEvent::Message(_) => None,
-                _ => return,
-            };
-            if let Some((id, reply)) = reply {
-                let message = match reply {
-                    Ok(v) => Message::Response(Response::result(id, serde_json::value::to_raw_value(&v).unwrap())),
-                    Err(e) => Message::Response(Response::error(Some(id), e)),
-                };
-                if server.send(message).await.is_err() {
-                    return;
-                }
-            }
-        }
-    });
-    seen
-}
-
-fn methods(seen: &Seen, method: &str) -> Vec<(Value, Instant)> {
-    seen.lock().unwrap().iter().filter(|(m, _, _)| m == method).map(|(_, p, t)| (p.clone(), *t)).collect()
-}
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(20), f).await.expect("test timed out")
-}
-
-/// Wait (on the test's clock) until the fake has seen `method`.
-async fn until_seen(seen: &Seen, method: &str) {
-    for _ in 0..2000 {
-        if !methods(seen, method).is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the server never got {method}");
+/// Wait (on the test's clock, at most 20 s) until the fake has seen `method`.
+async fn until_seen(seen: &ScriptedServer, method: &str) {
+    let arrived = seen
+        .until(|events| events.iter().any(|e| matches!(e, Event::Request { request, .. } if request.method == method)));
+    tokio::time::timeout(Duration::from_secs(20), arrived)
+        .await
+        .unwrap_or_else(|_| panic!("the server never got {method}"));
 }
 
 fn text(result: &CallToolResult) -> &str {
@@ -153,25 +92,22 @@ fn observer() -> (TaskOptions, Arc<Mutex<Vec<TaskUpdate>>>) {
 async fn a_required_tool_runs_as_a_task_polled_at_the_servers_interval() {
     let (client, server) = MemoryTransport::pair();
     let mut polls = 0;
-    let seen = fake(
-        server,
-        Box::new(move |got, _| {
-            let Got::Request(req, params) = got else { return None };
-            if let Some(r) = legacy_base(req, "required") {
-                return Some(r);
+    let seen = ScriptedServer::start_with(server, move |got, _| {
+        let Got::Request(req, params) = got else { return None };
+        if let Some(r) = legacy_base(req, "required") {
+            return Some(r);
+        }
+        Some(Ok(match req.method.as_str() {
+            "tools/call" => json!({"task": legacy_task("t1", "working", Some(500))}),
+            "tasks/get" => {
+                polls += 1;
+                let status = if polls < 3 { "working" } else { "completed" };
+                legacy_task(params["taskId"].as_str().unwrap(), status, Some(500))
             }
-            Some(Ok(match req.method.as_str() {
-                "tools/call" => json!({"task": legacy_task("t1", "working", Some(500))}),
-                "tasks/get" => {
-                    polls += 1;
-                    let status = if polls < 3 { "working" } else { "completed" };
-                    legacy_task(params["taskId"].as_str().unwrap(), status, Some(500))
-                }
-                "tasks/result" => json!({"content": [{"type": "text", "text": "# Report"}]}),
-                _ => return None,
-            }))
-        }),
-    );
+            "tasks/result" => json!({"content": [{"type": "text", "text": "# Report"}]}),
+            _ => return None,
+        }))
+    });
     let conn = connection(client, legacy_options("legacy", HostCallbacks::default()));
     conn.connect().await.unwrap();
     let (task, updates) = observer();
@@ -199,23 +135,20 @@ async fn a_required_tool_runs_as_a_task_polled_at_the_servers_interval() {
 async fn an_optional_tool_is_a_task_only_when_asked() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let seen = fake(
-            server,
-            Box::new(move |got, _| {
-                let Got::Request(req, params) = got else { return None };
-                if let Some(r) = legacy_base(req, "optional") {
-                    return Some(r);
+        let seen = ScriptedServer::start_with(server, move |got, _| {
+            let Got::Request(req, params) = got else { return None };
+            if let Some(r) = legacy_base(req, "optional") {
+                return Some(r);
+            }
+            Some(Ok(match req.method.as_str() {
+                "tools/call" if params.get("task").is_some() => {
+                    json!({"task": legacy_task("t1", "completed", None)})
                 }
-                Some(Ok(match req.method.as_str() {
-                    "tools/call" if params.get("task").is_some() => {
-                        json!({"task": legacy_task("t1", "completed", None)})
-                    }
-                    "tools/call" => json!({"content": [{"type": "text", "text": "direct"}]}),
-                    "tasks/result" => json!({"content": [{"type": "text", "text": "as a task"}]}),
-                    _ => return None,
-                }))
-            }),
-        );
+                "tools/call" => json!({"content": [{"type": "text", "text": "direct"}]}),
+                "tasks/result" => json!({"content": [{"type": "text", "text": "as a task"}]}),
+                _ => return None,
+            }))
+        });
         let conn = connection(client, legacy_options("optional", HostCallbacks::default()));
         conn.connect().await.unwrap();
         let direct = conn.call_tool("research", None, RequestOptions::default()).await.unwrap();
@@ -235,24 +168,21 @@ async fn the_poll_interval_is_clamped() {
     for (asked, expected) in [(0u64, MIN_POLL_INTERVAL), (u64::MAX, MAX_POLL_INTERVAL)] {
         let (client, server) = MemoryTransport::pair();
         let mut polls = 0;
-        let seen = fake(
-            server,
-            Box::new(move |got, _| {
-                let Got::Request(req, _) = got else { return None };
-                if let Some(r) = legacy_base(req, "required") {
-                    return Some(r);
+        let seen = ScriptedServer::start_with(server, move |got, _| {
+            let Got::Request(req, _) = got else { return None };
+            if let Some(r) = legacy_base(req, "required") {
+                return Some(r);
+            }
+            Some(Ok(match req.method.as_str() {
+                "tools/call" => json!({"task": legacy_task("t1", "working", Some(asked))}),
+                "tasks/get" => {
+                    polls += 1;
+                    legacy_task("t1", if polls < 2 { "working" } else { "completed" }, Some(asked))
                 }
-                Some(Ok(match req.method.as_str() {
-                    "tools/call" => json!({"task": legacy_task("t1", "working", Some(asked))}),
-                    "tasks/get" => {
-                        polls += 1;
-                        legacy_task("t1", if polls < 2 { "working" } else { "completed" }, Some(asked))
-                    }
-                    "tasks/result" => json!({"content": [{"type": "text", "text": "ok"}]}),
-                    _ => return None,
-                }))
-            }),
-        );
+                "tasks/result" => json!({"content": [{"type": "text", "text": "ok"}]}),
+                _ => return None,
+            }))
+        });
         let conn = connection(client, legacy_options("clamped", HostCallbacks::default()));
         conn.connect().await.unwrap();
         let started = Instant::now();
@@ -268,24 +198,21 @@ async fn the_poll_interval_is_clamped() {
 #[tokio::test(start_paused = true)]
 async fn a_status_notification_wakes_the_call() {
     let (client, server) = MemoryTransport::pair();
-    let seen = fake(
-        server,
-        Box::new(move |got, out| {
-            let Got::Request(req, _) = got else { return None };
-            if let Some(r) = legacy_base(req, "required") {
-                return Some(r);
+    let seen = ScriptedServer::start_with(server, move |got, out| {
+        let Got::Request(req, _) = got else { return None };
+        if let Some(r) = legacy_base(req, "required") {
+            return Some(r);
+        }
+        Some(Ok(match req.method.as_str() {
+            "tools/call" => {
+                let push = legacy_task("t1", "completed", Some(60_000));
+                out.send(Message::notification("notifications/tasks/status", Some(&push)).unwrap());
+                json!({"task": legacy_task("t1", "working", Some(60_000))})
             }
-            Some(Ok(match req.method.as_str() {
-                "tools/call" => {
-                    let push = legacy_task("t1", "completed", Some(60_000));
-                    out.send(Message::notification("notifications/tasks/status", Some(&push)).unwrap()).unwrap();
-                    json!({"task": legacy_task("t1", "working", Some(60_000))})
-                }
-                "tasks/result" => json!({"content": [{"type": "text", "text": "pushed"}]}),
-                _ => return None,
-            }))
-        }),
-    );
+            "tasks/result" => json!({"content": [{"type": "text", "text": "pushed"}]}),
+            _ => return None,
+        }))
+    });
     let conn = connection(client, legacy_options("pushed", HostCallbacks::default()));
     conn.connect().await.unwrap();
     let started = Instant::now();
@@ -315,39 +242,37 @@ async fn legacy_input_required_is_answered_through_tasks_result() {
     within(async {
         let (client, server) = MemoryTransport::pair();
         let mut result_id: Option<RequestId> = None;
-        let seen = fake(
-            server,
-            Box::new(move |got, out| {
-                let (req, _) = match got {
-                    Got::Request(req, params) => (req, params),
-                    Got::Answer(answer) => {
-                        let ResponsePayload::Result(raw) = &answer.payload else { panic!("{answer:?}") };
-                        let answer: Value = serde_json::from_str(raw.get()).unwrap();
-                        let chosen = answer["content"]["interpretation"].as_str().unwrap().to_owned();
-                        let result = json!({"content": [{"type": "text", "text": format!("about the {chosen}")}]});
-                        out.send(Message::response(result_id.take().unwrap(), &result).unwrap()).unwrap();
-                        return None;
-                    }
-                };
-                if let Some(r) = legacy_base(req, "required") {
-                    return Some(r);
+        let seen = ScriptedServer::start_with(server, move |got, out| {
+            let (req, _) = match got {
+                Got::Request(req, params) => (req, params),
+                Got::Answer(answer) => {
+                    let ResponsePayload::Result(raw) = &answer.payload else { panic!("{answer:?}") };
+                    let answer: Value = serde_json::from_str(raw.get()).unwrap();
+                    let chosen = answer["content"]["interpretation"].as_str().unwrap().to_owned();
+                    let result = json!({"content": [{"type": "text", "text": format!("about the {chosen}")}]});
+                    out.send(Message::response(result_id.take().unwrap(), &result).unwrap());
+                    return None;
                 }
-                Some(Ok(match req.method.as_str() {
-                    "tools/call" => json!({"task": legacy_task("t1", "working", Some(100))}),
-                    "tasks/get" => legacy_task("t1", "input_required", Some(100)),
-                    "tasks/result" => {
-                        result_id = Some(req.id.clone());
-                        let ask = json!({"mode": "form", "message": "Which python?", "requestedSchema": {"type": "object",
+            };
+            if let Some(r) = legacy_base(req, "required") {
+                return Some(r);
+            }
+            Some(Ok(match req.method.as_str() {
+                "tools/call" => json!({"task": legacy_task("t1", "working", Some(100))}),
+                "tasks/get" => legacy_task("t1", "input_required", Some(100)),
+                "tasks/result" => {
+                    result_id = Some(req.id.clone());
+                    let ask = json!({"mode": "form", "message": "Which python?", "requestedSchema": {"type": "object",
                             "properties": {"interpretation": {"type": "string"}}},
                             "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}});
-                        out.send(Message::request(RequestId::String("e1".into()), "elicitation/create", Some(&ask)).unwrap())
-                            .unwrap();
-                        return None;
-                    }
-                    _ => return None,
-                }))
-            }),
-        );
+                    out.send(
+                        Message::request(RequestId::String("e1".into()), "elicitation/create", Some(&ask)).unwrap(),
+                    );
+                    return None;
+                }
+                _ => return None,
+            }))
+        });
         let asked: Arc<Mutex<Vec<String>>> = Arc::default();
         let callbacks = HostCallbacks { elicitation: Some(Arc::new(Asker(asked.clone()))), ..Default::default() };
         let conn = connection(client, legacy_options("asks", callbacks));
@@ -367,22 +292,19 @@ async fn legacy_failed_and_cancelled_tasks_are_errors() {
     within(async {
         for (status, want_failed) in [("failed", true), ("cancelled", false)] {
             let (client, server) = MemoryTransport::pair();
-            fake(
-                server,
-                Box::new(move |got, _| {
-                    let Got::Request(req, _) = got else { return None };
-                    if let Some(r) = legacy_base(req, "required") {
-                        return Some(r);
+            ScriptedServer::start_with(server, move |got, _| {
+                let Got::Request(req, _) = got else { return None };
+                if let Some(r) = legacy_base(req, "required") {
+                    return Some(r);
+                }
+                match req.method.as_str() {
+                    "tools/call" => Some(Ok(json!({"task": legacy_task("t1", status, None)}))),
+                    "tasks/result" => {
+                        Some(Err(ErrorObject::new(mcp_protocol::ErrorCode::INTERNAL_ERROR, "rate limit")))
                     }
-                    match req.method.as_str() {
-                        "tools/call" => Some(Ok(json!({"task": legacy_task("t1", status, None)}))),
-                        "tasks/result" => {
-                            Some(Err(ErrorObject::new(mcp_protocol::ErrorCode::INTERNAL_ERROR, "rate limit")))
-                        }
-                        _ => None,
-                    }
-                }),
-            );
+                    _ => None,
+                }
+            });
             let conn = connection(client, legacy_options("fails", HostCallbacks::default()));
             conn.connect().await.unwrap();
             let err = conn.call_tool("research", None, RequestOptions::default()).await.unwrap_err();
@@ -406,20 +328,17 @@ async fn legacy_failed_and_cancelled_tasks_are_errors() {
 #[tokio::test(start_paused = true)]
 async fn a_task_that_never_ends_times_out_and_is_cancelled() {
     let (client, server) = MemoryTransport::pair();
-    let seen = fake(
-        server,
-        Box::new(move |got, _| {
-            let Got::Request(req, _) = got else { return None };
-            if let Some(r) = legacy_base(req, "required") {
-                return Some(r);
-            }
-            Some(Ok(match req.method.as_str() {
-                "tools/call" => json!({"task": legacy_task("t1", "working", Some(100))}),
-                "tasks/get" => legacy_task("t1", "working", Some(100)),
-                _ => return None,
-            }))
-        }),
-    );
+    let seen = ScriptedServer::start_with(server, move |got, _| {
+        let Got::Request(req, _) = got else { return None };
+        if let Some(r) = legacy_base(req, "required") {
+            return Some(r);
+        }
+        Some(Ok(match req.method.as_str() {
+            "tools/call" => json!({"task": legacy_task("t1", "working", Some(100))}),
+            "tasks/get" => legacy_task("t1", "working", Some(100)),
+            _ => return None,
+        }))
+    });
     let conn = connection(client, legacy_options("forever", HostCallbacks::default()));
     conn.connect().await.unwrap();
     let started = Instant::now();
@@ -443,20 +362,17 @@ async fn a_task_that_never_ends_times_out_and_is_cancelled() {
 async fn a_dropped_call_cancels_its_task() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let seen = fake(
-            server,
-            Box::new(move |got, _| {
-                let Got::Request(req, _) = got else { return None };
-                if let Some(r) = legacy_base(req, "required") {
-                    return Some(r);
-                }
-                Some(Ok(match req.method.as_str() {
-                    "tools/call" => json!({"task": legacy_task("t1", "working", Some(100))}),
-                    "tasks/get" => legacy_task("t1", "working", Some(100)),
-                    _ => return None,
-                }))
-            }),
-        );
+        let seen = ScriptedServer::start_with(server, move |got, _| {
+            let Got::Request(req, _) = got else { return None };
+            if let Some(r) = legacy_base(req, "required") {
+                return Some(r);
+            }
+            Some(Ok(match req.method.as_str() {
+                "tools/call" => json!({"task": legacy_task("t1", "working", Some(100))}),
+                "tasks/get" => legacy_task("t1", "working", Some(100)),
+                _ => return None,
+            }))
+        });
         let conn = Arc::new(connection(client, legacy_options("dropped", HostCallbacks::default())));
         conn.connect().await.unwrap();
         let c = conn.clone();
@@ -475,24 +391,21 @@ async fn a_dropped_call_cancels_its_task() {
 async fn an_unknown_status_is_followed_on() {
     let (client, server) = MemoryTransport::pair();
     let mut polls = 0;
-    fake(
-        server,
-        Box::new(move |got, _| {
-            let Got::Request(req, _) = got else { return None };
-            if let Some(r) = legacy_base(req, "required") {
-                return Some(r);
+    ScriptedServer::start_with(server, move |got, _| {
+        let Got::Request(req, _) = got else { return None };
+        if let Some(r) = legacy_base(req, "required") {
+            return Some(r);
+        }
+        Some(Ok(match req.method.as_str() {
+            "tools/call" => json!({"task": legacy_task("t1", "paused", Some(100))}),
+            "tasks/get" => {
+                polls += 1;
+                legacy_task("t1", if polls < 2 { "paused" } else { "completed" }, Some(100))
             }
-            Some(Ok(match req.method.as_str() {
-                "tools/call" => json!({"task": legacy_task("t1", "paused", Some(100))}),
-                "tasks/get" => {
-                    polls += 1;
-                    legacy_task("t1", if polls < 2 { "paused" } else { "completed" }, Some(100))
-                }
-                "tasks/result" => json!({"content": [{"type": "text", "text": "resumed"}]}),
-                _ => return None,
-            }))
-        }),
-    );
+            "tasks/result" => json!({"content": [{"type": "text", "text": "resumed"}]}),
+            _ => return None,
+        }))
+    });
     let conn = connection(client, legacy_options("odd", HostCallbacks::default()));
     conn.connect().await.unwrap();
     let (task, updates) = observer();

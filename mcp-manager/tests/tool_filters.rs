@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use mcp_manager::config::{ConfigFormat, McpConfig, ServerConfig, ToolFilter};
 use mcp_manager::connection::{EraPreference, single_use_factory};
@@ -15,13 +14,9 @@ use mcp_manager::manager::{ManagerError, ManagerOptions, McpManager, McpToolProv
 use mcp_manager::{RequestOptions, TransportPlan};
 use mcp_transport::{MemoryTransport, Transport};
 use serde_json::{Value, json};
+use test_support::ScriptedServer;
+use test_support::within;
 use tool_system::{TOOL_SEARCH_NAME, ToolExecutionContext, ToolInvocation, ToolRegistry, ToolVisibility};
-
-mod support;
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(20), f).await.expect("test timed out")
-}
 
 fn strings(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
@@ -125,32 +120,29 @@ fn bad_filters_are_config_errors_naming_server_and_field() {
 
 /// Serves `tools` on the far end of `transport` as a legacy server; answers every call with
 /// `"<server>:<tool>"` and counts calls per tool.
-fn serve(server: MemoryTransport, name: &'static str, tools: Vec<&'static str>) -> support::Seen {
-    support::serve(
-        server,
-        Box::new(move |request, params| {
-            Some(Ok(match request.method.as_str() {
-                "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+fn serve(server: MemoryTransport, name: &'static str, tools: Vec<&'static str>) -> ScriptedServer {
+    ScriptedServer::start(server, move |request, params| {
+        Some(Ok(match request.method.as_str() {
+            "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                     "serverInfo": {"name": name, "version": "1"}}),
-                "tools/list" => {
-                    json!({"tools": tools.iter().map(|t| json!({"name": t, "description": format!("{t} of {name}"),
+            "tools/list" => {
+                json!({"tools": tools.iter().map(|t| json!({"name": t, "description": format!("{t} of {name}"),
                     "inputSchema": {"type": "object"}})).collect::<Vec<_>>()})
-                }
-                "tools/call" => {
-                    let tool = params["name"].as_str().unwrap_or_default();
-                    json!({"content": [{"type": "text", "text": format!("{name}:{tool}")}]})
-                }
-                _ => json!({}),
-            }))
-        }),
-    )
+            }
+            "tools/call" => {
+                let tool = params["name"].as_str().unwrap_or_default();
+                json!({"content": [{"type": "text", "text": format!("{name}:{tool}")}]})
+            }
+            _ => json!({}),
+        }))
+    })
 }
 
 /// A manager over in-memory servers: each `(config, tools)` is served as above.
 async fn manager(
     servers: Vec<(ServerConfig, Vec<&'static str>)>,
     options: ManagerOptions,
-) -> (McpManager, Vec<support::Seen>) {
+) -> (McpManager, Vec<ScriptedServer>) {
     let mut plans = BTreeMap::new();
     let mut seen = Vec::new();
     let mut configs = Vec::new();
@@ -179,12 +171,8 @@ fn with_filter(name: &str, allow: Option<&[&str]>, deny: &[&str]) -> ServerConfi
     config
 }
 
-fn calls(seen: &support::Seen) -> Vec<String> {
-    let seen = seen.lock().unwrap();
-    seen.iter()
-        .filter(|(r, _)| r.method == "tools/call")
-        .map(|(_, p)| p["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
+fn calls(seen: &ScriptedServer) -> Vec<String> {
+    seen.called_tools()
 }
 
 fn llm_names(definitions: &[Value]) -> Vec<&str> {

@@ -15,69 +15,11 @@ use mcp_protocol::messages::ServerNotification;
 use mcp_protocol::types::elicitation::{ElicitParams, ElicitResult};
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::sampling::{CreateMessageParams, CreateMessageResult};
-use mcp_protocol::{ErrorCode, ErrorObject, Message, Request, RequestId, Response};
-use mcp_transport::{MemoryTransport, Transport, TransportEvent};
+use mcp_protocol::{ErrorCode, ErrorObject, Message, Request, RequestId};
+use mcp_transport::MemoryTransport;
 use serde_json::{Value, json};
+use test_support::{Event, Script, ScriptedServer, within};
 use tokio::sync::mpsc;
-
-type Script = Box<dyn FnMut(&Request, &Value) -> Option<Result<Value, ErrorObject>> + Send>;
-
-/// What the fake saw, in order: requests by method, responses to its own requests.
-#[derive(Debug, Clone)]
-enum Seen {
-    Request(String, #[allow(dead_code)] Value),
-    Response(Result<Value, ErrorObject>),
-    /// The fake sent a message of its own (a notification, a request).
-    Sent(String),
-}
-
-type Log = Arc<Mutex<Vec<Seen>>>;
-
-/// A scripted server that also sends whatever comes through its channel, when it comes.
-fn fake(server: MemoryTransport, mut script: Script) -> (Log, mpsc::UnboundedSender<Message>) {
-    let log: Log = Arc::default();
-    let (push, mut pushed) = mpsc::unbounded_channel::<Message>();
-    let seen = log.clone();
-    tokio::spawn(async move {
-        loop {
-            let event = tokio::select! {
-                event = server.recv() => event,
-                Some(message) = pushed.recv() => {
-                    seen.lock().unwrap().push(Seen::Sent(message.method().unwrap_or("?").to_owned()));
-                    if server.send(message).await.is_err() {
-                        return;
-                    }
-                    continue;
-                }
-            };
-            let request = match event {
-                TransportEvent::Message(Message::Request(r)) => r,
-                TransportEvent::Message(Message::Response(r)) => {
-                    let answer = r.into_result().map(|raw| serde_json::from_str(raw.get()).unwrap());
-                    seen.lock().unwrap().push(Seen::Response(answer));
-                    continue;
-                }
-                TransportEvent::Message(_) => continue,
-                _ => return,
-            };
-            let params: Value =
-                request.params.as_ref().map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or(Value::Null);
-            seen.lock().unwrap().push(Seen::Request(request.method.clone(), params.clone()));
-            let Some(reply) = script(&request, &params) else { continue };
-            let message = match reply {
-                Ok(v) => Message::Response(Response::result(
-                    request.id.clone(),
-                    serde_json::value::to_raw_value(&v).unwrap(),
-                )),
-                Err(e) => Message::Response(Response::error(Some(request.id.clone()), e)),
-            };
-            if server.send(message).await.is_err() {
-                return;
-            }
-        }
-    });
-    (log, push)
-}
 
 fn initialize_result() -> Value {
     json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "legacy-fake", "version": "1"}})
@@ -175,12 +117,8 @@ fn connection(client: MemoryTransport, options: ConnectionOptions) -> McpConnect
     McpConnection::new(single_use_factory(Arc::new(client)), options)
 }
 
-fn tool_calls(log: &Log) -> usize {
-    log.lock().unwrap().iter().filter(|s| matches!(s, Seen::Request(m, _) if m == "tools/call")).count()
-}
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(10), f).await.expect("test timed out")
+fn tool_calls(log: &ScriptedServer) -> usize {
+    log.count("tools/call")
 }
 
 /// A legacy server that needs the user at a URL until it completed elicitation `e1`.
@@ -201,7 +139,8 @@ async fn a_completed_url_elicitation_retries_the_call_in_the_legacy_era() {
     within(async {
         let (client, server) = MemoryTransport::pair();
         let done = Arc::new(Mutex::new(false));
-        let (log, push) = fake(server, legacy_authorizer(done.clone()));
+        let log = ScriptedServer::start(server, legacy_authorizer(done.clone()));
+        let push = log.outbox();
         // The user "opens" the URL: the server completes the elicitation some time later.
         let (opened, mut opens) = mpsc::unbounded_channel::<String>();
         tokio::spawn(async move {
@@ -209,7 +148,7 @@ async fn a_completed_url_elicitation_retries_the_call_in_the_legacy_era() {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 *done.lock().unwrap() = true;
                 let params = json!({"elicitationId": id});
-                push.send(Message::notification("notifications/elicitation/complete", Some(&params)).unwrap()).unwrap();
+                push.send(Message::notification("notifications/elicitation/complete", Some(&params)).unwrap());
             }
         });
         let host = Arc::new(UrlHost { opened: Some(opened), ..UrlHost::new(User::Accept) });
@@ -224,12 +163,12 @@ async fn a_completed_url_elicitation_retries_the_call_in_the_legacy_era() {
             [("https://auth.example/authorize?s=1".to_owned(), Some("e1".to_owned()))]
         );
         assert_eq!(*sink.0.lock().unwrap(), ["e1"], "the host's sink still gets the completion");
-        let log = log.lock().unwrap();
         let order: Vec<&str> = log
+            .events()
             .iter()
-            .filter_map(|s| match s {
-                Seen::Request(m, _) if m == "tools/call" => Some("call"),
-                Seen::Sent(m) if m == "notifications/elicitation/complete" => Some("complete"),
+            .filter_map(|e| match e {
+                Event::Request { request, .. } if request.method == "tools/call" => Some("call"),
+                Event::Sent(m) if m.method() == Some("notifications/elicitation/complete") => Some("complete"),
                 _ => None,
             })
             .collect();
@@ -243,7 +182,7 @@ async fn a_completed_url_elicitation_retries_the_call_in_the_legacy_era() {
 async fn a_declined_url_elicitation_fails_the_call() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let (log, _push) = fake(server, legacy_authorizer(Arc::default()));
+        let log = ScriptedServer::start(server, legacy_authorizer(Arc::default()));
         let host = Arc::new(UrlHost::new(User::Decline));
         let conn = connection(client, options("auth", EraPreference::Legacy, host.clone(), None));
         conn.connect().await.unwrap();
@@ -266,7 +205,7 @@ async fn a_declined_url_elicitation_fails_the_call() {
 async fn without_url_mode_the_servers_error_is_the_result() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let (log, _push) = fake(server, legacy_authorizer(Arc::default()));
+        let log = ScriptedServer::start(server, legacy_authorizer(Arc::default()));
         let host = Arc::new(UrlHost { url_mode: false, ..UrlHost::new(User::Accept) });
         let conn = connection(client, options("auth", EraPreference::Legacy, host.clone(), None));
         conn.connect().await.unwrap();
@@ -285,7 +224,7 @@ async fn without_url_mode_the_servers_error_is_the_result() {
 #[tokio::test(start_paused = true)]
 async fn a_url_elicitation_never_completed_times_out_at_the_calls_deadline() {
     let (client, server) = MemoryTransport::pair();
-    let (log, _push) = fake(server, legacy_authorizer(Arc::default()));
+    let log = ScriptedServer::start(server, legacy_authorizer(Arc::default()));
     let host = Arc::new(UrlHost::new(User::Accept));
     let conn = connection(client, options("auth", EraPreference::Legacy, host.clone(), None));
     conn.connect().await.unwrap();
@@ -309,23 +248,18 @@ async fn modern_era_url_elicitations_retry_after_the_accept() {
     within(async {
         let (client, server) = MemoryTransport::pair();
         let mut calls = 0;
-        let (log, _push) = fake(
-            server,
-            Box::new(move |req, _| match req.method.as_str() {
-                "server/discover" => Some(Ok(discover_result())),
-                "tools/call" => {
-                    calls += 1;
-                    Some(if calls == 1 {
-                        Err(url_required(
-                            json!([{"mode": "url", "message": "Sign in", "url": "https://auth.example/m"}]),
-                        ))
-                    } else {
-                        Ok(ok_result("modern authorized"))
-                    })
-                }
-                _ => None,
-            }),
-        );
+        let log = ScriptedServer::start(server, move |req, _| match req.method.as_str() {
+            "server/discover" => Some(Ok(discover_result())),
+            "tools/call" => {
+                calls += 1;
+                Some(if calls == 1 {
+                    Err(url_required(json!([{"mode": "url", "message": "Sign in", "url": "https://auth.example/m"}])))
+                } else {
+                    Ok(ok_result("modern authorized"))
+                })
+            }
+            _ => None,
+        });
         let host = Arc::new(UrlHost::new(User::Accept));
         let conn = connection(client, options("modern-auth", EraPreference::Auto, host.clone(), None));
         conn.connect().await.unwrap();
@@ -345,13 +279,13 @@ async fn modern_era_url_elicitations_retry_after_the_accept() {
 async fn url_elicitation_retries_and_elicitations_are_bounded() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        let (log, _push) = fake(
+        let log = ScriptedServer::start(
             server,
-            Box::new(|req, _| match req.method.as_str() {
+            |req, _| match req.method.as_str() {
                 "server/discover" => Some(Ok(discover_result())),
                 "tools/call" => Some(Err(url_required(json!([{"mode": "url", "message": "again", "url": "https://a.example"}])))),
                 _ => None,
-            }),
+            },
         );
         let host = Arc::new(UrlHost::new(User::Accept));
         let conn = connection(client, options("greedy", EraPreference::Auto, host.clone(), None));
@@ -365,13 +299,13 @@ async fn url_elicitation_retries_and_elicitations_are_bounded() {
         let many: Vec<Value> = (0..MAX_URL_ELICITATIONS_PER_ERROR + 1)
             .map(|i| json!({"mode": "url", "message": "m", "url": format!("https://a.example/{i}"), "elicitationId": i.to_string()}))
             .collect();
-        let (log, _push) = fake(
+        let log = ScriptedServer::start(
             server,
-            Box::new(move |req, _| match req.method.as_str() {
+            move |req, _| match req.method.as_str() {
                 "initialize" => Some(Ok(initialize_result())),
                 "tools/call" => Some(Err(url_required(Value::from(many.clone())))),
                 _ => None,
-            }),
+            },
         );
         let host = Arc::new(UrlHost::new(User::Accept));
         let conn = connection(client, options("wide", EraPreference::Legacy, host.clone(), None));
@@ -403,13 +337,10 @@ async fn sampling_without_params_is_invalid_params() {
     within(async {
         for (sampling, want) in [(true, ErrorCode::INVALID_PARAMS), (false, ErrorCode::METHOD_NOT_FOUND)] {
             let (client, server) = MemoryTransport::pair();
-            let (log, push) = fake(
-                server,
-                Box::new(|req, _| match req.method.as_str() {
-                    "initialize" => Some(Ok(initialize_result())),
-                    _ => None,
-                }),
-            );
+            let log = ScriptedServer::start(server, |req, _| match req.method.as_str() {
+                "initialize" => Some(Ok(initialize_result())),
+                _ => None,
+            });
             let mut options = ConnectionOptions::new("asker");
             options.era = EraPreference::Legacy;
             if sampling {
@@ -422,18 +353,9 @@ async fn sampling_without_params_is_invalid_params() {
                 method: "sampling/createMessage".into(),
                 params: None,
             });
-            push.send(request).unwrap();
-            let answer = loop {
-                let found = log.lock().unwrap().iter().find_map(|s| match s {
-                    Seen::Response(r) => Some(r.clone()),
-                    _ => None,
-                });
-                if let Some(found) = found {
-                    break found;
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            };
-            let error = answer.expect_err("an error");
+            log.outbox().send(request);
+            log.until(|events| events.iter().any(|e| matches!(e, Event::Answer(_)))).await;
+            let error = log.answers().remove(0).into_result().expect_err("an error");
             assert_eq!(error.code, want, "sampling handler: {sampling}: {error}");
         }
     })

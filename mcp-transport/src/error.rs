@@ -1,4 +1,5 @@
-//! Transport errors and the reasons a transport ends.
+//! Transport errors, the reasons a transport ends, and the authorization errors a transport
+//! fails a request with (defined here so that this module depends on no other of the crate).
 
 use std::fmt;
 use std::process::ExitStatus;
@@ -82,7 +83,7 @@ pub enum TransportError {
     /// Authorizing the request failed (discovery, registration, the login, the token
     /// endpoint), or the server refused the credentials.
     #[error("{0}")]
-    Auth(crate::auth::AuthError),
+    Auth(AuthError),
     /// Any other failure, described.
     #[error("{0}")]
     Other(String),
@@ -125,6 +126,62 @@ fn tail_suffix(tail: &[String]) -> String {
 impl From<std::io::Error> for TransportError {
     fn from(e: std::io::Error) -> Self {
         TransportError::Io(Arc::new(e))
+    }
+}
+
+/// The step of the authorization flow that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AuthStep {
+    /// Finding the protected resource metadata or the authorization server's metadata.
+    Discovery,
+    /// Registering the client (or finding a registration to use).
+    Registration,
+    /// The user's authorization in the browser and the redirect back.
+    Authorization,
+    /// Exchanging the code, or refreshing, at the token endpoint.
+    Token,
+    /// Reading or writing the token store.
+    Store,
+    /// Authorization is needed and this run cannot ask the user (no browser step).
+    LoginRequired,
+    /// The server still refuses the new credentials.
+    Refused,
+}
+
+impl fmt::Display for AuthStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AuthStep::Discovery => "discovery",
+            AuthStep::Registration => "client registration",
+            AuthStep::Authorization => "authorization",
+            AuthStep::Token => "token request",
+            AuthStep::Store => "token store",
+            AuthStep::LoginRequired => "login required",
+            AuthStep::Refused => "access refused",
+        })
+    }
+}
+
+/// A failed authorization. Its text names the step and never holds a secret.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("authorization failed ({step}): {message}")]
+pub struct AuthError {
+    /// The step that failed.
+    pub step: AuthStep,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl AuthError {
+    /// An error of `step`.
+    pub fn new(step: AuthStep, message: impl Into<String>) -> Self {
+        AuthError { step, message: crate::redact::mask_secrets(&message.into()).into_owned() }
+    }
+
+    /// Whether a person must log in (`mcp login`) before the server can be used.
+    pub fn needs_login(&self) -> bool {
+        self.step == AuthStep::LoginRequired
     }
 }
 

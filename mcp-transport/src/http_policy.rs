@@ -13,7 +13,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::redact::{looks_secret, redact_url};
+use crate::TransportError;
+use crate::redact::{looks_secret, redact_url, redact_url_str};
 
 /// Most redirects followed for one request.
 pub const MAX_REDIRECTS: usize = 10;
@@ -116,6 +117,19 @@ pub fn carries_credentials<'a>(has_bearer: bool, header_names: impl IntoIterator
     has_bearer || header_names.into_iter().any(looks_secret)
 }
 
+/// Parse and check an endpoint URL (http or https only). Errors show the URL redacted.
+pub(crate) fn parse_url(url: &str) -> Result<url::Url, TransportError> {
+    let parsed = url::Url::parse(url.trim())
+        .map_err(|e| TransportError::Other(format!("invalid URL {:?}: {e}", redact_url_str(url))))?;
+    match parsed.scheme() {
+        "http" | "https" => Ok(parsed),
+        other => Err(TransportError::Other(format!(
+            "unsupported URL scheme {other:?} in {} (expected http or https)",
+            redact_url(&parsed)
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +177,16 @@ mod tests {
         assert!(carries_credentials(false, ["Accept", "X-Api-Key"]));
         assert!(carries_credentials(false, ["authorization"]));
         assert!(!carries_credentials(false, ["Accept", "X-Client"]));
+    }
+
+    #[test]
+    fn urls_are_checked_and_redacted() {
+        assert!(parse_url("ftp://x/").is_err());
+        let u = parse_url("https://user:pw@h:8443/mcp?token=abc#f").unwrap();
+        assert_eq!(redact_url(&u), "https://redacted:redacted@h:8443/mcp?token=redacted");
+        for bad in ["ftp://user:pw@h/x?token=abc", "http://user:pw@[bad/x?token=abc"] {
+            let e = parse_url(bad).unwrap_err().to_string();
+            assert!(!e.contains("pw") && !e.contains("abc") && !e.contains("user"), "{e}");
+        }
     }
 }

@@ -18,7 +18,8 @@
 //!   above share so that a host branches on it without walking their error trees.
 //! - [`http_policy`]: the policy of every HTTP client of the workspace (same-origin redirects
 //!   only, a warning for credentials over plain http), and [`redact`]: keeping secrets out of
-//!   `Debug` output, logs and errors ([`redact::describe`] for every `reqwest::Error`).
+//!   `Debug` output, logs and errors ([`Secret`], the one type of every secret value, and
+//!   [`redact::describe`] for every `reqwest::Error`).
 //!
 //! ```
 //! # tokio_test_block_on(async {
@@ -39,6 +40,7 @@ pub mod auth;
 mod error;
 mod error_kind;
 pub mod http;
+mod http_body;
 pub mod http_policy;
 mod kind;
 mod memory;
@@ -53,9 +55,10 @@ use mcp_protocol::{Message, RequestId};
 
 pub use error::{CloseReason, TransportError};
 pub use error_kind::ErrorKind;
-pub use http::{ResumePolicy, Secret, StreamableHttpConfig, StreamableHttpTransport};
+pub use http::{ResumePolicy, StreamableHttpConfig, StreamableHttpTransport};
 pub use kind::{UnknownTransportKind, parse_transport_kind};
 pub use memory::MemoryTransport;
+pub use redact::Secret;
 pub use sse::{SseConfig, SseTransport};
 pub use stdio::{StdioConfig, StdioTransport};
 

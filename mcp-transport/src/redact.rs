@@ -1,5 +1,7 @@
 //! Keeping secrets out of `Debug` output, logs and error texts.
 //!
+//! - [`Secret`]: the one type of every secret value in the workspace (bearer tokens, OAuth
+//!   tokens and client secrets, credentials, API keys); its `Debug` and `Display` never show it.
 //! - [`redact_url`] / [`redact_url_str`]: a URL with its user name and password replaced and the
 //!   values of its query replaced (the names stay), its fragment dropped.
 //! - [`describe`]: a `reqwest::Error` with its causes, its URL redacted. Every crate of the
@@ -219,6 +221,47 @@ fn mask_one(text: &str, secret: &Remembered) -> String {
     out
 }
 
+/// A secret string: a bearer or OAuth token, a client secret, a credential, an API key. Its `Debug`
+/// and `Display` never show it; [`Secret::expose`] is the one way to the value.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wrap a secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Secret(secret.into())
+    }
+
+    /// The secret itself, for the header or request that needs it. Do not log it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+impl std::fmt::Display for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+impl From<String> for Secret {
+    fn from(s: String) -> Self {
+        Secret(s)
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(s: &str) -> Self {
+        Secret(s.to_owned())
+    }
+}
+
 /// Shows a string (with `Debug`, quoted) through [`mask_secrets`].
 pub struct Masked<'a>(pub &'a str);
 
@@ -274,6 +317,26 @@ mod tests {
                 "keep",
             ]
         );
+    }
+
+    #[test]
+    fn a_secret_never_shows_but_through_expose() {
+        let secret = Secret::new("sk-live-value-42");
+        let copy: Secret = String::from("sk-live-value-42").into();
+        assert_eq!(secret, copy);
+        assert_eq!(secret.expose(), "sk-live-value-42");
+        let shown = [
+            format!("{secret}"),
+            format!("{secret:?}"),
+            format!("{secret:#?}"),
+            format!("{:?}", Some(&secret)),
+            format!("{:?}", vec![secret.clone()]),
+        ];
+        for text in &shown {
+            assert!(!text.contains("sk-live") && !text.contains("42"), "{text}");
+            assert!(text.contains(REDACTED), "{text}");
+        }
+        assert_ne!(Secret::from("a"), Secret::from("b"));
     }
 
     #[test]

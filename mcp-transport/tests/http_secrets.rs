@@ -11,6 +11,7 @@ use mcp_transport::redact::{describe, remember_secret};
 use mcp_transport::{
     Secret, SseConfig, SseTransport, StdioConfig, StreamableHttpConfig, StreamableHttpTransport, Transport,
 };
+use test_support::within;
 
 const SECRETS: [&str; 6] =
     ["userinfo-name", "userinfo-pass", "query-secret", "header-secret", "bearer-secret", "env-secret"];
@@ -64,7 +65,7 @@ fn stdio_config_shows_no_secret() {
 
 #[tokio::test]
 async fn url_errors_show_no_secret() {
-    bounded(async {
+    within(async {
         for bad in [
             "ftp://userinfo-name:userinfo-pass@h/x?api_key=query-secret",
             "http://userinfo-name:userinfo-pass@[bad/x?api_key=query-secret",
@@ -80,7 +81,7 @@ async fn url_errors_show_no_secret() {
 
 #[tokio::test]
 async fn network_errors_show_no_secret() {
-    bounded(async {
+    within(async {
         let mut http = config(&secret_url("/mcp"));
         http.headers.push(("X-Api-Key".into(), "header-secret".into()));
         http.bearer_token = Some(Secret::new("bearer-secret"));

@@ -9,15 +9,15 @@ mod oauth_support;
 
 use std::time::Duration;
 
-use http_support::bounded;
 use mcp_transport::auth::AuthStep;
 use oauth_support::{BrowserMode, Fake, auth_error, call, store};
+use test_support::within;
 
 // A current-thread runtime (the default), so that the thread's subscriber sees every task.
 #[tokio::test]
 async fn secrets_show_in_no_debug_error_or_log() {
     let (log, _guard) = log_capture::capture();
-    bounded(async {
+    within(async {
         let fake = Fake::start().await;
         fake.with(|s| {
             s.confidential = true;

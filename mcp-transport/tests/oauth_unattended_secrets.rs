@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use http_support::bounded;
 use m2m_support::{CLIENT_ID, CLIENT_SECRET, Fake};
 use mcp_transport::auth::jose::SigningKey;
 use mcp_transport::auth::oauth::{CredentialSource, EnterpriseSettings, Grant, OAuthClient, OAuthSettings};
 use mcp_transport::auth::store::{MemoryStore, TokenStore};
 use mcp_transport::{Secret, StreamableHttpTransport, Transport, TransportEvent};
 use serde_json::json;
+use test_support::within;
 
 async fn call(fake: &Fake, settings: OAuthSettings, id: i64) -> (Arc<OAuthClient>, Result<(), String>) {
     let client = Arc::new(OAuthClient::new("m2m", &fake.url("/mcp"), settings).unwrap());
@@ -37,7 +37,7 @@ async fn call(fake: &Fake, settings: OAuthSettings, id: i64) -> (Arc<OAuthClient
 #[tokio::test]
 async fn unattended_secrets_show_in_no_debug_error_or_log() {
     let (log, _guard) = log_capture::capture();
-    bounded(async {
+    within(async {
         let (key, der) = SigningKey::generate_es256().unwrap();
         let jwk = serde_json::to_value(key.public_jwk()).unwrap();
         let fake = Fake::start(|s| {

@@ -18,34 +18,26 @@ use std::time::Duration;
 use mcp_protocol::{Message, RequestId};
 use mcp_transport::{CloseReason, StdioConfig, StdioTransport, Transport, TransportEvent};
 use serde_json::json;
-
-const LIMIT: Duration = Duration::from_secs(60);
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
+use test_support::process::{process_state, wait_until_gone};
+use test_support::within;
 
 fn become_subreaper() {
     nix::sys::prctl::set_child_subreaper(true).expect("PR_SET_CHILD_SUBREAPER");
 }
 
 fn sh(name: &str, script: &str) -> StdioConfig {
-    let mut config = StdioConfig::new(name, "/bin/sh", ["-c", script]);
+    let mut config = test_support::stdio::sh(name, script, &[]);
     config.close_grace = Duration::from_millis(500);
     config
 }
 
 /// Whether `/proc/<pid>` exists (a zombie counts: it was not reaped).
 fn exists(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
+    process_state(pid).is_some()
 }
 
 async fn wait_gone(pid: u32, what: &str) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while exists(pid) {
-        assert!(tokio::time::Instant::now() < deadline, "the {what} ({pid}) is still there");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until_gone(pid, Duration::from_secs(10)).await.unwrap_or_else(|e| panic!("the {what}: {e}"));
 }
 
 /// The number after `key=` in the server's stderr, once it has printed it.

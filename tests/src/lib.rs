@@ -2,17 +2,15 @@
 //!
 //! - [`chaos`]: support for the chaos soak test: settings, a seeded generator, memory sampling
 //!   and process-group scans.
-//! - [`bench`](mod@bench): the workloads the bench clients share (W1, W2, the stopwatch they report with).
 //! - [`fake`]: the scriptable fake MCP server run by the `fake-mcp-server` binary. Tests in this
 //!   crate find it with `env!("CARGO_BIN_EXE_fake-mcp-server")`.
-//! - [`support`]: helpers for tests: a capturing `tracing` subscriber, and process checks that
-//!   read `/proc`.
+//! - [`support`]: helpers for tests: a capturing `tracing` subscriber, and a stdio factory that
+//!   records the processes it spawned.
 //! - [`peers`]: helpers for the interop tests against real peers: finding the provisioned peers,
 //!   HTTP servers in their own process group on a loopback port, recording host callbacks.
 //! - [`oauth_peers`]: the browser part of an OAuth authorization done over HTTP (clicking
 //!   through a real authorization server's login and consent pages), as a `BrowserStep`.
 
-pub mod bench;
 pub mod chaos;
 pub mod fake;
 pub mod fake_llm;

@@ -16,14 +16,18 @@
 //! segment of each path visited.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_transport::auth::browser::{AuthorizationResponse, BrowserStep, PendingRedirect};
 use mcp_transport::auth::{AuthError, AuthStep};
+use mcp_transport::redact::describe;
 use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
 use url::Url;
+
+use crate::peers::{HttpPeer, free_port, repo_peer_file};
 
 /// The most requests one click-through makes before giving up.
 const MAX_STEPS: usize = 20;
@@ -45,7 +49,7 @@ pub async fn click_through(authorization_url: &Url, login: &str, step_timeout: D
         .redirect(reqwest::redirect::Policy::none())
         .timeout(step_timeout)
         .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+        .map_err(|e| format!("cannot build an HTTP client: {}", describe(&e)))?;
     let mut cookies = CookieJar::default();
     let mut next = Request::Get(authorization_url.clone());
     for _ in 0..MAX_STEPS {
@@ -61,7 +65,8 @@ pub async fn click_through(authorization_url: &Url, login: &str, step_timeout: D
             request = request.header(COOKIE, header);
         }
         println!("browser: {} {}", next.method(), shown_path(&url));
-        let response = request.send().await.map_err(|e| format!("{} {}: {e}", next.method(), url.path()))?;
+        let response =
+            request.send().await.map_err(|e| format!("{} {}: {}", next.method(), url.path(), describe(&e)))?;
         cookies.take(&response);
         let status = response.status();
         if status.is_redirection() {
@@ -77,7 +82,7 @@ pub async fn click_through(authorization_url: &Url, login: &str, step_timeout: D
             next = Request::Get(target);
             continue;
         }
-        let body = response.text().await.map_err(|e| format!("reading {}: {e}", url.path()))?;
+        let body = response.text().await.map_err(|e| format!("reading {}: {}", url.path(), describe(&e)))?;
         if !status.is_success() {
             return Err(format!("{} {} answered {status}: {}", next.method(), url.path(), page_summary(&body)));
         }
@@ -253,6 +258,35 @@ impl PendingRedirect for HttpRedirect {
             Ok(AuthorizationResponse::from_query(&redirect))
         })
     }
+}
+
+/// An authorization server and the MCP server it protects, both real peers on free loopback
+/// ports: `oidc-provider` (`tests/peers/oauth/oidc-as.mjs`) and the Python SDK's
+/// `protected_server.py`, which trusts its issuer.
+pub struct OidcPeers {
+    /// The authorization server.
+    pub provider: HttpPeer,
+    /// The protected MCP server.
+    pub server: HttpPeer,
+    /// The authorization server's issuer URL.
+    pub issuer: String,
+    /// The protected server's MCP endpoint.
+    pub resource: String,
+}
+
+/// Start [`OidcPeers`]: oidc-provider from `node_modules`, the protected server with `python`.
+pub async fn start_oidc_peers(node_modules: &Path, python: &Path) -> OidcPeers {
+    let as_port = free_port();
+    let rs_port = free_port();
+    let issuer = format!("http://127.0.0.1:{as_port}");
+    let resource = format!("http://127.0.0.1:{rs_port}/mcp");
+    let script = repo_peer_file("oauth/oidc-as.mjs").display().to_string();
+    let args = [script, as_port.to_string(), resource.clone(), node_modules.display().to_string()];
+    let provider = HttpPeer::start("oidc-provider", Path::new("node"), &args, &[], as_port).await;
+    let script = repo_peer_file("oauth/protected_server.py").display().to_string();
+    let args = [script, "--port".into(), rs_port.to_string(), "--issuer".into(), issuer.clone()];
+    let server = HttpPeer::start("protected-server", python, &args, &[], rs_port).await;
+    OidcPeers { provider, server, issuer, resource }
 }
 
 #[cfg(test)]

@@ -371,3 +371,45 @@ pub fn prompt_argument(name: &str) -> &'static str {
         _ => "1",
     }
 }
+
+/// A fresh directory under the system's temp dir, removed on drop. Its path is the real one: the
+/// servers resolve symlinks (a `/tmp` that links elsewhere), and tests compare their paths.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A directory named after `what`, this process and the time.
+    pub fn new(what: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+        let dir = std::env::temp_dir().join(format!("mcp-peers-{what}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create a temp dir");
+        TempDir(dir.canonicalize().expect("canonical temp dir"))
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Get every prompt of `prompts` with plausible arguments ([`prompt_argument`]); each must
+/// complete with messages.
+pub async fn get_every_prompt(conn: &McpConnection, prompts: &[mcp_protocol::types::prompts::Prompt]) {
+    for prompt in prompts {
+        let arguments: std::collections::BTreeMap<String, String> =
+            prompt.arguments.iter().flatten().map(|a| (a.name.clone(), prompt_argument(&a.name).to_owned())).collect();
+        let params = mcp_protocol::types::prompts::GetPromptParams {
+            name: prompt.name.clone(),
+            arguments: (!arguments.is_empty()).then_some(arguments),
+            ..Default::default()
+        };
+        let result = conn.get_prompt(params).await.unwrap_or_else(|e| panic!("prompts/get {}: {e}", prompt.name));
+        let result = result.complete().unwrap_or_else(|| panic!("prompts/get {} did not complete", prompt.name));
+        assert!(!result.messages.is_empty(), "prompt {} has no messages", prompt.name);
+    }
+}

@@ -1,10 +1,9 @@
-//! Helpers for tests: a `tracing` subscriber that records events, process checks that read
-//! `/proc`, and a stdio transport factory that records what it spawned.
+//! Helpers for tests: a `tracing` subscriber that records events, and a stdio transport factory
+//! that records what it spawned. (Process checks that read `/proc` are `test_support::process`.)
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use mcp_manager::TransportFactory;
 use mcp_transport::{StdioConfig, StdioTransport, Transport};
@@ -111,37 +110,6 @@ impl tracing::Subscriber for Recorder {
     fn enter(&self, _: &Id) {}
 
     fn exit(&self, _: &Id) {}
-}
-
-/// The state letter of a process (`R`, `S`, `Z`, ...) from `/proc/<pid>/stat`; `None` when there
-/// is no such process (it was reaped).
-pub fn process_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may itself hold ')': the state follows the last one.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.trim_start().chars().next()
-}
-
-/// Wait until `/proc/<pid>` is gone (the process exited and was reaped), polling for at most
-/// `limit`. A zombie does not count as gone. Errors with the last state seen.
-pub async fn wait_until_gone(pid: u32, limit: Duration) -> Result<(), String> {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        let state = match process_state(pid) {
-            None => return Ok(()),
-            Some(s) => s,
-        };
-        if tokio::time::Instant::now() >= deadline {
-            return Err(format!("process {pid} still exists after {limit:?} (state {state})"));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// The number after `key=` in lines such as `grandchild-pid=123`.
-pub fn value_after(lines: &[String], key: &str) -> Option<u32> {
-    let prefix = format!("{key}=");
-    lines.iter().find_map(|l| l.strip_prefix(&prefix)?.trim().parse().ok())
 }
 
 /// What a [`recording_factory`] spawned: the process id of each transport, in order.

@@ -28,8 +28,9 @@ use mcp_manager::config::{McpConfig, ServerConfig};
 use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider, PlanOverride, ReconnectPolicy};
 use mcp_manager::{ServerState, TransportPlan};
 use serde_json::{Value, json};
+use test_support::process::process_state;
 use tests::chaos::{Rng, RssSampler, Settings, group_members};
-use tests::support::{Spawned, process_state, recording_factory};
+use tests::support::{Spawned, recording_factory};
 use tokio::sync::Semaphore;
 use tool_system::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolRegistry};
 
@@ -311,10 +312,7 @@ fn tool_name(server: usize) -> String {
 }
 
 fn server_config(name: &str, flags: &[&str]) -> ServerConfig {
-    let mut s = ServerConfig::new(name);
-    s.command = Some(env!("CARGO_BIN_EXE_fake-mcp-server").to_owned());
-    s.args = flags.iter().map(|f| f.to_string()).collect();
-    s.startup_timeout = Duration::from_secs(20);
+    let mut s = tests::fake::server_config(name, env!("CARGO_BIN_EXE_fake-mcp-server"), flags);
     s.request_timeout = REQUEST_TIMEOUT;
     s
 }

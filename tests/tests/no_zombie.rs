@@ -13,14 +13,11 @@ use std::time::Duration;
 
 use mcp_manager::{ConnectionOptions, McpConnection};
 use mcp_transport::{StdioConfig, StdioTransport, Transport};
-use tests::support::{process_state, recording_factory, value_after, wait_until_gone};
+use test_support::process::{process_state, value_after, wait_until_gone};
+use test_support::within;
+use tests::support::recording_factory;
 
-const LIMIT: Duration = Duration::from_secs(20);
 const GONE_WITHIN: Duration = Duration::from_secs(5);
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
 
 fn become_subreaper() {
     nix::sys::prctl::set_child_subreaper(true).expect("PR_SET_CHILD_SUBREAPER");

@@ -21,13 +21,13 @@
 //! Same contract as `peers_stdio.rs`: `cargo xtask test` provisions the peers and sets
 //! `MCP_PEERS_DIR` and `MCP_REQUIRE_PEERS=1`; without `MCP_PEERS_DIR` every test says it skipped.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use host_bridge::{
-    ApiKey, Asked, FormAnswer, HostBridge, LogLevels, NotificationCallback, OpenAiClient, OpenAiConfig, Roots,
-    SamplingOptions, ScriptedElicitation, UrlAnswer, file_root, tracing_level,
+    Asked, FormAnswer, HostBridge, LogLevels, NotificationCallback, OpenAiClient, OpenAiConfig, Roots, SamplingOptions,
+    ScriptedElicitation, Secret, UrlAnswer, file_root, tracing_level,
 };
 use mcp_manager::RequestOptions;
 use mcp_manager::config::{ConfigFormat, McpConfig, TokenParameter};
@@ -41,7 +41,7 @@ use mcp_protocol::{Era, ProtocolVersion};
 use mcp_transport::StdioConfig;
 use serde_json::{Value, json};
 use tests::fake_llm::{FAKE_MODEL, FakeLlm, Reply, openai_rules, refuse_parameter};
-use tests::peers::{args, assert_gone, call, close_and_assert_reaped, peer, repo_peer_file, texts};
+use tests::peers::{TempDir, args, assert_gone, call, close_and_assert_reaped, peer, repo_peer_file, texts};
 use tests::support::{capture_logs, recording_factory};
 
 /// Each test's whole run, server start-up included.
@@ -54,32 +54,6 @@ fn object(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
         other => panic!("not an object: {other}"),
-    }
-}
-
-/// A fresh directory under the system's temp dir (its real path), removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(what: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        let dir = std::env::temp_dir().join(format!("mcp-bridge-{what}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("create a temp dir");
-        TempDir(dir.canonicalize().expect("canonical temp dir"))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn uri(&self) -> String {
-        file_root(&self.0, None).expect("an absolute path").uri
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -102,6 +76,11 @@ async fn wait_for_text(conn: &McpConnection, tool: &str, wanted: &str, unwanted:
 // server-everything
 
 // A current-thread runtime: the `tracing` capture sees every task of the test.
+/// The `file://` URI of a directory, as a root names it.
+fn uri(dir: &TempDir) -> String {
+    file_root(dir.path(), None).expect("an absolute path").uri
+}
+
 #[tokio::test]
 async fn server_everything_asks_the_host() {
     let Some(entry) = peer(EVERYTHING) else { return };
@@ -114,7 +93,7 @@ async fn everything(entry: PathBuf) {
     let (logs, _guard) = capture_logs();
     let llm = FakeLlm::start().await;
     let mut llm_config = OpenAiConfig::new(llm.base_url(), "host-model");
-    llm_config.api_key = Some(ApiKey::new("sk-peer-test"));
+    llm_config.api_key = Some(Secret::new("sk-peer-test"));
     let client = OpenAiClient::new(llm_config).expect("an LLM client");
     let user = ScriptedElicitation::with_url();
     let first_root = TempDir::new("everything-a");
@@ -203,10 +182,10 @@ async fn everything(entry: PathBuf) {
     assert_eq!(asked.elicitation_id.as_deref(), Some("peer-test-1"));
 
     // Roots: ours, then a change, announced with notifications/roots/list_changed.
-    let text = wait_for_text(&conn, "get-roots-list", &first_root.uri(), None).await;
+    let text = wait_for_text(&conn, "get-roots-list", &uri(&first_root), None).await;
     assert!(text.contains("first"), "{text}");
     roots.set([file_root(second_root.path(), Some("second".into())).unwrap()]).unwrap();
-    wait_for_text(&conn, "get-roots-list", &second_root.uri(), Some(&first_root.uri())).await;
+    wait_for_text(&conn, "get-roots-list", &uri(&second_root), Some(&uri(&first_root))).await;
     println!("roots: the change reached the server");
 
     // Logging: the simulated logs arrive in `tracing` with the server's name, at a mapped level.

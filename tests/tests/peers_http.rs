@@ -35,7 +35,7 @@ use mcp_protocol::types::sampling::{CreateMessageParams, CreateMessageResult};
 use mcp_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 use mcp_transport::TransportKind;
 use serde_json::{Value, json};
-use tests::peers::{HttpPeer, Notes, TestRoots, args, call, free_port, peer, prompt_argument, repo_peer_file, texts};
+use tests::peers::{HttpPeer, Notes, TestRoots, args, call, free_port, get_every_prompt, peer, repo_peer_file, texts};
 
 /// Each test's whole run, server start-up included.
 const TEST_TIMEOUT: Duration = Duration::from_secs(90);
@@ -257,18 +257,7 @@ async fn everything(url: &str, transport: Option<TransportKind>, expected: Trans
     }
 
     // Prompts: every one, with plausible arguments.
-    for prompt in inventory.prompts.iter() {
-        let arguments: BTreeMap<String, String> =
-            prompt.arguments.iter().flatten().map(|a| (a.name.clone(), prompt_argument(&a.name).to_owned())).collect();
-        let params = GetPromptParams {
-            name: prompt.name.clone(),
-            arguments: (!arguments.is_empty()).then_some(arguments),
-            ..Default::default()
-        };
-        let result = conn.get_prompt(params).await.unwrap_or_else(|e| panic!("prompts/get {}: {e}", prompt.name));
-        let result = result.complete().unwrap_or_else(|| panic!("prompts/get {} did not complete", prompt.name));
-        assert!(!result.messages.is_empty(), "prompt {} has no messages", prompt.name);
-    }
+    get_every_prompt(&conn, &inventory.prompts).await;
 
     // Resources: one listed, one text and one blob from the templates.
     let listed = &inventory.resources[0];

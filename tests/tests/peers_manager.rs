@@ -21,8 +21,8 @@ use mcp_manager::ServerState;
 use mcp_manager::config::McpConfig;
 use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider};
 use serde_json::{Value, json};
-use tests::peers::{HttpPeer, assert_gone, free_port, peer, repo_peer_file};
-use tests::support::wait_until_gone;
+use test_support::process::wait_until_gone;
+use tests::peers::{HttpPeer, TempDir, assert_gone, free_port, peer, repo_peer_file};
 use tool_system::{ExposedTool, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolRegistry};
 
 /// The whole run, every server's start-up included.
@@ -32,24 +32,6 @@ const NPM: &str = "npm/node_modules/@modelcontextprotocol";
 
 /// The text of the file the filesystem server is given to read.
 const NOTE: &str = "notes from the manager test\nsecond line\n";
-
-/// A temporary directory, removed on drop; its path is canonical (the servers resolve symlinks).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(what: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        let dir = std::env::temp_dir().join(format!("mcp-peers-manager-{what}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("create a temp dir");
-        TempDir(dir.canonicalize().expect("canonical temp dir"))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_manager_serves_four_real_servers() {

@@ -36,7 +36,7 @@ use mcp_transport::auth::oauth::{OAuthClient, OAuthSettings};
 use mcp_transport::auth::store::{MemoryStore, StoredCredentials, TokenStore};
 use mcp_transport::{StreamableHttpConfig, StreamableHttpTransport, Transport};
 use serde_json::json;
-use tests::oauth_peers::HttpBrowser;
+use tests::oauth_peers::{HttpBrowser, OidcPeers, start_oidc_peers};
 use tests::peers::{HttpPeer, call, free_port, peer, repo_peer_file, texts};
 
 /// Each test's whole run, server start-up included.
@@ -72,17 +72,8 @@ async fn fastmcp_in_memory_provider_modern_era() {
 }
 
 async fn oidc_provider(node_modules: &Path, python: &Path) {
-    let as_port = free_port();
-    let rs_port = free_port();
-    let issuer = format!("http://127.0.0.1:{as_port}");
-    let resource = format!("http://127.0.0.1:{rs_port}/mcp");
-    let script = repo_peer_file("oauth/oidc-as.mjs").display().to_string();
-    let args = [script, as_port.to_string(), resource.clone(), node_modules.display().to_string()];
-    let provider = HttpPeer::start("oidc-provider", Path::new("node"), &args, &[], as_port).await;
+    let OidcPeers { provider, server, issuer, resource } = start_oidc_peers(node_modules, python).await;
     provider.assert_loopback_only();
-    let script = repo_peer_file("oauth/protected_server.py").display().to_string();
-    let args = [script, "--port".into(), rs_port.to_string(), "--issuer".into(), issuer.clone()];
-    let server = HttpPeer::start("protected-server", python, &args, &[], rs_port).await;
     server.assert_loopback_only();
     assert_eq!(server.url("/mcp"), resource);
 

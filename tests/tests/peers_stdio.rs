@@ -25,10 +25,11 @@ use mcp_protocol::types::content::{ContentBlock, ResourceContents};
 use mcp_protocol::types::logging::LoggingLevel;
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::progress::ProgressParams;
-use mcp_protocol::types::prompts::GetPromptParams;
 use mcp_transport::{CloseReason, StdioConfig};
 use serde_json::{Value, json};
-use tests::peers::{Notes, TestRoots, args, assert_gone, call, close_and_assert_reaped, peer, prompt_argument, texts};
+use tests::peers::{
+    Notes, TempDir, TestRoots, args, assert_gone, call, close_and_assert_reaped, get_every_prompt, peer, texts,
+};
 use tests::support::recording_factory;
 
 /// Each test's whole run, server start-up included.
@@ -260,18 +261,7 @@ async fn tools_round(conn: &McpConnection, tools: &[mcp_protocol::types::tools::
 }
 
 async fn prompts_round(conn: &McpConnection, prompts: &[mcp_protocol::types::prompts::Prompt]) {
-    for prompt in prompts {
-        let arguments: BTreeMap<String, String> =
-            prompt.arguments.iter().flatten().map(|a| (a.name.clone(), prompt_argument(&a.name).to_owned())).collect();
-        let params = GetPromptParams {
-            name: prompt.name.clone(),
-            arguments: (!arguments.is_empty()).then_some(arguments),
-            ..Default::default()
-        };
-        let result = conn.get_prompt(params).await.unwrap_or_else(|e| panic!("prompts/get {}: {e}", prompt.name));
-        let result = result.complete().unwrap_or_else(|| panic!("prompts/get {} did not complete", prompt.name));
-        assert!(!result.messages.is_empty(), "prompt {} has no messages", prompt.name);
-    }
+    get_every_prompt(conn, prompts).await;
     println!("prompts/get: all {} prompts", prompts.len());
 }
 
@@ -359,25 +349,6 @@ async fn time_server(program: PathBuf, era: EraPreference, expected: ProtocolVer
     assert_eq!(bad.is_error, Some(true), "{bad:?}");
 
     close_and_assert_reaped(&conn, &spawned).await;
-}
-
-/// A fresh directory under the system's temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(what: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        let dir = std::env::temp_dir().join(format!("mcp-peers-{what}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("create a temp dir");
-        // The servers resolve symlinks (e.g. a /tmp that links elsewhere): compare real paths.
-        TempDir(dir.canonicalize().expect("canonical temp dir"))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -600,6 +571,8 @@ async fn resources_in_history(entry: PathBuf) {
     // The registry closes its providers, and McpToolProvider closes the manager.
     registry.close().await;
     assert!(manager.is_closed());
-    tests::support::wait_until_gone(pid, Duration::from_secs(10)).await.unwrap_or_else(|e| panic!("after close: {e}"));
+    test_support::process::wait_until_gone(pid, Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|e| panic!("after close: {e}"));
     assert_gone(pid).await;
 }

@@ -27,15 +27,10 @@ use mcp_protocol::types::tools::CallToolOutcome;
 use mcp_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 use mcp_transport::{CloseReason, StdioConfig, StdioTransport, TransportError};
 use serde_json::{Value, json};
-use tests::support::{capture_logs, recording_factory, wait_until_gone};
+use test_support::process::wait_until_gone;
+use test_support::within;
+use tests::support::{capture_logs, recording_factory};
 use tracing::Level;
-
-/// The hang guard of every test.
-const LIMIT: Duration = Duration::from_secs(20);
-
-async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f).await.expect("test timed out")
-}
 
 fn stdio(name: &str, flags: &[&str]) -> StdioConfig {
     StdioConfig::new(name, env!("CARGO_BIN_EXE_fake-mcp-server"), flags.iter().copied())
@@ -621,12 +616,12 @@ async fn an_exited_server_whose_child_holds_stdout_fails_the_call_with_its_statu
         assert!(message.contains("crashing on tools/call #1"), "the stderr tail: {message}");
         assert!(matches!(session.close_reason(), Some(CloseReason::Exited { .. })), "{:?}", session.close_reason());
         let tail = session.transport().diagnostics_tail();
-        let sleeper = tests::support::value_after(&tail, "sleeper-pid").expect("the sleeper's pid");
+        let sleeper = test_support::process::value_after(&tail, "sleeper-pid").expect("the sleeper's pid");
         conn.close().await;
         drop(session);
         // Killed with the group. Not this process's child, so whoever adopted it reaps it.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while tests::support::process_state(sleeper).is_some_and(|s| s != 'Z') {
+        while test_support::process::process_state(sleeper).is_some_and(|s| s != 'Z') {
             assert!(tokio::time::Instant::now() < deadline, "the sleeper {sleeper} outlived the closed connection");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

@@ -67,6 +67,7 @@
 mod content;
 mod control;
 pub mod dialect;
+mod exposed;
 mod invocation;
 pub mod names;
 mod native;
@@ -83,6 +84,7 @@ pub use content::{
 };
 pub use control::{CallControl, CancellationToken, ProgressSink, ToolProgress};
 pub use dialect::LlmDialect;
+pub use exposed::ExposedTool;
 pub use invocation::{ToolExecutionContext, ToolInvocation};
 pub use native::{NATIVE_PROVIDER_TYPE, NativeTool, NativeToolProvider, NoArgs, schema_for};
 pub use provider::{ToolError, ToolProvider};
@@ -90,7 +92,7 @@ pub use registry::availability::ToolAvailability;
 pub use registry::search::{
     BUILTIN_PROVIDER, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH_NAME, tool_search_spec,
 };
-pub use registry::{AppOrigin, ExposedTool, RegistryChanges, RegistryOptions, ToolRegistry};
+pub use registry::{AppOrigin, RegistryChanges, RegistryOptions, ToolRegistry};
 pub use result::{GENERIC_FAILURE, ToolExecutionResult};
 pub use spec::{ToolAnnotation, ToolCallers, ToolIcon, ToolSpec, empty_object_schema};
 

@@ -6,8 +6,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TestProvider, capture_events, within};
+use common::{TestProvider, capture_events};
 use serde_json::{Value, json};
+use test_support::within;
 use tool_system::{
     AppOrigin, ExposedTool, LlmDialect, TOOL_SEARCH_NAME, ToolCallers, ToolExecutionContext, ToolInvocation,
     ToolRegistry, ToolSpec,

@@ -6,8 +6,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TestProvider, within};
+use common::TestProvider;
 use serde_json::json;
+use test_support::within;
 use tool_system::{
     AppOrigin, TOOL_SEARCH_NAME, ToolCallers, ToolExecutionContext, ToolInvocation, ToolRegistry, ToolSpec,
 };

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::within;
 use serde_json::json;
+use test_support::within;
 use tool_system::{
     CancellationToken, NativeTool, NativeToolProvider, NoArgs, ToolExecutionContext, ToolInvocation, ToolProgress,
     ToolRegistry,

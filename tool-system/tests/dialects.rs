@@ -12,8 +12,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TestProvider, within};
+use common::TestProvider;
 use serde_json::{Value, json};
+use test_support::within;
 use tool_system::dialect::MAX_GEMINI_NODES;
 use tool_system::{LlmDialect, ToolExecutionContext, ToolInvocation, ToolRegistry, ToolSpec};
 

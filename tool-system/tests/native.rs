@@ -2,10 +2,10 @@
 
 mod common;
 
-use common::within;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use test_support::within;
 use tool_system::{
     NativeTool, NativeToolProvider, NoArgs, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider,
     ToolRegistry,

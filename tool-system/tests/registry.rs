@@ -5,9 +5,10 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use common::{TestProvider, capture_events, within};
+use common::{TestProvider, capture_events};
 use futures::future::BoxFuture;
 use serde_json::json;
+use test_support::within;
 use tool_system::{
     GENERIC_FAILURE, RegistryOptions, TOOL_SEARCH_NAME, ToolError, ToolExecutionContext, ToolExecutionResult,
     ToolInvocation, ToolProvider, ToolRegistry, ToolSpec,

@@ -4,8 +4,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TestProvider, within};
+use common::TestProvider;
 use serde_json::{Value, json};
+use test_support::within;
 use tool_system::{TOOL_SEARCH_NAME, ToolExecutionContext, ToolInvocation, ToolRegistry, ToolSpec};
 
 fn ctx() -> ToolExecutionContext {

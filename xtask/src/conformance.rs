@@ -17,14 +17,14 @@
 //!
 //! Each client scenario the suite lists (`list --client`) runs on its own:
 //! `node dist/index.js client --command <conformance-client> --scenario <name> -o <dir>`. The
-//! suite starts a mock server, runs the `conformance-client` binary of the `tests` crate with the
+//! suite starts a mock server, runs the `conformance-client` binary (its own package, `xtask/conformance/client`) with the
 //! server's URL as the last argument (and `MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_CONTEXT`,
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` in its environment), then checks what it saw. Node runs
 //! with `NODE_OPTIONS=--require xtask/conformance/loopback.cjs`, which binds the mock servers to
 //! 127.0.0.1 instead of every interface. Run alone, a scenario speaks the revision it was
 //! introduced in (2026-07-28 for the modern-era scenarios, 2025-11-25 for the others).
 //!
-//! Then, for a suite version that bundles requirement sets ([`requirements::REQUIREMENT_SETS`]:
+//! Then, for a suite version that bundles requirement sets ([`REQUIREMENT_SETS`]:
 //! 0.2.0-alpha.12 with 2026-07-28 and 2025-11-25), the client scenarios of each set run again with
 //! `client --requirements <revision>`: every one at that revision's wire (see `requirements.rs`).
 //!
@@ -56,6 +56,14 @@ use self::report::{Row, read_expected_failures, report};
 
 /// The suite versions run, each with every client scenario it lists.
 pub const SUITE_VERSIONS: &[&str] = &["0.1.16", "0.2.0-alpha.12"];
+
+/// The suite versions that bundle requirement sets, and the sets run with each.
+pub const REQUIREMENT_SETS: &[(&str, &[&str])] = &[("0.2.0-alpha.12", &["2026-07-28", "2025-11-25"])];
+
+/// The requirement sets run with a suite version.
+fn requirement_sets(version: &str) -> &'static [&'static str] {
+    REQUIREMENT_SETS.iter().find(|(v, _)| *v == version).map_or(&[], |(_, sets)| sets)
+}
 
 /// The suite's npm package.
 pub const SUITE_PACKAGE: &str = "@modelcontextprotocol/conformance";
@@ -112,7 +120,7 @@ pub fn conformance() -> Result {
             row.print_progress(&expected);
             rows.push(row);
         }
-        for revision in requirements::requirement_sets(version) {
+        for revision in requirement_sets(version) {
             heading(&format!("conformance: suite {version}, requirement set {revision}"));
             for row in requirements::run_set(&node, entry, &client, version, revision, &results)? {
                 row.print_progress(&expected);
@@ -439,8 +447,8 @@ fn check_loopback(node: &Path) -> Result {
 fn build_client() -> Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut command = Command::new(cargo);
-    command.args(["build", "-p", "tests", "--bin", "conformance-client"]).current_dir(project_root());
-    println!("conformance: cargo build -p tests --bin conformance-client");
+    command.args(["build", "-p", "conformance-client"]).current_dir(project_root());
+    println!("conformance: cargo build -p conformance-client");
     let status = command.status().map_err(|e| format!("conformance: cannot run cargo: {e}"))?;
     if !status.success() {
         return Err(format!("conformance: building the client failed ({status})"));

@@ -1,9 +1,6 @@
 //! `cargo xtask`: the project's automation. Run `cargo xtask help` for the commands.
 
 mod bench;
-mod bench_http;
-mod bench_instructions;
-mod bench_manager;
 mod ci;
 mod conformance;
 mod fuzz;

@@ -3,6 +3,8 @@
 //! - Dependency rules, read from each crate's `Cargo.toml` (see [`DEPENDENCY_RULES`]).
 //! - No `.rs` file is longer than [`MAX_LINES`] lines (`target` directories are skipped).
 //! - Every library crate's `src/lib.rs` starts with crate documentation (`//!`).
+//! - No crate's modules form a cycle other than those ARCHITECTURE.md names (see [`cycles`]
+//!   for the rule and [`modules`] for how the graph is read).
 //!
 //! `Cargo.toml` files are read line by line, not with a TOML parser: the rules need only the
 //! names under `[dependencies]`, `[build-dependencies]`, their `[target.'…'.…]` forms and
@@ -12,6 +14,10 @@
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
+
+pub mod cycles;
+mod lex;
+pub mod modules;
 
 /// The longest allowed `.rs` file, in lines.
 pub const MAX_LINES: usize = 800;
@@ -63,6 +69,7 @@ pub fn tidy(root: &Path) -> Vec<Violation> {
     check_dependencies(root, &mut violations);
     check_crate_docs(root, &mut violations);
     check_file_lengths(root, root, &mut violations);
+    cycles::check_module_cycles(root, &mut violations);
     violations
 }
 

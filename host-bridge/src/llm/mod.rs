@@ -19,7 +19,7 @@ use mcp_manager::ErrorKind;
 use serde_json::Value;
 
 pub use mcp_manager::config::TokenParameter;
-pub use openai::{ApiKey, OpenAiClient, OpenAiConfig};
+pub use openai::{OpenAiClient, OpenAiConfig};
 pub use scripted::ScriptedLlm;
 
 /// The host's LLM. Object-safe: hosts hold it as `Arc<dyn LlmClient>`.

@@ -24,33 +24,11 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_transport::http_policy::{PlainHttpWarning, client_builder};
-use mcp_transport::redact::{describe, redact_url, redact_url_str};
+use mcp_transport::redact::{Secret, describe, redact_url, redact_url_str};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 
 use super::wire::{self, CallIds, TokenLimitField};
 use super::{ChatRequest, ChatResponse, LlmClient, LlmError, TokenParameter, excerpt};
-
-/// An API key. Its `Debug` never shows it, and it has no `Display`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    /// Wrap a key.
-    pub fn new(key: impl Into<String>) -> Self {
-        ApiKey(key.into())
-    }
-
-    /// The key itself, for the `Authorization` header.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
 
 /// How an [`OpenAiClient`] reaches its server.
 ///
@@ -69,7 +47,7 @@ pub struct OpenAiConfig {
     /// The API root; `/chat/completions` is appended (unless it is already there).
     pub base_url: String,
     /// Sent as `Authorization: Bearer …` when present.
-    pub api_key: Option<ApiKey>,
+    pub api_key: Option<Secret>,
     /// The default model.
     pub model: String,
     /// How long one attempt may take, from connecting to the end of the body (default 120 s).
@@ -150,7 +128,7 @@ impl OpenAiConfig {
             .ok_or_else(|| LlmError::Config("OPENAI_MODEL is not set: name the model to use".into()))?;
         let base_url = get("OPENAI_BASE_URL").unwrap_or_else(|| OpenAiConfig::DEFAULT_BASE_URL.to_owned());
         let mut config = OpenAiConfig::new(base_url, model);
-        config.api_key = get("OPENAI_API_KEY").map(ApiKey::new);
+        config.api_key = get("OPENAI_API_KEY").map(Secret::new);
         if let Some(parameter) = get("OPENAI_TOKEN_PARAMETER") {
             config.token_parameter =
                 parameter.parse().map_err(|e| LlmError::Config(format!("OPENAI_TOKEN_PARAMETER: {e}")))?;
@@ -384,7 +362,7 @@ fn refuses(body: &str, field: TokenLimitField) -> bool {
         .any(|needle| body.contains(needle.as_str()))
 }
 
-fn bearer(key: &ApiKey) -> Result<HeaderValue, LlmError> {
+fn bearer(key: &Secret) -> Result<HeaderValue, LlmError> {
     let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose().trim()))
         .map_err(|_| LlmError::Config("the API key cannot be sent in an HTTP header".into()))?;
     value.set_sensitive(true);
@@ -455,7 +433,7 @@ mod tests {
     #[test]
     fn the_key_never_shows() {
         let mut config = OpenAiConfig::new("http://127.0.0.1:1/v1", "m");
-        config.api_key = Some(ApiKey::new("sk-secret-123"));
+        config.api_key = Some(Secret::new("sk-secret-123"));
         let client = OpenAiClient::new(config.clone()).unwrap();
         for shown in [format!("{config:?}"), format!("{client:?}"), format!("{:?}", config.api_key)] {
             assert!(!shown.contains("sk-secret") && shown.contains("redacted"), "{shown}");
@@ -475,7 +453,7 @@ mod tests {
         assert!(!err.contains("pw") && !err.contains("sk-x"), "{err}");
         assert!(OpenAiClient::new(OpenAiConfig::new("http://h/v1", " ")).is_err());
         let mut config = OpenAiConfig::new("http://h/v1", "m");
-        config.api_key = Some(ApiKey::new("bad\nkey"));
+        config.api_key = Some(Secret::new("bad\nkey"));
         let err = OpenAiClient::new(config).unwrap_err().to_string();
         assert!(err.contains("header") && !err.contains("bad\nkey"), "{err}");
     }
@@ -492,7 +470,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!((c.model.as_str(), c.base_url.as_str()), ("llama3", "http://127.0.0.1:11434/v1"));
-        assert_eq!(c.api_key.as_ref().map(ApiKey::expose), Some("k"));
+        assert_eq!(c.api_key.as_ref().map(Secret::expose), Some("k"));
         let c = OpenAiConfig::from_lookup(vars(&[("OPENAI_MODEL", "m"), ("OPENAI_API_KEY", " ")])).unwrap();
         assert_eq!((c.base_url.as_str(), c.api_key.is_none()), (OpenAiConfig::DEFAULT_BASE_URL, true));
         let err = OpenAiConfig::from_lookup(vars(&[])).unwrap_err();

@@ -10,33 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_manager::config::{McpConfig, ServerConfig};
-use mcp_manager::manager::{AuthOptions, oauth_client};
+use mcp_manager::manager::oauth_client;
 use mcp_transport::auth::browser::{BrowserStep, LoopbackBrowser, open_browser_or_print, print_url};
 use mcp_transport::auth::oauth::AuthState;
-use mcp_transport::auth::store::{FileStore, MemoryStore, TokenStore};
 
+use super::setup::{options, resolve_config};
 use crate::cli::{Cli, LoginArgs, LogoutArgs};
 use crate::exit::{CliError, ExitCode};
 use crate::output::terminal;
-
-/// The token store of this user (in memory when there is no home directory).
-fn store() -> Arc<dyn TokenStore> {
-    match FileStore::for_user() {
-        Some(store) => Arc::new(store),
-        None => Arc::new(MemoryStore::new()),
-    }
-}
-
-/// The manager's authorization options: the user's store, and `browser` for a login.
-pub(crate) fn options(browser: Option<Arc<dyn BrowserStep>>) -> AuthOptions {
-    AuthOptions { store: store(), browser }
-}
-
-/// The error of a command whose server needs a login.
-pub(crate) fn login_needed(name: &str, message: &str) -> CliError {
-    CliError::new(ExitCode::AuthRequired, format!("server {name:?} requires a login: run `mcp login {name}`"))
-        .with_detail(message.to_owned())
-}
 
 /// The server `name` (or the only one) of the config, which must use OAuth.
 fn oauth_server<'a>(config: &'a McpConfig, name: Option<&str>) -> Result<&'a ServerConfig, CliError> {
@@ -59,21 +40,6 @@ fn oauth_server<'a>(config: &'a McpConfig, name: Option<&str>) -> Result<&'a Ser
         return Err(CliError::usage(format!("server {:?} does not use OAuth: {why}", server.name)));
     }
     Ok(server)
-}
-
-/// The error of a command whose server refused authorization (or whose grant failed) without
-/// a login being what is missing: exit 3, one line, and for an unattended grant no offer of a
-/// login (a browser would not help).
-pub(crate) fn auth_failed(config: &McpConfig, name: &str, message: &str) -> CliError {
-    let unattended = config.server(name).is_some_and(|s| s.oauth.grant.is_unattended());
-    let message = if unattended {
-        format!(
-            "{message} (an unattended grant: a browser login would not help; check the credentials in its oauth settings)"
-        )
-    } else {
-        message.to_owned()
-    };
-    CliError::auth_required(message)
 }
 
 fn auth_error(name: &str, e: mcp_transport::auth::AuthError) -> CliError {
@@ -106,7 +72,7 @@ pub(crate) async fn offer_login(cli: &Cli, name: &str) -> Result<bool, CliError>
 }
 
 async fn run_login(cli: &Cli, name: Option<&str>, no_browser: bool, wait: Duration) -> Result<(), CliError> {
-    let config = super::setup::resolve_config(cli)?;
+    let config = resolve_config(cli)?;
     let server = oauth_server(&config, name)?;
     let unattended = server.oauth.grant.is_unattended();
     // An unattended grant runs now, at the token endpoint: no browser, no listener.
@@ -131,7 +97,7 @@ async fn run_login(cli: &Cli, name: Option<&str>, no_browser: bool, wait: Durati
 
 /// `mcp logout [NAME]`.
 pub(crate) fn logout(cli: &Cli, args: &LogoutArgs) -> Result<ExitCode, CliError> {
-    let config = super::setup::resolve_config(cli)?;
+    let config = resolve_config(cli)?;
     let server = oauth_server(&config, args.name.as_deref().or(cli.global.server.as_deref()))?;
     let client = oauth_client(server, &config.client, &options(None))
         .ok_or_else(|| CliError::usage(format!("server {:?} has no url", server.name)))?

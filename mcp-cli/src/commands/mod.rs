@@ -2,9 +2,11 @@
 //! (`setup`), starts an `McpManager` on them, does its work through the manager's routing, and
 //! ends with one of the documented exit codes.
 
+mod ask;
 mod auth;
 mod chat;
 mod lists;
+mod llm;
 mod setup;
 mod skills;
 
@@ -14,6 +16,7 @@ use mcp_manager::connection::{TaskMode, TaskOptions};
 use mcp_manager::manager::{ManagerError, McpManager};
 use serde_json::Value;
 
+use self::setup::NotStarted;
 use crate::cli::{CallArgs, Cli, Command, PromptArgs, ReadArgs};
 use crate::coerce;
 use crate::exit::{self, CliError, ExitCode};
@@ -43,13 +46,27 @@ async fn run_async(cli: &Cli) -> Result<ExitCode, CliError> {
         Command::Logout(args) => return auth::logout(cli, args),
         _ => {}
     }
-    let session = setup::start(cli).await?;
+    let session = start(cli).await?;
     let result = dispatch(cli, &session).await;
     if cli.global.server_logs {
         session.print_server_logs();
     }
     session.manager.close().await;
     result
+}
+
+/// Start the servers of `cli`. On a terminal, a server that needs a login is offered one, and
+/// the servers are started again after it.
+async fn start(cli: &Cli) -> Result<setup::Started, CliError> {
+    match setup::start(cli).await {
+        Err(NotStarted::NeedsLogin { name, error }) if setup::offers_login(cli) => {
+            if !auth::offer_login(cli, &name).await? {
+                return Err(error);
+            }
+            setup::start(cli).await.map_err(NotStarted::into_error)
+        }
+        other => other.map_err(NotStarted::into_error),
+    }
 }
 
 async fn dispatch(cli: &Cli, session: &setup::Started) -> Result<ExitCode, CliError> {

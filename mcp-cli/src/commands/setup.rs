@@ -1,4 +1,9 @@
-//! Which servers a command uses, and starting the manager on them.
+//! Which servers a command uses, and starting the manager on them: the bootstrap every command
+//! shares, which depends on no command (`mcp login` and `chat` build on it, not the reverse).
+//!
+//! Registrations and tokens live in the user's file store (`auth.json` in `$MCP_AUTH_DIR`, else
+//! the platform's config directory); a server that needs a login fails the start with
+//! [`NotStarted::NeedsLogin`], and the caller decides whether to offer one.
 //!
 //! The servers come from `--stdio -- CMD ARGS...`, `--url URL`, `--config FILE`, a config file in
 //! the working directory, or the built-in demo server (said on stderr), narrowed by `--server`.
@@ -16,16 +21,52 @@ use std::sync::Arc;
 use host_bridge::{ElicitationPolicy, HostBridge, Roots, file_root};
 use mcp_manager::ServerState;
 use mcp_manager::config::{ConfigError, McpConfig, ProcessEnv, ServerConfig, TransportChoice};
-use mcp_manager::manager::{ManagerOptions, McpManager, McpToolProvider, RoutedTool};
+use mcp_manager::manager::{AuthOptions, ManagerOptions, McpManager, McpToolProvider, RoutedTool};
 use mcp_manager::session::ProgressCallback;
 use mcp_transport::Secret;
+use mcp_transport::auth::browser::BrowserStep;
+use mcp_transport::auth::store::{FileStore, MemoryStore, TokenStore};
 use tool_system::{ToolExecutionContext, ToolRegistry};
 
 use super::manager_error;
 use crate::cli::Cli;
 use crate::discover;
-use crate::exit::CliError;
+use crate::exit::{CliError, ExitCode};
 use crate::output::terminal;
+
+/// The token store of this user (in memory when there is no home directory).
+fn store() -> Arc<dyn TokenStore> {
+    match FileStore::for_user() {
+        Some(store) => Arc::new(store),
+        None => Arc::new(MemoryStore::new()),
+    }
+}
+
+/// The manager's authorization options: the user's store, and `browser` for a login.
+pub(crate) fn options(browser: Option<Arc<dyn BrowserStep>>) -> AuthOptions {
+    AuthOptions { store: store(), browser }
+}
+
+/// The error of a command whose server needs a login.
+pub(crate) fn login_needed(name: &str, message: &str) -> CliError {
+    CliError::new(ExitCode::AuthRequired, format!("server {name:?} requires a login: run `mcp login {name}`"))
+        .with_detail(message.to_owned())
+}
+
+/// The error of a command whose server refused authorization (or whose grant failed) without
+/// a login being what is missing: exit 3, one line, and for an unattended grant no offer of a
+/// login (a browser would not help).
+pub(crate) fn auth_failed(config: &McpConfig, name: &str, message: &str) -> CliError {
+    let unattended = config.server(name).is_some_and(|s| s.oauth.grant.is_unattended());
+    let message = if unattended {
+        format!(
+            "{message} (an unattended grant: a browser login would not help; check the credentials in its oauth settings)"
+        )
+    } else {
+        message.to_owned()
+    };
+    CliError::auth_required(message)
+}
 
 /// A started manager and what the command needs around it.
 pub(crate) struct Started {
@@ -36,30 +77,15 @@ pub(crate) struct Started {
     pub(crate) registry: ToolRegistry,
 }
 
-/// Resolve the servers of `cli`, start them, and fail (exit 4) when none of the wanted ones
-/// became ready.
-pub(crate) async fn start(cli: &Cli) -> Result<Started, CliError> {
-    match start_once(cli).await {
-        // On a terminal, a server that needs a login is offered one, then started again.
-        Err(NotStarted::NeedsLogin { name, error }) if offers_login(cli) => {
-            if !super::auth::offer_login(cli, &name).await? {
-                return Err(error);
-            }
-            start_once(cli).await.map_err(NotStarted::into_error)
-        }
-        other => other.map_err(NotStarted::into_error),
-    }
-}
-
 /// Whether this run may ask the user to log in: stdin and stderr are a terminal, and stdin is
 /// not the chat's conversation.
-fn offers_login(cli: &Cli) -> bool {
+pub(crate) fn offers_login(cli: &Cli) -> bool {
     let chatting = matches!(cli.command, crate::cli::Command::Chat(_));
     std::io::stdin().is_terminal() && terminal::stderr_is_terminal() && !cli.global.json && !chatting
 }
 
-/// Why [`start_once`] did not start.
-enum NotStarted {
+/// Why [`start`] did not start.
+pub(crate) enum NotStarted {
     /// No server is ready and `name` needs a login.
     NeedsLogin { name: String, error: CliError },
     /// Any other reason.
@@ -67,7 +93,7 @@ enum NotStarted {
 }
 
 impl NotStarted {
-    fn into_error(self) -> CliError {
+    pub(crate) fn into_error(self) -> CliError {
         match self {
             NotStarted::NeedsLogin { error, .. } | NotStarted::Failed(error) => error,
         }
@@ -80,7 +106,9 @@ impl From<CliError> for NotStarted {
     }
 }
 
-async fn start_once(cli: &Cli) -> Result<Started, NotStarted> {
+/// Resolve the servers of `cli` and start them; fails (exit 4) when none of the wanted ones
+/// became ready, telling apart a server that needs a login.
+pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
     let mut config = resolve_config(cli)?;
     if let Some(name) = &cli.global.server {
         if !config.servers.iter().any(|s| &s.name == name) {
@@ -100,11 +128,7 @@ async fn start_once(cli: &Cli) -> Result<Started, NotStarted> {
         return Err(CliError::usage("the config names no enabled server").into());
     }
     let bridge = host_bridge(cli, &config)?;
-    let options = ManagerOptions {
-        callbacks: bridge.callbacks(),
-        authorization: super::auth::options(None),
-        ..Default::default()
-    };
+    let options = ManagerOptions { callbacks: bridge.callbacks(), authorization: options(None), ..Default::default() };
     let spinner = Spinner::start("connecting to servers");
     let manager = McpManager::start(config.clone(), options).await;
     drop(spinner);
@@ -116,13 +140,13 @@ async fn start_once(cli: &Cli) -> Result<Started, NotStarted> {
         if let Some(s) = failed.iter().find(|s| s.needs_login && !unattended(&s.name)) {
             let message = s.last_error.clone().unwrap_or_default();
             manager.close().await;
-            let error = super::auth::login_needed(&s.name, &message);
+            let error = login_needed(&s.name, &message);
             return Err(NotStarted::NeedsLogin { name: s.name.clone(), error });
         }
         if let Some(s) = failed.iter().find(|s| s.auth_failed) {
             let message = s.last_error.clone().unwrap_or_default();
             manager.close().await;
-            return Err(NotStarted::Failed(super::auth::auth_failed(&config, &s.name, &message)));
+            return Err(NotStarted::Failed(auth_failed(&config, &s.name, &message)));
         }
         let first = failed.first();
         let message = first.and_then(|s| s.last_error.clone()).unwrap_or_else(|| "no server is ready".into());
@@ -220,11 +244,11 @@ fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
     let chatting = matches!(cli.command, crate::cli::Command::Chat(_));
     let interactive = std::io::stdin().is_terminal() && terminal::stderr_is_terminal() && !cli.global.json && !chatting;
     if interactive {
-        builder = builder.elicitation(Arc::new(super::chat::TerminalAsk));
+        builder = builder.elicitation(Arc::new(super::ask::TerminalAsk));
     } else {
         builder = builder.elicitation(Arc::new(ElicitationPolicy::DeclineAll));
     }
-    if let Some(llm) = super::chat::sampling_llm(cli)? {
+    if let Some(llm) = super::llm::sampling_llm(cli)? {
         builder = builder.llm_client(llm);
     }
     if cli.global.server_logs {

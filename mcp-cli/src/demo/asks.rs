@@ -20,9 +20,8 @@ use mcp_protocol::types::tools::{CallToolParams, CallToolResult};
 use serde_json::Value;
 
 use super::args::Args;
-use super::dispatch::Ctx;
+use super::context::{Ctx, failed, text};
 use super::state::{State, internal, invalid_params};
-use super::tools::{failed, text};
 
 /// The key of the roots input request.
 const ROOTS_KEY: &str = "roots";

@@ -13,11 +13,9 @@ use mcp_protocol::messages::ClientRequest;
 use mcp_protocol::types::common::{CacheScope, EmptyResult, Implementation, PaginatedParams};
 use mcp_protocol::types::discover::{DiscoverResult, UnsupportedProtocolVersionData};
 use mcp_protocol::types::lifecycle::{
-    ClientCapabilities, InitializeParams, InitializeResult, PromptsCapability, ResourcesCapability, ServerCapabilities,
-    ToolsCapability,
+    InitializeParams, InitializeResult, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
-use mcp_protocol::types::logging::LoggingLevel;
-use mcp_protocol::types::meta::{JsonObject, Meta, ProgressToken};
+use mcp_protocol::types::meta::{JsonObject, Meta};
 use mcp_protocol::types::prompts::ListPromptsResult;
 use mcp_protocol::types::resources::{ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult};
 use mcp_protocol::types::tools::ListToolsResult;
@@ -25,6 +23,7 @@ use mcp_protocol::{Era, ErrorCode, ErrorObject, ProtocolVersion, RawJson, Reques
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::context::Ctx;
 use super::state::{State, encode, internal, invalid_params};
 use super::{catalog, tools};
 
@@ -58,29 +57,6 @@ fn capabilities() -> ServerCapabilities {
             Value::Object(JsonObject::new()),
         )])),
         ..Default::default()
-    }
-}
-
-/// What a request handler needs to know about the request's era and client.
-#[derive(Debug, Clone)]
-pub(crate) struct Ctx {
-    /// A 2026-07-28 request.
-    pub(crate) modern: bool,
-    /// What the client declared (in `initialize`, or in this request's `_meta`).
-    pub(crate) capabilities: ClientCapabilities,
-    /// The request's progress token, if it asked for progress.
-    pub(crate) progress: Option<ProgressToken>,
-    /// The least severe log level the client wants, if it wants logs.
-    pub(crate) log_level: Option<LoggingLevel>,
-}
-
-impl Ctx {
-    /// Whether the client wants log messages of `level`.
-    pub(crate) fn wants_log(&self, level: &LoggingLevel) -> bool {
-        match (&self.log_level, level.severity()) {
-            (Some(min), Some(severity)) => min.severity().is_some_and(|m| severity >= m),
-            _ => false,
-        }
     }
 }
 
@@ -275,6 +251,7 @@ fn finish_modern(result: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_protocol::types::logging::LoggingLevel;
     use serde_json::json;
 
     fn request(method: &str, params: Value) -> Request {

@@ -18,6 +18,7 @@ mod args;
 mod asks;
 mod catalog;
 mod clock;
+mod context;
 mod dispatch;
 mod png;
 mod skills;

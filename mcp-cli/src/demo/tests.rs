@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
+use mcp_protocol::{Era, ProtocolVersion};
 use serde_json::{Value, json};
+use test_support::within;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
 use super::*;
@@ -53,13 +55,9 @@ fn modern_meta(caps: Value) -> Value {
         "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}})
 }
 
-async fn run<F: std::future::Future<Output = ()>>(test: F) {
-    tokio::time::timeout(Duration::from_secs(30), test).await.expect("the test timed out");
-}
-
 #[tokio::test]
 async fn legacy_handshake_negotiates_the_clients_revision() {
-    run(async {
+    within(async {
         let mut c = Client::start();
         for (offered, answered) in
             [("2025-03-26", "2025-03-26"), ("2024-11-05", "2024-11-05"), ("2099-01-01", "2025-11-25")]
@@ -85,7 +83,7 @@ async fn legacy_handshake_negotiates_the_clients_revision() {
 
 #[tokio::test]
 async fn modern_requests_carry_and_get_the_modern_members() {
-    run(async {
+    within(async {
         let mut c = Client::start();
         let discover = c.request(1, "server/discover", json!({"_meta": modern_meta(json!({}))})).await;
         let result = &discover["result"];
@@ -135,7 +133,7 @@ async fn modern_requests_carry_and_get_the_modern_members() {
 
 #[tokio::test]
 async fn errors_name_the_problem_and_the_server_goes_on() {
-    run(async {
+    within(async {
         let mut c = Client::start();
         c.send_raw(b"this is not json\n").await;
         let parse = c.recv().await;
@@ -172,7 +170,7 @@ async fn errors_name_the_problem_and_the_server_goes_on() {
 
 #[tokio::test]
 async fn a_too_long_line_is_skipped() {
-    run(async {
+    within(async {
         let mut c = Client::start();
         let mut long = vec![b'x'; MAX_LINE_BYTES + 10];
         long.push(b'\n');
@@ -198,7 +196,7 @@ async fn a_too_long_line_is_skipped() {
 
 #[tokio::test]
 async fn cancelled_requests_are_not_answered() {
-    run(async {
+    within(async {
         let mut c = Client::start();
         c.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "slow", "arguments": {"duration_ms": 60000, "steps": 2}}}))
@@ -213,7 +211,7 @@ async fn cancelled_requests_are_not_answered() {
 
 #[tokio::test]
 async fn legacy_server_requests_reach_the_client() {
-    run(async {
+    within(async {
         let mut c = Client::start();
         c.request(
             0,
@@ -241,7 +239,7 @@ async fn legacy_server_requests_reach_the_client() {
 
 #[tokio::test]
 async fn the_server_ends_with_its_input() {
-    run(async {
+    within(async {
         let mut c = Client::start();
         // A last request without a newline still counts, and is answered before the end.
         c.send_raw(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#).await;
@@ -271,4 +269,36 @@ async fn read_line_bounds_and_keeps_the_last_line() {
     assert_eq!(read_line(&mut reader, &mut buf, 10).await.unwrap(), Line::Complete);
     assert_eq!(buf, b"last");
     assert_eq!(read_line(&mut reader, &mut buf, 10).await.unwrap(), Line::End);
+}
+
+/// A step of ARCHITECTURE.md's "How to add a protocol revision": the demo server offers every
+/// revision `mcp_protocol` knows in `server/discover`, and answers `initialize` with each legacy
+/// one as offered.
+#[tokio::test]
+async fn the_demo_server_speaks_every_known_revision() {
+    within(async {
+        let mut c = Client::start();
+        let discover = c.request(1, "server/discover", json!({"_meta": modern_meta(json!({}))})).await;
+        let supported: Vec<&str> = discover["result"]["supportedVersions"]
+            .as_array()
+            .expect("supportedVersions")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for version in &ProtocolVersion::KNOWN {
+            assert!(supported.contains(&version.as_str()), "server/discover offers {version}: {discover}");
+        }
+        for version in ProtocolVersion::KNOWN.iter().filter(|v| v.era() == Some(Era::Legacy)) {
+            let init = c
+                .request(
+                    2,
+                    "initialize",
+                    json!({"protocolVersion": version.as_str(), "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"}}),
+                )
+                .await;
+            assert_eq!(init["result"]["protocolVersion"], version.as_str(), "{init}");
+        }
+    })
+    .await
 }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use super::args::Args;
 use super::asks;
 use super::clock::{self, Civil};
-use super::dispatch::Ctx;
+use super::context::{Ctx, failed, text};
 use super::png;
 use super::state::{State, invalid_params};
 
@@ -140,16 +140,6 @@ pub(crate) fn list() -> Vec<Tool> {
             None,
         ),
     ]
-}
-
-/// A successful result with one text block.
-pub(crate) fn text(text: impl Into<String>) -> CallToolResult {
-    CallToolResult { content: vec![ContentBlock::text(text)], ..Default::default() }
-}
-
-/// A failed result whose text says why.
-pub(crate) fn failed(why: impl Into<String>) -> CallToolResult {
-    CallToolResult { content: vec![ContentBlock::text(why)], is_error: Some(true), ..Default::default() }
 }
 
 /// A successful result with structured content, and the same as JSON text.

@@ -96,7 +96,6 @@ pub mod interpolate;
 mod json;
 mod model;
 mod node;
-mod oauth;
 mod plan;
 mod raw;
 mod toml_file;

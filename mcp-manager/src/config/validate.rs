@@ -3,6 +3,8 @@
 //!
 //! A disabled server is a draft: it is built as far as it goes, and its problems are dropped.
 
+mod oauth;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -161,7 +163,7 @@ fn build(raw: RawServer, cx: &Context<'_>, out: &mut Problems) -> ServerConfig {
         out.push("auth", "\"bearer\" needs a bearer token or an Authorization header");
     }
     if let Some(oauth) = &raw.oauth {
-        server.oauth = super::oauth::oauth_config(oauth, cx, out);
+        server.oauth = oauth::oauth_config(oauth, cx, out);
     }
     for (slot, seconds) in [
         (&mut server.startup_timeout, &raw.startup_timeout),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use mcp_protocol::types::common::PaginatedParams;
+use mcp_protocol::types::common::{Paginated, PaginatedParams};
 use mcp_protocol::types::lifecycle::ServerCapabilities;
 use mcp_protocol::types::prompts::{ListPrompts, Prompt};
 use mcp_protocol::types::resources::{ListResourceTemplates, ListResources, Resource, ResourceTemplate};
@@ -11,9 +11,9 @@ use mcp_protocol::types::tools::{ListTools, Tool};
 use mcp_protocol::{Era, RequestMethod};
 use mcp_transport::http::params::tool_param_headers;
 
-use super::pagination::{CursorGuard, ListLimits, Page};
+use super::pagination::{CursorGuard, ListLimits, for_each_page};
 use super::{ConnectionError, McpConnection};
-use crate::session::{RequestOptions, Session, SessionError};
+use crate::session::{Session, SessionError};
 
 /// Everything a server offers, as discovered.
 #[derive(Debug, Clone, Default)]
@@ -64,30 +64,24 @@ impl Lister {
     async fn list_all<M>(
         &self,
         what: &'static str,
-        mut sift: impl FnMut(&mut Vec<<M::Result as Page>::Item>),
-    ) -> Result<Listed<<M::Result as Page>::Item>, ConnectionError>
+        mut sift: impl FnMut(&mut Vec<<M::Result as Paginated>::Item>),
+    ) -> Result<Listed<<M::Result as Paginated>::Item>, ConnectionError>
     where
         M: RequestMethod<Params = PaginatedParams>,
-        M::Result: Page,
+        M::Result: Paginated,
     {
-        let mut guard = CursorGuard::new(&self.name, what, self.limits);
+        let guard = CursorGuard::new(&self.name, what, self.limits);
         let mut listed = Listed::empty();
-        let mut cursor = None;
-        loop {
-            let params = PaginatedParams { cursor: cursor.take(), ..Default::default() };
-            let (page, bytes) = self.session.request_sized::<M>(&params, RequestOptions::default()).await?;
-            let next = guard.page(page.item_count(), bytes, page.next_cursor())?;
+        for_each_page::<M>(&self.session, guard, |page| {
             if let Some(ttl) = page.ttl_ms() {
                 listed.ttl_ms = Some(listed.ttl_ms.map_or(ttl, |t| t.min(ttl)));
             }
             let mut items = page.into_items();
             sift(&mut items);
             listed.items.extend(items);
-            match next {
-                Some(c) => cursor = Some(c),
-                None => return Ok(listed),
-            }
-        }
+        })
+        .await?;
+        Ok(listed)
     }
 
     /// Every tool; in the modern era without the tools whose `x-mcp-header` annotations are

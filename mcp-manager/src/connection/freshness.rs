@@ -18,6 +18,8 @@
 //! re-opened listen is acknowledged the lists it covers are re-listed (changes may have been
 //! missed in between). The connection's end stops both tasks.
 
+mod inventory;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
@@ -32,8 +34,8 @@ use mcp_protocol::types::subscriptions::{
 use mcp_protocol::{RequestId, types::meta::Meta};
 use tokio::sync::{Mutex, Notify, watch};
 
+use self::inventory::{Cache, ReadCache};
 use super::discovery::{Inventory, Lister};
-use super::inventory::{Cache, ReadCache};
 use crate::session::SessionError;
 
 /// How a connection keeps its lists fresh.

@@ -5,11 +5,11 @@
 //! [`McpConnection`] is safe to share: concurrent `connect` calls start the server once, and
 //! concurrent `close` calls close it once.
 
+mod deadline;
 mod discovery;
 mod era;
 pub mod freshness;
 mod handler;
-mod inventory;
 mod mrtr;
 pub mod pagination;
 mod remote;

@@ -7,7 +7,7 @@
 //! start of the call, extended like a single request's by progress (when progress was asked
 //! for), never past the session's hard cap. Every round is sent with the time that remains, the
 //! host's answers and the pause between rounds are bounded by it, and when it passes the call
-//! fails with [`SessionError::Timeout`].
+//! fails with [`SessionError::Timeout`](crate::session::SessionError::Timeout).
 //!
 //! A round that brings input requests is answered at once. A round without any ("still
 //! working": only a `requestState`) is retried after a pause that doubles from
@@ -36,10 +36,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::deadline::CallDeadline;
 use super::handler::CallbackHandler;
 use super::url_elicitation::MAX_URL_ELICITATION_RETRIES;
 use super::{ConnectionError, McpConnection};
-use crate::session::{InboundHandler, ProgressCallback, RequestOptions, Session, SessionError, deadline_after};
+use crate::session::{InboundHandler, ProgressCallback, RequestOptions, Session};
 
 /// Params of a request that may be retried with answers to input requests.
 pub(crate) trait RetryParams {
@@ -65,61 +66,6 @@ pub const STILL_WAITING_FIRST_PAUSE: Duration = Duration::from_millis(100);
 
 /// The longest pause between rounds that bring no input requests.
 pub const STILL_WAITING_MAX_PAUSE: Duration = Duration::from_secs(2);
-
-/// The deadline of a whole call, all its rounds together.
-#[derive(Clone)]
-pub(crate) struct CallDeadline(Arc<DeadlineState>);
-
-struct DeadlineState {
-    started: Instant,
-    timeout: Duration,
-    hard_stop: Instant,
-    at: std::sync::Mutex<Instant>,
-}
-
-impl CallDeadline {
-    /// `timeout` from now, never past `max` from now.
-    pub(crate) fn new(timeout: Duration, max: Duration) -> Self {
-        let started = Instant::now();
-        let hard_stop = deadline_after(started, max);
-        let at = deadline_after(started, timeout).min(hard_stop);
-        CallDeadline(Arc::new(DeadlineState { started, timeout, hard_stop, at: std::sync::Mutex::new(at) }))
-    }
-
-    /// When the call times out.
-    pub(crate) fn at(&self) -> Instant {
-        *self.0.at.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The time left, zero once the deadline has passed.
-    pub(crate) fn remaining_or_zero(&self) -> Duration {
-        self.remaining().unwrap_or_default()
-    }
-
-    /// The time left, `None` once the deadline has passed.
-    pub(crate) fn remaining(&self) -> Option<Duration> {
-        let left = self.at().saturating_duration_since(Instant::now());
-        (!left.is_zero()).then_some(left)
-    }
-
-    /// Progress arrived: the deadline moves to a full timeout from now (never earlier, never
-    /// past the hard cap).
-    pub(crate) fn extend(&self) {
-        let later = deadline_after(Instant::now(), self.0.timeout).min(self.0.hard_stop);
-        let mut at = self.0.at.lock().unwrap_or_else(|p| p.into_inner());
-        *at = (*at).max(later);
-    }
-
-    /// How long the call has run.
-    pub(crate) fn elapsed(&self) -> Duration {
-        self.0.started.elapsed()
-    }
-
-    /// The error of a call whose deadline passed.
-    pub(crate) fn timeout_error(&self, server: &str, method: &str) -> ConnectionError {
-        SessionError::Timeout { server: Arc::from(server), method: method.to_owned(), after: self.elapsed() }.into()
-    }
-}
 
 impl McpConnection {
     /// Send a request that may answer with `InputRequiredResult` or a -32042 error, answering

@@ -4,50 +4,11 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasher, RandomState};
 
-use mcp_protocol::types::prompts::{ListPromptsResult, Prompt};
-use mcp_protocol::types::resources::{ListResourceTemplatesResult, ListResourcesResult, Resource, ResourceTemplate};
-use mcp_protocol::types::tools::{ListToolsResult, Tool};
+use mcp_protocol::RequestMethod;
+use mcp_protocol::types::common::{Paginated, PaginatedParams};
 
-/// A page of a `*/list` result.
-pub trait Page {
-    /// What the list holds.
-    type Item;
-    /// The cursor of the next page.
-    fn next_cursor(&self) -> Option<&str>;
-    /// How many items this page holds.
-    fn item_count(&self) -> usize;
-    /// The items of this page.
-    fn into_items(self) -> Vec<Self::Item>;
-    /// How long this page may be cached, in milliseconds (2026-07-28 `ttlMs`).
-    fn ttl_ms(&self) -> Option<u64> {
-        None
-    }
-}
-
-macro_rules! page {
-    ($result:ty, $item:ty, $field:ident) => {
-        impl Page for $result {
-            type Item = $item;
-            fn next_cursor(&self) -> Option<&str> {
-                self.next_cursor.as_deref()
-            }
-            fn item_count(&self) -> usize {
-                self.$field.len()
-            }
-            fn into_items(self) -> Vec<$item> {
-                self.$field
-            }
-            fn ttl_ms(&self) -> Option<u64> {
-                self.ttl_ms
-            }
-        }
-    };
-}
-
-page!(ListToolsResult, Tool, tools);
-page!(ListPromptsResult, Prompt, prompts);
-page!(ListResourcesResult, Resource, resources);
-page!(ListResourceTemplatesResult, ResourceTemplate, resource_templates);
+use super::ConnectionError;
+use crate::session::{RequestOptions, Session};
 
 /// Default most items of one list (`ConnectionOptions::max_list_items`).
 pub const DEFAULT_MAX_LIST_ITEMS: usize = 50_000;
@@ -113,6 +74,31 @@ pub enum PaginationError {
         /// The longest cursor followed.
         max: usize,
     },
+}
+
+/// Every page of the `*/list` request `M`, in order, each handed to `each` as it arrives: the one
+/// loop behind every listing (tools, prompts, resources, templates, skills). Stops after the last
+/// page, or with an error at the first page past `guard`'s bounds.
+pub(crate) async fn for_each_page<M>(
+    session: &Session,
+    mut guard: CursorGuard,
+    mut each: impl FnMut(M::Result),
+) -> Result<(), ConnectionError>
+where
+    M: RequestMethod<Params = PaginatedParams>,
+    M::Result: Paginated,
+{
+    let mut cursor = None;
+    loop {
+        let params = PaginatedParams { cursor: cursor.take(), ..Default::default() };
+        let (page, bytes) = session.request_sized::<M>(&params, RequestOptions::default()).await?;
+        let next = guard.page(page.items().len(), bytes, page.next_cursor())?;
+        each(page);
+        match next {
+            Some(c) => cursor = Some(c),
+            None => return Ok(()),
+        }
+    }
 }
 
 /// The bounds of one listing.

@@ -26,12 +26,12 @@ use mcp_protocol::types::content::ResourceContents;
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::skills::{
-    GetSkill, GetSkillParams, ListSkills, ListSkillsParams, MAX_RESOURCES_PER_SKILL, MAX_TOTAL_SIZE_PER_SKILL, Skill,
-    SkillResource, declares_skills,
+    GetSkill, GetSkillParams, ListSkills, MAX_RESOURCES_PER_SKILL, MAX_TOTAL_SIZE_PER_SKILL, Skill, SkillResource,
+    declares_skills,
 };
 use serde::Serialize;
 
-use super::pagination::{CursorGuard, ListLimits};
+use super::pagination::{CursorGuard, ListLimits, for_each_page};
 use super::{ConnectionError, McpConnection};
 use crate::session::RequestOptions;
 
@@ -288,23 +288,10 @@ impl McpConnection {
             max_items: self.options.max_list_items,
             max_bytes: self.options.max_list_bytes,
         };
-        let mut guard = CursorGuard::new(&self.name, "skills", limits);
         let mut skills = Vec::new();
-        let mut cursor = None;
-        loop {
-            let params = ListSkillsParams { cursor: cursor.take(), ..Default::default() };
-            let (page, bytes) = session
-                .request_sized::<ListSkills>(&params, RequestOptions::default())
-                .await
-                .map_err(ConnectionError::from)?;
-            let next =
-                guard.page(page.skills.len(), bytes, page.next_cursor.as_deref()).map_err(ConnectionError::from)?;
-            skills.extend(page.skills);
-            match next {
-                Some(c) => cursor = Some(c),
-                None => return Ok(skills),
-            }
-        }
+        let guard = CursorGuard::new(&self.name, "skills", limits);
+        for_each_page::<ListSkills>(&session, guard, |page| skills.extend(page.skills)).await?;
+        Ok(skills)
     }
 
     /// The entry of the skill whose `SKILL.md` is `uri` (`skills/get`): for a skill that is not

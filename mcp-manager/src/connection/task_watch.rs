@@ -19,6 +19,9 @@ use tokio::sync::watch;
 
 use crate::session::ProgressCallback;
 
+/// Longest task id accepted from a server.
+pub const MAX_TASK_ID_BYTES: usize = 1024;
+
 /// Most tasks (and progress tokens) watched at once on one connection.
 pub const MAX_WATCHED: usize = 256;
 
@@ -115,7 +118,7 @@ impl TaskWatchers {
         let mut t = self.lock();
         if let Some((_, tx)) = t.tasks.get(&id) {
             tx.send_replace(Some(pushed));
-        } else if id.len() <= super::tasks::MAX_TASK_ID_BYTES {
+        } else if id.len() <= MAX_TASK_ID_BYTES {
             if t.recent.len() == MAX_RECENT {
                 t.recent.pop_front();
             }

@@ -47,13 +47,13 @@ use mcp_protocol::types::tools::{CallTool, CallToolOutcome, CallToolParams, Call
 use mcp_protocol::{ErrorObject, RequestId};
 use tokio::time::Instant;
 
+use super::deadline::CallDeadline;
 use super::handler::CallbackHandler;
-use super::mrtr::CallDeadline;
 use super::task_watch::Pushed;
 use super::{AbortOnDrop, ConnectionError, McpConnection};
 use crate::session::{ProgressCallback, RequestOptions, Session, SessionError};
 
-pub use super::task_watch::MAX_WATCHED;
+pub use super::task_watch::{MAX_TASK_ID_BYTES, MAX_WATCHED};
 
 /// The shortest pause between two polls, whatever the server suggests.
 pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(100);
@@ -63,8 +63,6 @@ pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// Most characters of a server's status message kept (the rest is cut, with `…`).
 pub const MAX_STATUS_MESSAGE_CHARS: usize = 1024;
-/// Longest task id accepted from a server.
-pub const MAX_TASK_ID_BYTES: usize = 1024;
 /// How long a `tasks/cancel` sent for a dropped or timed-out call may take.
 pub const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most input request keys remembered as answered for one task (2026-07-28).

@@ -15,7 +15,7 @@ use mcp_protocol::ErrorObject;
 use mcp_protocol::types::elicitation::{ElicitAction, ElicitParams, ElicitUrlParams, UrlElicitationRequiredData};
 use tokio::sync::oneshot;
 
-use super::mrtr::CallDeadline;
+use super::deadline::CallDeadline;
 use super::{ConnectionError, McpConnection};
 use crate::session::SessionError;
 

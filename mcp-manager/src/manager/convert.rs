@@ -7,7 +7,6 @@
 
 mod content;
 mod guard;
-mod recursion;
 mod schema;
 #[cfg(test)]
 mod tests;

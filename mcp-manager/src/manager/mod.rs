@@ -45,9 +45,8 @@ pub use self::routing::{
     Conflict, ConflictKind, FilterWarning, RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool, Routing,
 };
 use self::server::ManagedServer;
-pub use self::server::ServerStatus;
 pub use self::skills::skills_catalog;
-pub use self::status::{STATUS_CHANNEL_CAPACITY, StatusChange};
+pub use self::status::{STATUS_CHANNEL_CAPACITY, ServerStatus, StatusChange};
 use crate::apps::{AppView, AppViewError};
 use crate::config::{ClientConfig, McpConfig, ServerConfig};
 use crate::connection::ConnectionError;

@@ -21,89 +21,13 @@ use tokio::sync::{broadcast, watch};
 
 use super::hooks::{Hooks, ManagerEvent, ServerConnected, ServerDisconnected};
 use super::plan;
-use super::routing::{Conflict, Routing};
-use super::status::StatusChange;
+use super::routing::Routing;
+use super::status::{ServerStatus, StatusChange};
 use super::{ManagerShared, ReconnectPolicy};
 use crate::ServerState;
 use crate::config::ServerConfig;
 use crate::connection::{ConnectionError, Inventory, McpConnection, ServerInfo};
 use crate::session::SessionError;
-
-/// What the host sees of one server.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ServerStatus {
-    /// The configured name.
-    pub name: String,
-    /// The life-cycle state.
-    #[serde(serialize_with = "state_name")]
-    pub state: ServerState,
-    /// The transport in use (`stdio`, `streamable_http`, `sse`), or the configured one before
-    /// a connection exists (`remote`: streamable HTTP with the SSE fallback).
-    pub transport: String,
-    /// The negotiated protocol revision, while connected.
-    pub protocol_version: Option<String>,
-    /// `legacy` or `modern`, while connected.
-    pub era: Option<String>,
-    /// The server's own name and version, while connected.
-    pub server_info: Option<String>,
-    /// Tools routed to this server.
-    pub tool_count: usize,
-    /// Prompts routed to this server.
-    pub prompt_count: usize,
-    /// Resources routed to this server.
-    pub resource_count: usize,
-    /// Resource templates routed to this server.
-    pub resource_template_count: usize,
-    /// Optional lists that failed, each with the reason (the server is `Degraded`).
-    pub warnings: Vec<String>,
-    /// The names this server lost (reserved by the host, listed twice, or offered by an
-    /// earlier server in config order) and the names it won from later servers: see
-    /// [`Conflict`].
-    pub conflicts: Vec<Conflict>,
-    /// The last error: why it failed or was lost.
-    pub last_error: Option<String>,
-    /// The last lines of the server's stderr (stdio), kept with the last error.
-    pub stderr_tail: Vec<String>,
-    /// The server asked for authorization that this run could not obtain: it needs a login
-    /// (`OAuthClient::login`, `mcp login`).
-    pub needs_login: bool,
-    /// The last failure was one of authorization: HTTP 401 or 403, or an OAuth flow or grant
-    /// that failed (`needs_login` says whether a person's login is what is missing).
-    pub auth_failed: bool,
-    /// The server's process id (stdio), while it runs.
-    pub pid: Option<u32>,
-    /// Reconnection attempts since the server was last ready.
-    pub reconnect_attempts: u32,
-}
-
-fn state_name<S: serde::Serializer>(state: &ServerState, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(state.as_str())
-}
-
-impl ServerStatus {
-    fn new(config: &ServerConfig) -> Self {
-        ServerStatus {
-            name: config.name.clone(),
-            state: if config.enabled { ServerState::Starting } else { ServerState::Stopped },
-            transport: plan::configured_transport(config).to_owned(),
-            protocol_version: None,
-            era: None,
-            server_info: None,
-            tool_count: 0,
-            prompt_count: 0,
-            resource_count: 0,
-            resource_template_count: 0,
-            warnings: Vec::new(),
-            conflicts: Vec::new(),
-            last_error: None,
-            stderr_tail: Vec::new(),
-            needs_login: false,
-            auth_failed: false,
-            pid: None,
-            reconnect_attempts: 0,
-        }
-    }
-}
 
 /// A configured server under supervision.
 pub(crate) struct ManagedServer {

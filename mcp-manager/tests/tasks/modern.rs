@@ -51,46 +51,42 @@ async fn input_requests_of_a_task_are_answered_once_with_tasks_update() {
         let (client, server) = MemoryTransport::pair();
         let mut answer: Option<String> = None;
         let mut polls_after_answer = 0;
-        let seen = fake(
-            server,
-            Box::new(move |got, _| {
-                let Got::Request(req, params) = got else { return None };
-                if let Some(r) = modern_base(req) {
-                    return Some(r);
+        let seen = ScriptedServer::start_with(server, move |got, _| {
+            let Got::Request(req, params) = got else { return None };
+            if let Some(r) = modern_base(req) {
+                return Some(r);
+            }
+            Some(Ok(match req.method.as_str() {
+                "tools/call" => handle(),
+                "tasks/update" => {
+                    answer = params["inputResponses"]["q"]["content"]["interpretation"].as_str().map(str::to_owned);
+                    json!({"resultType": "complete"})
                 }
-                Some(Ok(match req.method.as_str() {
-                    "tools/call" => handle(),
-                    "tasks/update" => {
-                        answer = params["inputResponses"]["q"]["content"]["interpretation"].as_str().map(str::to_owned);
-                        json!({"resultType": "complete"})
-                    }
-                    "tasks/get" => {
-                        let ask = || {
-                            let mut t = task("input_required", 100);
-                            t["inputRequests"] = json!({"q": {"method": "elicitation/create", "params": {"mode": "form",
+                "tasks/get" => {
+                    let ask = || {
+                        let mut t = task("input_required", 100);
+                        t["inputRequests"] = json!({"q": {"method": "elicitation/create", "params": {"mode": "form",
                                 "message": "Which python?", "requestedSchema": {"type": "object", "properties": {}}}}});
-                            t["resultType"] = json!("complete");
+                        t["resultType"] = json!("complete");
+                        t
+                    };
+                    match &answer {
+                        None => ask(),
+                        // Eventually consistent: the first poll after the update still asks.
+                        Some(_) if polls_after_answer == 0 => {
+                            polls_after_answer += 1;
+                            ask()
+                        }
+                        Some(chosen) => {
+                            let mut t = task("completed", 100);
+                            t["result"] = json!({"content": [{"type": "text", "text": format!("about the {chosen}")}]});
                             t
-                        };
-                        match &answer {
-                            None => ask(),
-                            // Eventually consistent: the first poll after the update still asks.
-                            Some(_) if polls_after_answer == 0 => {
-                                polls_after_answer += 1;
-                                ask()
-                            }
-                            Some(chosen) => {
-                                let mut t = task("completed", 100);
-                                t["result"] =
-                                    json!({"content": [{"type": "text", "text": format!("about the {chosen}")}]});
-                                t
-                            }
                         }
                     }
-                    _ => return None,
-                }))
-            }),
-        );
+                }
+                _ => return None,
+            }))
+        });
         let asked: Arc<Mutex<Vec<String>>> = Arc::default();
         let callbacks = HostCallbacks { elicitation: Some(Arc::new(Asker(asked.clone()))), ..Default::default() };
         let conn = modern_connection(client, callbacks);
@@ -117,29 +113,26 @@ async fn input_requests_of_a_task_are_answered_once_with_tasks_update() {
 #[tokio::test(start_paused = true)]
 async fn a_pushed_task_notification_brings_the_result() {
     let (client, server) = MemoryTransport::pair();
-    let seen = fake(
-        server,
-        Box::new(move |got, out| {
-            let Got::Request(req, params) = got else { return None };
-            if let Some(r) = modern_base(req) {
-                return Some(r);
+    let seen = ScriptedServer::start_with(server, move |got, out| {
+        let Got::Request(req, params) = got else { return None };
+        if let Some(r) = modern_base(req) {
+            return Some(r);
+        }
+        match req.method.as_str() {
+            "tools/call" => {
+                let mut t = handle();
+                t["pollIntervalMs"] = json!(60_000);
+                Some(Ok(t))
             }
-            match req.method.as_str() {
-                "tools/call" => {
-                    let mut t = handle();
-                    t["pollIntervalMs"] = json!(60_000);
-                    Some(Ok(t))
-                }
-                "subscriptions/listen" if params["notifications"]["taskIds"] == json!(["m1"]) => {
-                    let mut done = task("completed", 60_000);
-                    done["result"] = json!({"content": [{"type": "text", "text": "pushed"}]});
-                    out.send(Message::notification("notifications/tasks", Some(&done)).unwrap()).unwrap();
-                    None
-                }
-                _ => None,
+            "subscriptions/listen" if params["notifications"]["taskIds"] == json!(["m1"]) => {
+                let mut done = task("completed", 60_000);
+                done["result"] = json!({"content": [{"type": "text", "text": "pushed"}]});
+                out.send(Message::notification("notifications/tasks", Some(&done)).unwrap());
+                None
             }
-        }),
-    );
+            _ => None,
+        }
+    });
     let conn = modern_connection(client, HostCallbacks::default());
     conn.connect().await.unwrap();
     let started = Instant::now();
@@ -154,24 +147,21 @@ async fn a_pushed_task_notification_brings_the_result() {
 async fn a_failed_task_is_an_error_with_the_servers_error() {
     within(async {
         let (client, server) = MemoryTransport::pair();
-        fake(
-            server,
-            Box::new(move |got, _| {
-                let Got::Request(req, _) = got else { return None };
-                if let Some(r) = modern_base(req) {
-                    return Some(r);
+        ScriptedServer::start_with(server, move |got, _| {
+            let Got::Request(req, _) = got else { return None };
+            if let Some(r) = modern_base(req) {
+                return Some(r);
+            }
+            Some(Ok(match req.method.as_str() {
+                "tools/call" => handle(),
+                "tasks/get" => {
+                    let mut t = task("failed", 100);
+                    t["error"] = json!({"code": -32603, "message": "API rate limit exceeded"});
+                    t
                 }
-                Some(Ok(match req.method.as_str() {
-                    "tools/call" => handle(),
-                    "tasks/get" => {
-                        let mut t = task("failed", 100);
-                        t["error"] = json!({"code": -32603, "message": "API rate limit exceeded"});
-                        t
-                    }
-                    _ => return None,
-                }))
-            }),
-        );
+                _ => return None,
+            }))
+        });
         let conn = modern_connection(client, HostCallbacks::default());
         conn.connect().await.unwrap();
         let err = conn.call_tool("research", None, RequestOptions::default()).await.unwrap_err();
@@ -189,20 +179,17 @@ async fn a_failed_task_is_an_error_with_the_servers_error() {
 #[tokio::test(start_paused = true)]
 async fn the_deadline_cancels_a_modern_task() {
     let (client, server) = MemoryTransport::pair();
-    let seen = fake(
-        server,
-        Box::new(move |got, _| {
-            let Got::Request(req, _) = got else { return None };
-            if let Some(r) = modern_base(req) {
-                return Some(r);
-            }
-            Some(Ok(match req.method.as_str() {
-                "tools/call" => handle(),
-                "tasks/get" => task("working", 100),
-                _ => return None,
-            }))
-        }),
-    );
+    let seen = ScriptedServer::start_with(server, move |got, _| {
+        let Got::Request(req, _) = got else { return None };
+        if let Some(r) = modern_base(req) {
+            return Some(r);
+        }
+        Some(Ok(match req.method.as_str() {
+            "tools/call" => handle(),
+            "tasks/get" => task("working", 100),
+            _ => return None,
+        }))
+    });
     let conn = modern_connection(client, HostCallbacks::default());
     conn.connect().await.unwrap();
     let timeout = Duration::from_secs(2);

@@ -10,7 +10,6 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::{ErrorObject, RequestId};
-use crate::codec::{DecodeError, classify_envelope};
 
 /// Raw JSON text: a payload kept as it arrived until it is typed by its method.
 pub type RawJson = Box<RawValue>;
@@ -220,30 +219,5 @@ impl Serialize for Message {
             }
         }
         map.end()
-    }
-}
-
-/// The envelope as read from the wire, before it is classified. Small members are read as
-/// values; payloads stay raw.
-#[derive(Deserialize)]
-pub(crate) struct RawEnvelope {
-    #[serde(default, deserialize_with = "super::present")]
-    pub(crate) jsonrpc: Option<Value>,
-    #[serde(default, deserialize_with = "super::present")]
-    pub(crate) id: Option<Value>,
-    #[serde(default, deserialize_with = "super::present")]
-    pub(crate) method: Option<Value>,
-    #[serde(default, deserialize_with = "super::present")]
-    pub(crate) params: Option<RawJson>,
-    #[serde(default, deserialize_with = "super::present")]
-    pub(crate) result: Option<RawJson>,
-    #[serde(default, deserialize_with = "super::present")]
-    pub(crate) error: Option<RawJson>,
-}
-
-impl<'de> Deserialize<'de> for Message {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = RawEnvelope::deserialize(d)?;
-        classify_envelope(raw).map_err(|e: DecodeError| serde::de::Error::custom(e))
     }
 }

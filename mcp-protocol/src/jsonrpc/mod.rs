@@ -1,12 +1,15 @@
-//! JSON-RPC 2.0, written by hand: ids, the envelope, the error object and its open codes.
+//! JSON-RPC 2.0, written by hand: ids, the envelope and its rules, the error object and its open
+//! codes.
 
+mod envelope;
 mod error_object;
 mod id;
 mod message;
 
+pub use envelope::DecodeError;
+pub(crate) use envelope::{RawEnvelope, classify_envelope};
 pub use error_object::{ErrorCode, ErrorObject};
 pub use id::RequestId;
-pub(crate) use message::RawEnvelope;
 pub use message::{Message, Notification, RawJson, Request, Response, ResponsePayload, Version, to_raw};
 
 use serde::{Deserialize, Deserializer};

@@ -123,6 +123,80 @@ pub struct PaginatedParams {
     pub extra: JsonObject,
 }
 
+/// A page of a paginated `*/list` result: its items, the cursor of the next page and how long it
+/// may be cached. Every list result declared by [`paginated_results!`](crate::paginated_results)
+/// implements it, so a client follows the pages of any of them with one loop.
+pub trait Paginated {
+    /// What the list holds.
+    type Item;
+    /// The items of this page.
+    fn items(&self) -> &[Self::Item];
+    /// The items of this page, taken.
+    fn into_items(self) -> Vec<Self::Item>;
+    /// The cursor of the next page; `None` on the last page.
+    fn next_cursor(&self) -> Option<&str>;
+    /// How long this page may be cached, in milliseconds (2026-07-28 `ttlMs`).
+    fn ttl_ms(&self) -> Option<u64>;
+}
+
+/// Declare the results of paginated `*/list` requests: each is its list of items plus the members
+/// every page has (`nextCursor`, the 2026-07-28 cache hints `ttlMs` and `cacheScope`,
+/// `resultType`, `_meta` and the members this crate does not model), and implements
+/// [`Paginated`].
+///
+/// `paginated_results! { /// docs
+///     ListToolsResult { /// The tools of this page.
+///         tools: Vec<Tool> } }`
+#[macro_export]
+#[doc(hidden)]
+macro_rules! paginated_results {
+    ($( $(#[$doc:meta])* $name:ident { $(#[$field_attr:meta])* $field:ident: Vec<$item:ty> } )*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, PartialEq, Default, ::serde::Serialize, ::serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            pub struct $name {
+                $(#[$field_attr])*
+                pub $field: Vec<$item>,
+                /// Cursor of the next page, if any.
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub next_cursor: Option<$crate::types::meta::Cursor>,
+                /// Cache lifetime in milliseconds (2026-07-28).
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub ttl_ms: Option<u64>,
+                /// Cache scope (2026-07-28).
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub cache_scope: Option<$crate::types::common::CacheScope>,
+                /// `resultType` (2026-07-28).
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub result_type: Option<$crate::types::common::ResultType>,
+                /// `_meta`.
+                #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+                pub meta: Option<$crate::types::meta::Meta>,
+                /// Members this crate does not model.
+                #[serde(flatten)]
+                pub extra: $crate::types::meta::JsonObject,
+            }
+
+            impl $crate::types::common::Paginated for $name {
+                type Item = $item;
+                fn items(&self) -> &[$item] {
+                    &self.$field
+                }
+                fn into_items(self) -> Vec<$item> {
+                    self.$field
+                }
+                fn next_cursor(&self) -> Option<&str> {
+                    self.next_cursor.as_deref()
+                }
+                fn ttl_ms(&self) -> Option<u64> {
+                    self.ttl_ms
+                }
+            }
+        )*
+    };
+}
+
 /// A result without content (ping, subscribe, setLevel): only `_meta` and open members.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct EmptyResult {
@@ -157,5 +231,62 @@ open_enum! {
         Private = "private",
         /// Cacheable by shared caches.
         Public = "public",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+    use serde::de::DeserializeOwned;
+    use serde_json::{Value, json};
+
+    use super::Paginated;
+    use crate::types::prompts::ListPromptsResult;
+    use crate::types::resources::{ListResourceTemplatesResult, ListResourcesResult};
+    use crate::types::skills::ListSkillsResult;
+    use crate::types::tools::ListToolsResult;
+
+    /// A page of `key` holding `item` twice, with every member a page has and one unknown.
+    fn page(key: &str, item: Value) -> Value {
+        json!({key: [item.clone(), item], "nextCursor": "c-2", "ttlMs": 1500, "cacheScope": "private",
+            "resultType": "complete", "_meta": {"k": 1}, "x-unknown": true})
+    }
+
+    fn check<T: Paginated + Serialize + DeserializeOwned>(key: &str, item: Value) {
+        let wire = page(key, item);
+        let page: T = serde_json::from_value(wire.clone()).unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert_eq!(page.items().len(), 2, "{key}");
+        assert_eq!(page.next_cursor(), Some("c-2"), "{key}");
+        assert_eq!(page.ttl_ms(), Some(1500), "{key}");
+        // Every member of the page but its items (whose own types decide) comes back as it was.
+        let (mut back, mut wire) = (serde_json::to_value(&page).unwrap(), wire);
+        assert_eq!(back[key].as_array().map(Vec::len), Some(2), "{key}");
+        back.as_object_mut().unwrap().remove(key);
+        wire.as_object_mut().unwrap().remove(key);
+        assert_eq!(back, wire, "{key}: the page's members round-trip");
+        assert_eq!(page.into_items().len(), 2, "{key}");
+        // The last page: no cursor, no hints.
+        let last: T = serde_json::from_value(json!({key: []})).unwrap();
+        assert_eq!((last.next_cursor(), last.ttl_ms(), last.items().len()), (None, None, 0), "{key}");
+    }
+
+    #[test]
+    fn every_list_result_is_a_page() {
+        check::<ListToolsResult>("tools", json!({"name": "t", "inputSchema": {"type": "object"}}));
+        check::<ListPromptsResult>("prompts", json!({"name": "p"}));
+        check::<ListResourcesResult>("resources", json!({"uri": "file:///a", "name": "a"}));
+        check::<ListResourceTemplatesResult>("resourceTemplates", json!({"uriTemplate": "file:///{x}", "name": "t"}));
+        check::<ListSkillsResult>(
+            "skills",
+            json!({"name": "s", "uri": "skill://s/SKILL.md", "description": "d", "digest": "sha256:00", "size": 1}),
+        );
+    }
+
+    #[test]
+    fn a_page_without_its_items_is_refused_except_for_skills() {
+        assert!(serde_json::from_value::<ListToolsResult>(json!({"nextCursor": "c"})).is_err());
+        assert!(serde_json::from_value::<ListResourceTemplatesResult>(json!({})).is_err());
+        let skills: ListSkillsResult = serde_json::from_value(json!({"nextCursor": "c"})).unwrap();
+        assert!(skills.items().is_empty());
     }
 }

@@ -392,6 +392,41 @@ crate::notification_methods! {
     Initialized = "notifications/initialized", NotificationParams;
 }
 
+/// The reserved `_meta` members of the 2026-07-28 lifecycle: who the client and server are and
+/// what the client can do.
+impl Meta {
+    /// The client capabilities of a 2026-07-28 request.
+    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        self.get(Self::CLIENT_CAPABILITIES)
+    }
+
+    /// The client info of a 2026-07-28 request.
+    pub fn client_info(&self) -> Option<Implementation> {
+        self.get(Self::CLIENT_INFO)
+    }
+
+    /// The server info of a 2026-07-28 result.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.get(Self::SERVER_INFO)
+    }
+
+    /// The reserved members of a 2026-07-28 request: protocol version, client capabilities and,
+    /// when given, client info.
+    pub fn for_request(
+        protocol_version: &str,
+        capabilities: &ClientCapabilities,
+        client_info: Option<&Implementation>,
+    ) -> Self {
+        let mut meta = Meta::new();
+        meta.set(Self::PROTOCOL_VERSION, protocol_version);
+        if let Some(info) = client_info {
+            meta.set(Self::CLIENT_INFO, info);
+        }
+        meta.set(Self::CLIENT_CAPABILITIES, capabilities);
+        meta
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

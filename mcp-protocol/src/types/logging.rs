@@ -89,6 +89,14 @@ crate::notification_methods! {
     LoggingMessage = "notifications/message", LoggingMessageParams;
 }
 
+/// The log level a 2026-07-28 request carries in `_meta`.
+impl Meta {
+    /// The log level a 2026-07-28 request opts in to.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.get(Self::LOG_LEVEL)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

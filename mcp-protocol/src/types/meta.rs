@@ -4,10 +4,6 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::common::Implementation;
-use super::lifecycle::ClientCapabilities;
-use super::logging::LoggingLevel;
-use super::tasks::RelatedTaskMetadata;
 use crate::jsonrpc::RequestId;
 
 /// A JSON object of open members: `_meta`, `experimental`, unknown future fields.
@@ -16,7 +12,9 @@ pub type JsonObject = serde_json::Map<String, Value>;
 /// The `_meta` object of a request, notification, result or content item.
 ///
 /// Kept open: every member survives a round trip. Typed accessors read the keys the protocol
-/// reserves; setters write them.
+/// reserves; setters write them. The accessors of a domain's keys live with the domain's types
+/// (`lifecycle` for capabilities and client and server info, `logging` for the log level,
+/// `tasks` for the related task), so that this module depends on none of them.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Meta(pub JsonObject);
@@ -76,47 +74,6 @@ impl Meta {
         self.get(Self::SUBSCRIPTION_ID)
     }
 
-    /// The client capabilities of a 2026-07-28 request.
-    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
-        self.get(Self::CLIENT_CAPABILITIES)
-    }
-
-    /// The client info of a 2026-07-28 request.
-    pub fn client_info(&self) -> Option<Implementation> {
-        self.get(Self::CLIENT_INFO)
-    }
-
-    /// The server info of a 2026-07-28 result.
-    pub fn server_info(&self) -> Option<Implementation> {
-        self.get(Self::SERVER_INFO)
-    }
-
-    /// The log level a 2026-07-28 request opts in to.
-    pub fn log_level(&self) -> Option<LoggingLevel> {
-        self.get(Self::LOG_LEVEL)
-    }
-
-    /// The task a 2025-11-25 message belongs to.
-    pub fn related_task(&self) -> Option<RelatedTaskMetadata> {
-        self.get(Self::RELATED_TASK)
-    }
-
-    /// The reserved members of a 2026-07-28 request: protocol version, client capabilities and,
-    /// when given, client info.
-    pub fn for_request(
-        protocol_version: &str,
-        capabilities: &ClientCapabilities,
-        client_info: Option<&Implementation>,
-    ) -> Self {
-        let mut meta = Meta::new();
-        meta.set(Self::PROTOCOL_VERSION, protocol_version);
-        if let Some(info) = client_info {
-            meta.set(Self::CLIENT_INFO, info);
-        }
-        meta.set(Self::CLIENT_CAPABILITIES, capabilities);
-        meta
-    }
-
     /// Whether `_meta` holds no member.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -131,8 +88,12 @@ pub type Cursor = String;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::json;
+
+    use super::*;
+    use crate::types::common::Implementation;
+    use crate::types::lifecycle::ClientCapabilities;
+    use crate::types::logging::LoggingLevel;
 
     #[test]
     fn reserved_keys_read_typed() {

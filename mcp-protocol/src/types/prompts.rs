@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{CacheScope, Icon, PaginatedParams, ResultType, Role};
+use super::common::{Icon, PaginatedParams, ResultType, Role};
 use super::content::ContentBlock;
-use super::meta::{Cursor, JsonObject, Meta};
+use super::meta::{JsonObject, Meta};
 use super::mrtr::{InputResponses, Outcome};
 
 /// A prompt or prompt template the server offers.
@@ -73,30 +73,12 @@ pub struct PromptMessage {
 /// Params of `prompts/list`.
 pub type ListPromptsParams = PaginatedParams;
 
-/// Result of `prompts/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListPromptsResult {
-    /// The prompts of this page.
-    pub prompts: Vec<Prompt>,
-    /// Cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// Cache lifetime in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Cache scope (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// `resultType` (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this crate does not model.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+crate::paginated_results! {
+    /// Result of `prompts/list`.
+    ListPromptsResult {
+        /// The prompts of this page.
+        prompts: Vec<Prompt>
+    }
 }
 
 /// Params of `prompts/get`.
@@ -171,6 +153,7 @@ crate::notification_methods! {
 mod tests {
     use super::*;
     use crate::method::RequestMethod;
+    use crate::types::common::CacheScope;
     use serde_json::json;
     use serde_json::value::RawValue;
 

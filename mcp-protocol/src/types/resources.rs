@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{Annotations, CacheScope, EmptyResult, Icon, PaginatedParams, ResultType};
 use super::content::{ResourceContents, ResourceLink};
-use super::meta::{Cursor, JsonObject, Meta};
+use super::meta::{JsonObject, Meta};
 use super::mrtr::{InputResponses, Outcome};
 
 /// A resource the server can read. Its members are exactly those of a `resource_link` content
@@ -46,59 +46,20 @@ pub struct ResourceTemplate {
 /// Params of `resources/list`.
 pub type ListResourcesParams = PaginatedParams;
 
-/// Result of `resources/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourcesResult {
-    /// The resources of this page.
-    pub resources: Vec<Resource>,
-    /// Cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// Cache lifetime in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Cache scope (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// `resultType` (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this crate does not model.
-    #[serde(flatten)]
-    pub extra: JsonObject,
-}
-
 /// Params of `resources/templates/list`.
 pub type ListResourceTemplatesParams = PaginatedParams;
 
-/// Result of `resources/templates/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourceTemplatesResult {
-    /// The templates of this page.
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// Cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// Cache lifetime in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Cache scope (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// `resultType` (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this crate does not model.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+crate::paginated_results! {
+    /// Result of `resources/list`.
+    ListResourcesResult {
+        /// The resources of this page.
+        resources: Vec<Resource>
+    }
+    /// Result of `resources/templates/list`.
+    ListResourceTemplatesResult {
+        /// The templates of this page.
+        resource_templates: Vec<ResourceTemplate>
+    }
 }
 
 /// Params of `resources/read`.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::common::{CacheScope, PaginatedParams, ResultType};
-use super::meta::{Cursor, JsonObject, Meta};
+use super::meta::{JsonObject, Meta};
 
 /// The extension's identifier, the key under `capabilities.extensions`.
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
@@ -117,31 +117,13 @@ impl Skill {
 /// Params of `skills/list`.
 pub type ListSkillsParams = PaginatedParams;
 
-/// Result of `skills/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListSkillsResult {
-    /// The skills of this page.
-    #[serde(default)]
-    pub skills: Vec<Skill>,
-    /// Cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// Cache lifetime in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Cache scope.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// `resultType` (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this crate does not model.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+crate::paginated_results! {
+    /// Result of `skills/list`.
+    ListSkillsResult {
+        /// The skills of this page.
+        #[serde(default)]
+        skills: Vec<Skill>
+    }
 }
 
 /// Params of `skills/get`.

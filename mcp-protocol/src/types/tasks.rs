@@ -256,6 +256,14 @@ crate::notification_methods! {
     TaskStatus = "notifications/tasks/status", TaskStatusParams;
 }
 
+/// The related task a 2025-11-25 message carries in `_meta`.
+impl Meta {
+    /// The task a 2025-11-25 message belongs to.
+    pub fn related_task(&self) -> Option<RelatedTaskMetadata> {
+        self.get(Self::RELATED_TASK)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::common::{CacheScope, Icon, PaginatedParams, ResultType};
+use super::common::{Icon, PaginatedParams, ResultType};
 use super::content::ContentBlock;
-use super::meta::{Cursor, JsonObject, Meta};
+use super::meta::{JsonObject, Meta};
 use super::mrtr::{InputResponses, Outcome};
 
 /// A tool the server offers.
@@ -81,30 +81,12 @@ pub struct ToolExecution {
 /// Params of `tools/list`.
 pub type ListToolsParams = PaginatedParams;
 
-/// Result of `tools/list`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListToolsResult {
-    /// The tools of this page.
-    pub tools: Vec<Tool>,
-    /// Cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Cursor>,
-    /// Cache lifetime in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Cache scope (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// `resultType` (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this crate does not model.
-    #[serde(flatten)]
-    pub extra: JsonObject,
+crate::paginated_results! {
+    /// Result of `tools/list`.
+    ListToolsResult {
+        /// The tools of this page.
+        tools: Vec<Tool>
+    }
 }
 
 /// Params of `tools/call`.

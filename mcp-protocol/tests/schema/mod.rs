@@ -6,6 +6,7 @@
 pub mod enums;
 pub mod errors;
 pub mod instances;
+pub mod revisions;
 pub mod spec;
 pub mod table;
 

@@ -29,6 +29,8 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 pub use challenge::Challenge;
 
+pub use crate::error::{AuthError, AuthStep};
+
 use crate::Secret;
 
 /// The request a transport is about to send, for providers whose credentials depend on it
@@ -140,62 +142,6 @@ impl Authorization for StaticBearer {
 
     fn rejected<'a>(&'a self, _: &'a Rejection) -> BoxFuture<'a, Result<Verdict, AuthError>> {
         futures::future::ready(Ok(Verdict::GiveUp)).boxed()
-    }
-}
-
-/// The step of the authorization flow that failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum AuthStep {
-    /// Finding the protected resource metadata or the authorization server's metadata.
-    Discovery,
-    /// Registering the client (or finding a registration to use).
-    Registration,
-    /// The user's authorization in the browser and the redirect back.
-    Authorization,
-    /// Exchanging the code, or refreshing, at the token endpoint.
-    Token,
-    /// Reading or writing the token store.
-    Store,
-    /// Authorization is needed and this run cannot ask the user (no browser step).
-    LoginRequired,
-    /// The server still refuses the new credentials.
-    Refused,
-}
-
-impl fmt::Display for AuthStep {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            AuthStep::Discovery => "discovery",
-            AuthStep::Registration => "client registration",
-            AuthStep::Authorization => "authorization",
-            AuthStep::Token => "token request",
-            AuthStep::Store => "token store",
-            AuthStep::LoginRequired => "login required",
-            AuthStep::Refused => "access refused",
-        })
-    }
-}
-
-/// A failed authorization. Its text names the step and never holds a secret.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("authorization failed ({step}): {message}")]
-pub struct AuthError {
-    /// The step that failed.
-    pub step: AuthStep,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl AuthError {
-    /// An error of `step`.
-    pub fn new(step: AuthStep, message: impl Into<String>) -> Self {
-        AuthError { step, message: crate::redact::mask_secrets(&message.into()).into_owned() }
-    }
-
-    /// Whether a person must log in (`mcp login`) before the server can be used.
-    pub fn needs_login(&self) -> bool {
-        self.step == AuthStep::LoginRequired
     }
 }
 

@@ -1,5 +1,5 @@
 //! Configuration of the HTTP transports: endpoint, headers, bearer token, limits and the resume
-//! policy, plus the [`Secret`] type that keeps tokens out of logs.
+//! policy.
 
 use std::fmt;
 use std::sync::Arc;
@@ -9,49 +9,10 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
 use crate::TransportError;
 use crate::auth::{Authorization, StaticBearer};
+use crate::redact::Secret;
 
 /// Default largest JSON body or SSE event accepted: 32 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
-
-/// A secret string (a bearer token). Its `Debug` and `Display` never show it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wrap a secret.
-    pub fn new(secret: impl Into<String>) -> Self {
-        Secret(secret.into())
-    }
-
-    /// The secret itself. Do not log it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(<redacted>)")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-impl From<String> for Secret {
-    fn from(s: String) -> Self {
-        Secret(s)
-    }
-}
-
-impl From<&str> for Secret {
-    fn from(s: &str) -> Self {
-        Secret(s.to_owned())
-    }
-}
 
 /// How a broken SSE stream is resumed: with `Last-Event-ID`, after the server's `retry` delay
 /// or an exponential backoff, a bounded number of times in a row.
@@ -179,21 +140,6 @@ pub(crate) fn build_client(connect_timeout: Duration) -> Result<reqwest::Client,
         .map_err(|e| TransportError::Other(format!("cannot build the HTTP client: {}", crate::redact::describe(&e))))
 }
 
-/// Parse and check an endpoint URL (http or https only). Errors show the URL redacted.
-pub(crate) fn parse_url(url: &str) -> Result<url::Url, TransportError> {
-    let parsed = url::Url::parse(url.trim())
-        .map_err(|e| TransportError::Other(format!("invalid URL {:?}: {e}", crate::redact::redact_url_str(url))))?;
-    match parsed.scheme() {
-        "http" | "https" => Ok(parsed),
-        other => Err(TransportError::Other(format!(
-            "unsupported URL scheme {other:?} in {} (expected http or https)",
-            redact_url(&parsed)
-        ))),
-    }
-}
-
-pub(crate) use crate::redact::redact_url;
-
 /// Whether the headers of a transport carry credentials (a bearer token, an `Authorization`
 /// header or another secret-looking header), for [`crate::http_policy::PlainHttpWarning`].
 pub(crate) fn has_credentials(headers: &HeaderMap) -> bool {
@@ -239,16 +185,5 @@ mod tests {
         assert_eq!(p.delay(None, 10), Duration::from_secs(1));
         assert_eq!(p.delay(Some(Duration::from_millis(30)), 1), Duration::from_millis(60));
         assert_eq!(p.delay(Some(Duration::from_secs(3600)), 0), Duration::from_secs(1));
-    }
-
-    #[test]
-    fn urls_are_checked_and_redacted() {
-        assert!(parse_url("ftp://x/").is_err());
-        let u = parse_url("https://user:pw@h:8443/mcp?token=abc#f").unwrap();
-        assert_eq!(redact_url(&u), "https://redacted:redacted@h:8443/mcp?token=redacted");
-        for bad in ["ftp://user:pw@h/x?token=abc", "http://user:pw@[bad/x?token=abc"] {
-            let e = parse_url(bad).unwrap_err().to_string();
-            assert!(!e.contains("pw") && !e.contains("abc") && !e.contains("user"), "{e}");
-        }
     }
 }

@@ -19,7 +19,6 @@
 //!   Credentials sent over plain http to a host that is not loopback are warned about, once.
 //! - Redirects: followed only within the endpoint's origin ([`crate::http_policy`]).
 
-pub(crate) mod body;
 mod config;
 mod inflight;
 mod modern;
@@ -40,12 +39,14 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::{oneshot, watch};
 
-pub use self::config::{DEFAULT_MAX_BODY_BYTES, ResumePolicy, Secret, StreamableHttpConfig};
-pub(crate) use self::config::{authorization_of, build_client, build_headers, has_credentials, parse_url, redact_url};
+pub use self::config::{DEFAULT_MAX_BODY_BYTES, ResumePolicy, StreamableHttpConfig};
+pub(crate) use self::config::{authorization_of, build_client, build_headers, has_credentials};
 use self::runtime::{EventQueue, TaskSet};
 pub(crate) use self::session::protocol_version_of;
 use self::session::{InitMemory, SessionState};
 use self::stream::SeenIds;
+use crate::http_policy::parse_url;
+use crate::redact::redact_url;
 use crate::{CancelHandling, CloseReason, Transport, TransportError, TransportEvent, TransportKind};
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -183,7 +184,7 @@ impl Inner {
     async fn send_request(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, TransportError> {
         match tokio::time::timeout(self.read_timeout, request.send()).await {
             Ok(Ok(response)) => Ok(response),
-            Ok(Err(e)) => Err(TransportError::Other(format!("HTTP request failed: {}", body::describe(&e)))),
+            Ok(Err(e)) => Err(TransportError::Other(format!("HTTP request failed: {}", crate::redact::describe(&e)))),
             Err(_) => Err(TransportError::Other(format!("no response from the server within {:?}", self.read_timeout))),
         }
     }
@@ -307,7 +308,7 @@ impl Inner {
                 tracing::debug!(server = %self.name, status = %r.status(), "the server refused to end the session")
             }
             Ok(Err(e)) => {
-                tracing::debug!(server = %self.name, error = %body::describe(&e), "could not end the session")
+                tracing::debug!(server = %self.name, error = %crate::redact::describe(&e), "could not end the session")
             }
             Err(_) => tracing::debug!(server = %self.name, "ending the session timed out"),
         }

@@ -11,9 +11,9 @@ use reqwest::header::{HeaderName, HeaderValue};
 use tokio::sync::oneshot;
 
 use super::Inner;
-use super::body::{self, status_error};
 use super::session::{is_session_expiry, reinitialize};
 use crate::TransportError;
+use crate::http_body::{self as body, status_error};
 
 /// How long sending `notifications/initialized` waits for the GET stream to be answered.
 const STANDALONE_OPEN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);

@@ -13,8 +13,8 @@ use mcp_protocol::{Message, RawJson, Request, RequestId, ResponsePayload};
 use reqwest::StatusCode;
 
 use super::Inner;
-use super::body::{self, BodyError, Events, status_error};
 use crate::TransportError;
+use crate::http_body::{self as body, BodyError, Events, status_error};
 
 /// What the transport knows of the server's session.
 #[derive(Debug, Clone, Default)]

@@ -10,9 +10,9 @@ use mcp_protocol::{Message, RequestId};
 use reqwest::StatusCode;
 
 use super::Inner;
-use super::body::{self, BodyError, Events};
 use super::session::is_session_expiry;
 use crate::TransportError;
+use crate::http_body::{self as body, BodyError, Events};
 
 /// How many event ids are remembered to drop replayed duplicates.
 const SEEN_IDS: usize = 4096;

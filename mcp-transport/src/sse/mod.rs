@@ -16,13 +16,11 @@ use mcp_protocol::{Message, codec};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use tokio::sync::oneshot;
 
-use crate::http::body::{self, Events};
 use crate::http::runtime::{EventQueue, TaskSet};
-use crate::http::{
-    DEFAULT_MAX_BODY_BYTES, Secret, authorization_of, build_client, build_headers, has_credentials, parse_url,
-    redact_url,
-};
-use crate::http_policy::PlainHttpWarning;
+use crate::http::{DEFAULT_MAX_BODY_BYTES, authorization_of, build_client, build_headers, has_credentials};
+use crate::http_body::{self as body, Events};
+use crate::http_policy::{PlainHttpWarning, parse_url};
+use crate::redact::{Secret, redact_url};
 use crate::{CloseReason, Transport, TransportError, TransportEvent, TransportKind};
 
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -146,7 +144,9 @@ impl SseTransport {
             }
             async {
                 tokio::time::timeout(config.endpoint_timeout, request.send()).await.map_err(|_| timed_out())?.map_err(
-                    |e| TransportError::Other(format!("opening the SSE stream failed: {}", body::describe(&e))),
+                    |e| {
+                        TransportError::Other(format!("opening the SSE stream failed: {}", crate::redact::describe(&e)))
+                    },
                 )
             }
         })
@@ -294,7 +294,7 @@ impl Inner {
                     match tokio::time::timeout(self.post_timeout, request.send()).await {
                         Ok(Ok(r)) => Ok(r),
                         Ok(Err(e)) => {
-                            Err(TransportError::Other(format!("HTTP request failed: {}", body::describe(&e))))
+                            Err(TransportError::Other(format!("HTTP request failed: {}", crate::redact::describe(&e))))
                         }
                         Err(_) => Err(TransportError::Other(format!(
                             "no response from the server within {:?}",

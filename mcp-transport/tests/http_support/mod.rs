@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,14 +15,6 @@ use axum::response::Response;
 use mcp_protocol::{Message, RequestId};
 use mcp_transport::{ResumePolicy, StreamableHttpConfig, Transport, TransportEvent};
 use serde_json::{Value, json};
-
-/// Every test runs under this bound: nothing may hang.
-pub const TEST_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Run a test body under [`TEST_TIMEOUT`].
-pub async fn bounded<F: Future<Output = ()>>(test: F) {
-    tokio::time::timeout(TEST_TIMEOUT, test).await.expect("the test hung");
-}
 
 /// One request the server got.
 #[derive(Debug, Clone)]

@@ -45,6 +45,13 @@ pub enum LlmDialect {
 }
 
 impl ExposedTool {
+    /// The OpenAI function-tool definition:
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}`, the
+    /// parameters cleaned (see [`LlmDialect`]).
+    pub fn to_llm_definition(&self) -> Value {
+        self.to_llm_definition_for(LlmDialect::OpenAi)
+    }
+
     /// The definition of this tool in `dialect`.
     pub fn to_llm_definition_for(&self, dialect: LlmDialect) -> Value {
         let name = Value::String(self.llm_name.clone());

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::dialect::{LlmDialect, nulls};
 use crate::names::MAX_NAME_LEN;
-use crate::{ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec};
+use crate::{ExposedTool, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider};
 use availability::{Gate, ToolAvailability};
 use search::{SearchArgs, TOOL_SEARCH_NAME, search_deferred, search_result};
 use snapshot::Snapshot;
@@ -50,7 +50,7 @@ impl Default for RegistryOptions {
 pub struct AppOrigin {
     /// The provider's name, as [`ExposedTool::provider`].
     pub provider: String,
-    /// The namespace, as [`ToolSpec::namespace`].
+    /// The namespace, as [`ToolSpec::namespace`](crate::ToolSpec::namespace).
     pub namespace: Option<String>,
 }
 
@@ -58,27 +58,6 @@ impl AppOrigin {
     /// The origin of apps served by `provider` under `namespace`.
     pub fn new(provider: impl Into<String>, namespace: Option<String>) -> Self {
         Self { provider: provider.into(), namespace }
-    }
-}
-
-/// A tool as the registry exposes it: its LLM name, the provider that serves it, and its spec
-/// (with the provider's own name in `spec.name`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExposedTool {
-    /// The name the LLM sees and calls, matching `^[a-zA-Z0-9_-]{1,64}$`.
-    pub llm_name: String,
-    /// The name of the provider that serves the tool.
-    pub provider: String,
-    /// The tool's spec as its provider declared it (shared: cloning an `ExposedTool` is cheap).
-    pub spec: Arc<ToolSpec>,
-}
-
-impl ExposedTool {
-    /// The OpenAI function-tool definition:
-    /// `{"type": "function", "function": {"name", "description", "parameters"}}`, the
-    /// parameters cleaned (see [`LlmDialect`]).
-    pub fn to_llm_definition(&self) -> Value {
-        self.to_llm_definition_for(LlmDialect::OpenAi)
     }
 }
 

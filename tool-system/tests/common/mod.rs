@@ -1,14 +1,12 @@
-//! Shared test support: a scriptable provider, a tracing capture, a timeout.
+//! Shared test support: a scriptable provider and a tracing capture.
 
 #![allow(dead_code)] // each test binary uses a different part
 
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::thread::ThreadId;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::json;
@@ -16,11 +14,6 @@ use tool_system::{ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvo
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
-
-/// Runs `future`, failing the test if it takes longer than 10 seconds.
-pub async fn within<F: Future>(future: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(10), future).await.expect("the test timed out")
-}
 
 /// A provider whose tool list is set by the test. Every call answers
 /// `"<provider>:<tool>"` and is recorded with its context.

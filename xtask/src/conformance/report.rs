@@ -7,8 +7,7 @@ use std::path::Path;
 
 use xtask::project_root;
 
-use super::requirements::requirement_sets;
-use super::{REQUIRED, Result, SUITE_VERSIONS, heading};
+use super::{REQUIRED, Result, SUITE_VERSIONS, heading, requirement_sets};
 
 /// The expected-failures file, relative to the workspace root.
 pub(super) const EXPECTED_FAILURES: &str = "xtask/conformance/expected-failures.txt";

@@ -20,9 +20,6 @@ use std::time::{Duration, Instant};
 use super::report::Row;
 use super::{Result, capture, collect_results, conformance_dir, node_command, output_tail, run_suite};
 
-/// The suite versions that bundle requirement sets, and the sets run with each.
-pub const REQUIREMENT_SETS: &[(&str, &[&str])] = &[("0.2.0-alpha.12", &["2026-07-28", "2025-11-25"])];
-
 /// The scenarios whose client is right to stop with an error (the suite's `allowClientError`):
 /// the server misbehaves and the client must refuse to go on. In a set run such a client passes
 /// when its checks pass and it stopped on a refused authorization (its last stderr line is an
@@ -46,11 +43,6 @@ pub const CLIENT_MUST_REFUSE_SKILL: &[&str] =
 /// The longest a whole requirement-set run may take (its scenarios run concurrently, each bounded
 /// by the suite's client timeout).
 const SET_DEADLINE: Duration = Duration::from_secs(300);
-
-/// The requirement sets run with a suite version.
-pub(super) fn requirement_sets(version: &str) -> &'static [&'static str] {
-    REQUIREMENT_SETS.iter().find(|(v, _)| *v == version).map_or(&[], |(_, sets)| sets)
-}
 
 /// The client scenarios of a requirement set, each with whether the set scores it.
 fn list_set(node: &Path, entry: &Path, revision: &str) -> Result<Vec<(String, bool)>> {
@@ -219,6 +211,7 @@ fn is_timestamp(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conformance::{REQUIREMENT_SETS, requirement_sets};
 
     #[test]
     fn a_set_list_names_its_client_scenarios() {

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::*;
 
 /// A temporary directory, removed on drop.
-struct TempDir(PathBuf);
+pub(super) struct TempDir(pub(super) PathBuf);
 
 impl TempDir {
-    fn new() -> TempDir {
+    pub(super) fn new() -> TempDir {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("xtask-tidy-{}-{n}", std::process::id()));
@@ -19,7 +19,7 @@ impl TempDir {
         TempDir(dir)
     }
 
-    fn write(&self, file: &str, text: &str) {
+    pub(super) fn write(&self, file: &str, text: &str) {
         let path = self.0.join(file);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, text).unwrap();

@@ -27,6 +27,8 @@
 //! References it cannot resolve on its own (to other documents) are left to the compiler, which
 //! refuses them.
 
+mod recursion;
+
 use std::collections::HashMap;
 
 use mcp_protocol::types::meta::JsonObject;
@@ -65,7 +67,7 @@ pub fn screen_schema(schema: &JsonObject) -> Result<(), String> {
     let index = Index::build(schema)?;
     let edges = index.in_place_edges();
     let finished = check_cycles_and_expansion(&index, &edges)?;
-    super::recursion::check_compounding(&index, &edges, &finished)
+    recursion::check_compounding(&index, &edges, &finished)
 }
 
 /// A step from a value to one of its children: a member name or an array position.

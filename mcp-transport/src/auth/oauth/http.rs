@@ -13,7 +13,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 
 use crate::auth::jose::{DpopKey, NonceFrom};
-use crate::http::body;
+use crate::http_body as body;
 
 /// Largest metadata, registration or token answer read.
 pub(crate) const MAX_AUTH_BODY: usize = 256 * 1024;
@@ -54,8 +54,10 @@ impl AuthHttp {
     /// Send `request` and read its answer, all within the timeout.
     pub(crate) async fn send(&self, request: reqwest::RequestBuilder) -> Result<Answer, HttpFailure> {
         let work = async {
-            let mut response =
-                request.send().await.map_err(|e| HttpFailure(format!("request failed: {}", body::describe(&e))))?;
+            let mut response = request
+                .send()
+                .await
+                .map_err(|e| HttpFailure(format!("request failed: {}", crate::redact::describe(&e))))?;
             let status = response.status().as_u16();
             let dpop_nonce = response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok()).map(str::to_owned);
             let body = body::read_limited(&mut response, MAX_AUTH_BODY, Some(self.timeout))
@@ -127,7 +129,7 @@ impl<'c> oauth2::AsyncHttpClient<'c> for AuthHttp {
     fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
         Box::pin(async move {
             let request = reqwest::Request::try_from(request)
-                .map_err(|e| HttpFailure(format!("invalid token request: {}", body::describe(&e))))?;
+                .map_err(|e| HttpFailure(format!("invalid token request: {}", crate::redact::describe(&e))))?;
             let answer = self
                 .send_token(|| {
                     request.try_clone().ok_or_else(|| HttpFailure("the token request cannot be repeated".into()))

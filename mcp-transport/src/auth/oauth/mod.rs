@@ -193,8 +193,8 @@ fn union(a: &[String], b: &[String]) -> Vec<String> {
 impl OAuthClient {
     /// The client of the MCP server `name` at `server_url`.
     pub fn new(name: impl Into<String>, server_url: &str, settings: OAuthSettings) -> Result<Self, AuthError> {
-        let server =
-            crate::http::parse_url(server_url).map_err(|e| AuthError::new(AuthStep::Discovery, e.to_string()))?;
+        let server = crate::http_policy::parse_url(server_url)
+            .map_err(|e| AuthError::new(AuthStep::Discovery, e.to_string()))?;
         let client = crate::http_policy::client_builder(Duration::from_secs(10))
             .build()
             .map_err(|e| AuthError::new(AuthStep::Discovery, crate::redact::describe(&e)))?;

@@ -1,0 +1,137 @@
+//! The stdio transport's `send` against children that read slowly or exit at once.
+//!
+//! - A send that times out (or whose future is dropped) while the pipe is full writes nothing of
+//!   its message, every send that returned `Ok` is written whole, and no line is glued to another.
+//! - A server that exits at once has its exit status and stderr tail in the error, every time,
+//!   whether the error comes from `send` or from `recv`.
+//!
+//! Every test runs under a hang guard; every child is ended by `close`.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use mcp_protocol::{Message, RequestId};
+use mcp_transport::{CloseReason, StdioTransport, Transport, TransportError, TransportEvent};
+use serde_json::json;
+use test_support::stdio::{sh, slow_reader};
+use test_support::within;
+
+/// A request with a `payload` of `bytes` bytes.
+fn request(id: i64, bytes: usize) -> Message {
+    let params = json!({"payload": "x".repeat(bytes)});
+    Message::request(RequestId::Number(id), "test/big", Some(&params)).unwrap()
+}
+
+/// A file name under the temporary directory, unique to this process and `tag`.
+fn scratch(tag: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("mcp-stdio-send-{}-{tag}", std::process::id()))
+}
+
+#[tokio::test]
+async fn timed_out_sends_write_nothing_and_accepted_sends_are_written_whole() {
+    let out = scratch("lines");
+    within(async {
+        // The child reads nothing for a second (the pipe fills up), then copies stdin to a file.
+        let transport = StdioTransport::spawn(slow_reader(&out, Duration::from_secs(1))).unwrap();
+        let mut accepted = BTreeSet::new();
+        let mut refused = BTreeSet::new();
+        for id in 0..48 {
+            match tokio::time::timeout(Duration::from_millis(100), transport.send(request(id, 256 * 1024))).await {
+                Ok(Ok(())) => {
+                    accepted.insert(id);
+                }
+                Ok(Err(e)) => panic!("send {id} failed: {e}"),
+                Err(_) => {
+                    refused.insert(id);
+                }
+            }
+        }
+        // A dropped send (polled once, then abandoned) is the same as a timed-out one.
+        {
+            let mut dropped = transport.send(request(1000, 256 * 1024));
+            if futures::poll!(&mut dropped).is_ready() {
+                accepted.insert(1000);
+            } else {
+                refused.insert(1000);
+            }
+        }
+        // A normal request after all that still goes out, whole.
+        transport.send(request(2000, 10)).await.unwrap();
+        accepted.insert(2000);
+        assert!(!refused.is_empty(), "the pipe never filled up: the test proves nothing");
+        // Let the child copy everything, then end it.
+        let expected_bytes: usize = accepted.iter().map(|&id| encoded_len(id)).sum();
+        while std::fs::metadata(&out).map(|m| m.len() as usize).unwrap_or(0) < expected_bytes {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        transport.close().await;
+        let written = std::fs::read(&out).unwrap();
+        let mut seen = BTreeSet::new();
+        for (n, line) in written.split(|&b| b == b'\n').filter(|l| !l.is_empty()).enumerate() {
+            let value: serde_json::Value = serde_json::from_slice(line)
+                .unwrap_or_else(|e| panic!("line {n} ({} bytes) is not whole JSON: {e}", line.len()));
+            seen.insert(value["id"].as_i64().unwrap());
+        }
+        assert_eq!(seen, accepted, "the child got exactly the accepted sends (refused: {refused:?})");
+    })
+    .await;
+    let _ = std::fs::remove_file(&out);
+}
+
+fn encoded_len(id: i64) -> usize {
+    let bytes = if id == 2000 { 10 } else { 256 * 1024 };
+    mcp_protocol::codec::encode_line(&request(id, bytes)).len()
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_once_reports_its_stderr_every_time() {
+    within(async {
+        for run in 0..30 {
+            let script = "echo first-line >&2; echo cannot-start-here >&2; exit 3";
+            let transport = StdioTransport::spawn(sh("failing", script, &[])).unwrap();
+            // Sending after the exit hits a broken pipe, sending before it does not: both ways
+            // the error must carry the tail.
+            if run % 2 == 1 {
+                while transport.diagnostics_tail().len() < 2 {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let mut errors = Vec::new();
+            for id in 0..3 {
+                match transport.send(request(id, 10)).await {
+                    Ok(()) => {}
+                    Err(e) => errors.push(e.to_string()),
+                }
+            }
+            let reason = match transport.recv().await {
+                TransportEvent::Closed(reason) => reason,
+                other => panic!("run {run}: unexpected {other:?}"),
+            };
+            let CloseReason::Exited { status, stderr_tail } = &reason else {
+                panic!("run {run}: expected an exit, got {reason}");
+            };
+            assert_eq!(status.and_then(|s| s.code()), Some(3), "run {run}: {reason}");
+            assert_eq!(stderr_tail, &["first-line", "cannot-start-here"], "run {run}: {reason}");
+            // Sending after the end fails with the same reason.
+            errors.push(transport.send(request(9, 10)).await.unwrap_err().to_string());
+            for e in &errors {
+                assert!(e.contains("exit status: 3") && e.contains("cannot-start-here"), "run {run}: {e}");
+            }
+            transport.close().await;
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn send_after_close_fails_at_once() {
+    within(async {
+        let transport = StdioTransport::spawn(sh("closed", "exec cat", &[])).unwrap();
+        transport.send(request(1, 10)).await.unwrap();
+        transport.close().await;
+        let err = transport.send(request(2, 10)).await.unwrap_err();
+        assert!(matches!(err, TransportError::Closed(CloseReason::Closed)), "{err}");
+    })
+    .await
+}
