@@ -10,6 +10,15 @@
 //!   HTTP servers in their own process group on a loopback port, recording host callbacks.
 //! - [`oauth_peers`]: the browser part of an OAuth authorization done over HTTP (clicking
 //!   through a real authorization server's login and consent pages), as a `BrowserStep`.
+//!
+//! ```
+//! use serde_json::json;
+//!
+//! // The arguments object of a call, and a free loopback port for a peer to listen on.
+//! let arguments = tests::peers::args(json!({"text": "hi"})).expect("an object");
+//! assert_eq!(arguments["text"], "hi");
+//! assert_ne!(tests::peers::free_port(), 0);
+//! ```
 
 pub mod chaos;
 pub mod fake;

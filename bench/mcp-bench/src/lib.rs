@@ -4,6 +4,12 @@
 //! Every measured section reports `total_ms` (wall clock) and `cpu_ms` (the client process's CPU
 //! time, user and system, over the same section): on a shared machine the wall clock also measures
 //! the scheduler, while CPU time is what the client itself spent.
+//!
+//! ```
+//! // Every call of W1 and W2 sends a distinct text of the same length.
+//! assert_ne!(mcp_bench::echo_text(1), mcp_bench::echo_text(2));
+//! assert_eq!(mcp_bench::echo_text(1).len(), mcp_bench::echo_text(99_999).len());
+//! ```
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
