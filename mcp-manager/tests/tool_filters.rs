@@ -283,6 +283,11 @@ async fn enabled_tools_keeps_only_the_listed_ones_and_warns_once_of_a_missing_na
         assert!(matches!(&err, ManagerError::DisabledTool { server, .. } if server == "a"), "{err:?}");
         let warnings: Vec<String> = manager.routing().filter_warnings().iter().map(ToString::to_string).collect();
         assert_eq!(warnings, [r#"server "a": enabled_tools names tool "nope", which the server does not have"#]);
+        // The host sees it in the server's status, which it does not degrade.
+        let a = manager.server_status("a").unwrap();
+        assert_eq!(a.notices, warnings);
+        assert_eq!(a.state, mcp_manager::ServerState::Ready);
+        assert!(manager.server_status("b").unwrap().notices.is_empty());
 
         // Rebuilding the table (here: b restarts) keeps the warning in the table but logs it no more.
         manager.restart("b").await.unwrap();

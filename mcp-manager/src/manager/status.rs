@@ -47,6 +47,9 @@ pub struct ServerStatus {
     /// earlier server in config order) and the names it won from later servers: see
     /// [`Conflict`].
     pub conflicts: Vec<Conflict>,
+    /// What the host should know that does not degrade the server: names in its
+    /// `enabled_tools` that it does not offer (a typo, or a tool it dropped).
+    pub notices: Vec<String>,
     /// The last error: why it failed or was lost.
     pub last_error: Option<String>,
     /// The last lines of the server's stderr (stdio), kept with the last error.
@@ -78,6 +81,7 @@ impl ServerStatus {
             resource_template_count: 0,
             warnings: Vec::new(),
             conflicts: Vec::new(),
+            notices: Vec::new(),
             last_error: None,
             stderr_tail: Vec::new(),
             needs_login: false,
@@ -158,8 +162,9 @@ impl Serialize for Conflict {
     }
 }
 
-/// `status` with what `routing` says of its server: the counts of what is routed to it, and the
-/// conflicts it is part of (names it lost, and names it won from a later server).
+/// `status` with what `routing` says of its server: the counts of what is routed to it, the
+/// conflicts it is part of (names it lost, and names it won from a later server), and the names
+/// of its `enabled_tools` it does not offer.
 pub(crate) fn with_routing(
     mut status: ServerStatus,
     routing: &Routing,
@@ -175,6 +180,8 @@ pub(crate) fn with_routing(
         })
         .cloned()
         .collect();
+    status.notices =
+        routing.filter_warnings().iter().filter(|w| w.server == status.name).map(ToString::to_string).collect();
     status
 }
 
