@@ -116,7 +116,8 @@ impl McpConnection {
                         });
                     }
                     url_retries += 1;
-                    self.complete_url_elicitations(e, M::METHOD, modern, &deadline).await?;
+                    // Boxed, as the input rounds below: rare, and large in every request's state.
+                    Box::pin(self.complete_url_elicitations(e, M::METHOD, modern, &deadline)).await?;
                     continue;
                 }
                 Err(e) => return Err(e.into()),
@@ -145,7 +146,7 @@ impl McpConnection {
                 None
             } else {
                 pause = STILL_WAITING_FIRST_PAUSE;
-                match tokio::time::timeout_at(deadline.at(), answer_all(&session, &handler, requests)).await {
+                match Box::pin(tokio::time::timeout_at(deadline.at(), answer_all(&session, &handler, requests))).await {
                     Err(_) => return Err(deadline.timeout_error(self.name(), M::METHOD)),
                     Ok(Err(failed)) => {
                         return Err(ConnectionError::InputRequestFailed {

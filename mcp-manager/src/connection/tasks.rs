@@ -321,7 +321,9 @@ impl McpConnection {
         // A listing only for a server that runs tool calls as tasks (2025-11-25 capability).
         let inventory = match self.cached_inventory() {
             Some(inventory) => inventory,
-            None if self.server_info().await?.capabilities.supports_tool_call_tasks() => self.inventory().await.ok()?,
+            None if self.server_info().await?.capabilities.supports_tool_call_tasks() => {
+                Box::pin(self.inventory()).await.ok()?
+            }
             None => return None,
         };
         let tool = inventory.tools.iter().find(|t| t.name == name)?;
@@ -380,7 +382,8 @@ impl McpConnection {
             Outcome::TaskHandle(handle) => Snapshot::Modern(Box::new(handle)),
             other => return Ok(other),
         };
-        let result = self.follow(snapshot, &deadline, &task).await;
+        // Boxed: following a task is rare, and its state would weigh on every call's future.
+        let result = Box::pin(self.follow(snapshot, &deadline, &task)).await;
         drop(progress_guard);
         result.map(Outcome::Complete)
     }

@@ -111,7 +111,8 @@ impl McpManager {
             arguments: arguments.clone().unwrap_or_default(),
             caller: caller.clone(),
         };
-        match interceptors.run_before(call.clone()).await {
+        // Boxed, as run_after: a call without interceptors does not carry their state.
+        match Box::pin(interceptors.run_before(call.clone())).await {
             Before::Proceed(None) => Ok((arguments, Some(call))),
             Before::Proceed(Some(rewritten)) => {
                 call.arguments = rewritten.clone();
@@ -289,7 +290,7 @@ impl McpManager {
         };
         let interceptors = &self.shared.options.interceptors;
         let result = match call {
-            Some(call) if interceptors.has_after() => interceptors.run_after(&call, result).await,
+            Some(call) if interceptors.has_after() => Box::pin(interceptors.run_after(&call, result)).await,
             _ => result,
         };
         (sent, result)

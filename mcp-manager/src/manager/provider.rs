@@ -97,8 +97,14 @@ impl ToolProvider for McpToolProvider {
         Box::pin(async move {
             let (options, task) = call_options(&ctx.control);
             let caller = super::Caller::from(&ctx);
-            let call =
-                self.manager.execute_tool_as(&caller, &invocation.tool_name, Some(invocation.arguments), options, task);
+            // Boxed: the call's state is kilobytes, and select! would move it several times.
+            let call = Box::pin(self.manager.execute_tool_as(
+                &caller,
+                &invocation.tool_name,
+                Some(invocation.arguments),
+                options,
+                task,
+            ));
             let result = tokio::select! {
                 biased;
                 result = call => result,
