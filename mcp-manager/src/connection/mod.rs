@@ -517,6 +517,43 @@ impl McpConnection {
         }
     }
 
+    /// Whether the agreed protocol version is of the modern era (`false` while not connected).
+    /// One lock, and no copy of the [`ServerInfo`]: every tool call asks.
+    pub(crate) async fn is_modern(&self) -> bool {
+        self.live
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|l| l.server.protocol_version.era() == Some(mcp_protocol::Era::Modern))
+    }
+
+    /// The open session (as [`McpConnection::session`]) and whether its era is modern, under
+    /// one lock.
+    pub(crate) async fn session_and_era(&self) -> Result<(Session, bool), ConnectionError> {
+        let live = self.live.lock().await;
+        let Some(l) = live.as_ref() else {
+            return Err(ConnectionError::NotConnected(self.name.clone()));
+        };
+        let modern = l.server.protocol_version.era() == Some(mcp_protocol::Era::Modern);
+        match l.session.close_reason() {
+            None => Ok((l.session.clone(), modern)),
+            Some(reason) => Err(SessionError::Closed { server: Arc::from(self.name.as_str()), reason }.into()),
+        }
+    }
+
+    /// The agreed protocol version and the transport's session id (empty and `None` while not
+    /// connected), under one lock: what a tool result's metadata says of the connection.
+    pub(crate) async fn version_and_session_id(&self) -> (String, Option<String>) {
+        match self.live.lock().await.as_ref() {
+            Some(l) => {
+                // A closed session's id is no longer the server's: reported as none, as before.
+                let id = l.session.close_reason().is_none().then(|| l.session.transport().session_id()).flatten();
+                (l.server.protocol_version.to_string(), id)
+            }
+            None => (String::new(), None),
+        }
+    }
+
     async fn call<M: RequestMethod>(
         &self,
         params: &M::Params,

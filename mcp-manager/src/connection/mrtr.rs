@@ -80,8 +80,7 @@ impl McpConnection {
         M: RequestMethod<Result = Outcome<T>>,
         M::Params: RetryParams,
     {
-        let session = self.session().await?;
-        let modern = self.server_info().await.and_then(|i| i.protocol_version.era()) == Some(mcp_protocol::Era::Modern);
+        let (session, modern) = self.session_and_era().await?;
         let handler = CallbackHandler::new(self.name(), self.options.callbacks.clone());
         let timeout = options.timeout.unwrap_or(self.options.session.request_timeout);
         let deadline = CallDeadline::new(timeout, self.options.session.max_request_timeout);

@@ -311,7 +311,7 @@ impl McpConnection {
     }
 
     async fn modern(&self) -> bool {
-        self.server_info().await.and_then(|i| i.protocol_version.era()) == Some(mcp_protocol::Era::Modern)
+        self.is_modern().await
     }
 
     /// The `execution.taskSupport` of tool `name`: from the cached inventory, else from a

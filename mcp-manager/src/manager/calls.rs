@@ -24,8 +24,7 @@ struct Served {
 
 impl Served {
     async fn by(conn: &crate::connection::McpConnection) -> Served {
-        let protocol_version = conn.server_info().await.map(|i| i.protocol_version.to_string()).unwrap_or_default();
-        let session_id = conn.session().await.ok().and_then(|s| s.transport().session_id());
+        let (protocol_version, session_id) = conn.version_and_session_id().await;
         Served { protocol_version, session_id }
     }
 }
