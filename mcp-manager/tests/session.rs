@@ -51,7 +51,7 @@ async fn typed_request_gets_typed_result() {
             result.tools,
             vec![Tool {
                 name: "echo".into(),
-                input_schema: json!({"type": "object"}).as_object().unwrap().clone(),
+                input_schema: json!({"type": "object"}).as_object().unwrap().clone().into(),
                 ..Default::default()
             }]
         );

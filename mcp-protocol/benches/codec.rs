@@ -87,7 +87,7 @@ fn tool(i: usize) -> Tool {
              file that is not open yet.\nReturns matching paths with line numbers, \"quoted\" snippets \
              and a summary; large results are paginated."
         )),
-        input_schema: object(schema),
+        input_schema: object(schema).into(),
         output_schema: i.is_multiple_of(3).then(|| {
             object(json!({
                 "type": "object",

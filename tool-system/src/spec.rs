@@ -1,6 +1,8 @@
 //! What a tool is: [`ToolSpec`] with its [`ToolIcon`]s, [`ToolAnnotation`] and [`ToolCallers`].
 
-use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::ToolVisibility;
@@ -20,9 +22,15 @@ pub struct ToolSpec {
     /// What the tool does, for the LLM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// The JSON Schema of the arguments object.
-    #[serde(default = "empty_object_schema")]
-    pub parameters: Value,
+    /// The JSON Schema of the arguments object, shared rather than copied: an adapter hands
+    /// over the schema it decoded (the MCP one shares the tool's `inputSchema`), and the
+    /// registry's listings and LLM definitions read it in place.
+    #[serde(
+        default = "shared_empty_object_schema",
+        serialize_with = "serialize_shared",
+        deserialize_with = "deserialize_shared"
+    )]
+    pub parameters: Arc<Value>,
     /// The JSON Schema of the structured output, if the tool declares one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
@@ -88,6 +96,18 @@ impl ToolCallers {
     }
 }
 
+fn shared_empty_object_schema() -> Arc<Value> {
+    Arc::new(empty_object_schema())
+}
+
+fn serialize_shared<S: Serializer>(value: &Arc<Value>, serializer: S) -> Result<S::Ok, S::Error> {
+    value.as_ref().serialize(serializer)
+}
+
+fn deserialize_shared<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Arc::new)
+}
+
 /// The schema of a tool that takes no arguments: `{"type": "object", "properties": {}}`.
 pub fn empty_object_schema() -> Value {
     let mut schema = Map::new();
@@ -103,7 +123,7 @@ impl ToolSpec {
             name: name.into(),
             title: None,
             description: None,
-            parameters: empty_object_schema(),
+            parameters: shared_empty_object_schema(),
             output_schema: None,
             icons: Vec::new(),
             annotation: None,
@@ -128,9 +148,9 @@ impl ToolSpec {
         self
     }
 
-    /// Sets the arguments schema.
-    pub fn with_parameters(mut self, parameters: Value) -> Self {
-        self.parameters = parameters;
+    /// Sets the arguments schema (a [`Value`], or an `Arc<Value>` to share one without a copy).
+    pub fn with_parameters(mut self, parameters: impl Into<Arc<Value>>) -> Self {
+        self.parameters = parameters.into();
         self
     }
 

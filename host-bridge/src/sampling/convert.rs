@@ -215,7 +215,7 @@ pub(crate) fn to_chat_request(
         .map(|t| ToolDefinition {
             name: names.llm_name(&t.name),
             description: t.description.clone(),
-            parameters: Value::Object(t.input_schema.clone()),
+            parameters: Value::Object((*t.input_schema).clone()),
         })
         .collect();
     let choice = match params.tool_choice.as_ref().and_then(|c| c.mode.as_ref()) {

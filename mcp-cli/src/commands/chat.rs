@@ -25,7 +25,7 @@ pub(crate) async fn run(session: &Started, args: &ChatArgs) -> Result<ExitCode, 
         .map(|t| ToolDefinition {
             name: t.llm_name.clone(),
             description: t.spec.description.clone().or_else(|| t.spec.title.clone()),
-            parameters: t.spec.parameters.clone(),
+            parameters: (*t.spec.parameters).clone(),
         })
         .collect();
     terminal::errln(&format!(

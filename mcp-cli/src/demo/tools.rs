@@ -42,7 +42,7 @@ fn tool(name: &str, title: &str, description: &str, input: Value, output: Option
         name: name.into(),
         title: Some(title.into()),
         description: Some(description.into()),
-        input_schema: object(input),
+        input_schema: object(input).into(),
         output_schema: output.map(object),
         annotations: Some(ToolAnnotations {
             read_only_hint: Some(true),

@@ -74,8 +74,9 @@ pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolS
         name: tool.name.clone(),
         title,
         description: tool.description.clone(),
-        // Collected rather than cloned: a clone keeps the decoded map's spare capacity.
-        parameters: Value::Object(tool.input_schema.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+        // Shared with the inventory, not copied: a host listing thousands of tools keeps each
+        // schema once.
+        parameters: tool.input_schema.shared(),
         output_schema: tool.output_schema.clone().map(Value::Object),
         icons: tool.icons.iter().flatten().map(tool_icon).collect(),
         annotation: tool.annotations.as_ref().map(annotation),

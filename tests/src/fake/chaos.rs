@@ -68,7 +68,7 @@ pub(crate) fn tool(name: &str) -> Tool {
     Tool {
         name: name.into(),
         description: Some("Misbehaves as its arguments say (see the fake server's docs)".into()),
-        input_schema,
+        input_schema: input_schema.into(),
         ..Default::default()
     }
 }

@@ -33,7 +33,7 @@ fn tool(name: &str, description: &str, input_schema: Value) -> Tool {
     Tool {
         name: name.into(),
         description: Some(description.into()),
-        input_schema: schema(input_schema),
+        input_schema: schema(input_schema).into(),
         ..Default::default()
     }
 }

@@ -29,7 +29,7 @@ use line_transport::LineTransport;
 
 fn tool(name: &str) -> Tool {
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
-    Tool { name: name.into(), input_schema: schema.as_object().unwrap().clone(), ..Default::default() }
+    Tool { name: name.into(), input_schema: schema.as_object().unwrap().clone().into(), ..Default::default() }
 }
 
 fn answer(request: ClientRequest) -> Result<RawJson, ErrorObject> {

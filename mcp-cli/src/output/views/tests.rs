@@ -12,7 +12,7 @@ fn tool(name: &str, description: &str) -> ToolEntry {
         tool: Tool {
             name: name.into(),
             description: Some(description.into()),
-            input_schema: input.as_object().unwrap().clone(),
+            input_schema: input.as_object().unwrap().clone().into(),
             ..Default::default()
         },
     }

@@ -11,8 +11,11 @@ use super::{Rev, Variant, cache_hints, complete, content, icons, item_meta, obje
 
 /// A tool; `full` fills every member the revision has.
 pub fn tool(rev: Rev, full: bool) -> Tool {
-    let mut tool =
-        Tool { name: "get_weather".to_owned(), input_schema: object(json!({"type": "object"})), ..Default::default() };
+    let mut tool = Tool {
+        name: "get_weather".to_owned(),
+        input_schema: object(json!({"type": "object"})).into(),
+        ..Default::default()
+    };
     if !full {
         return tool;
     }
@@ -20,7 +23,8 @@ pub fn tool(rev: Rev, full: bool) -> Tool {
         "type": "object",
         "properties": {"city": {"type": "string"}},
         "required": ["city"]
-    }));
+    }))
+    .into();
     tool.description = Some("Current weather of a city".to_owned());
     if rev >= Rev::V2025_03_26 {
         tool.annotations = Some(ToolAnnotations {

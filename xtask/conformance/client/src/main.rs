@@ -288,7 +288,7 @@ async fn echo_schema(connection: &McpConnection) -> Result<(), Failure> {
         .find(|t| t.name == SCHEMA_FOCAL_TOOL)
         .ok_or_else(|| format!("the server lists no tool {SCHEMA_FOCAL_TOOL:?}"))?;
     let mut arguments = JsonObject::new();
-    arguments.insert("schema".into(), Value::Object(focal.input_schema.clone()));
+    arguments.insert("schema".into(), Value::Object((*focal.input_schema).clone()));
     call_tool(connection, SCHEMA_ECHO_TOOL, arguments).await
 }
 
