@@ -84,6 +84,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "URL")]
     pub url: Option<String>,
 
+    /// The name of the --stdio or --url server (default: from its package, script or host), as
+    /// the LLM sees it in `NAME__tool`
+    #[arg(long, global = true, value_name = "NAME")]
+    pub name: Option<String>,
+
     /// An HTTP header for --url, as NAME:VALUE (repeatable)
     #[arg(long = "header", short = 'H', global = true, value_name = "NAME:VALUE", requires = "url")]
     pub headers: Vec<Header>,
@@ -346,6 +351,11 @@ where
         stdio_command = args.split_off(i + 1).into_iter().map(|a| a.to_string_lossy().into_owned()).collect();
         args.truncate(i);
     }
+    if let (Some(_), true) = (separator, stdio_flag)
+        && !has_subcommand(&args)
+    {
+        return Err(wrong_order(&args, &stdio_command));
+    }
     let mut cli = Cli::try_parse_from(args)?;
     if cli.global.stdio {
         if stdio_command.is_empty() {
@@ -357,6 +367,52 @@ where
         cli.global.stdio_command = stdio_command;
     }
     Ok(cli)
+}
+
+/// Whether `args` (the program name first, nothing after `--`) name a subcommand: a word that
+/// is one, not the value of an option before it.
+fn has_subcommand(args: &[OsString]) -> bool {
+    let command = Cli::command();
+    let takes_value = |flag: &str| {
+        command.get_arguments().any(|a| {
+            a.get_action().takes_values()
+                && (a.get_long().is_some_and(|l| flag == format!("--{l}"))
+                    || a.get_short().is_some_and(|c| flag == format!("-{c}")))
+        })
+    };
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(word) = words.next() {
+        if word.starts_with('-') {
+            if !word.contains('=') && takes_value(&word) {
+                words.next();
+            }
+            continue;
+        }
+        return command.get_subcommands().any(|c| c.get_name() == word);
+    }
+    false
+}
+
+/// The error for `mcp --stdio -- CMD ARGS tools`: the subcommand went after `--`, into the
+/// server's command line. It shows the line in the right order.
+fn wrong_order(args: &[OsString], stdio_command: &[String]) -> clap::Error {
+    let command = Cli::command();
+    let is_subcommand = |w: &str| command.get_subcommands().any(|c| c.get_name() == w);
+    let before: Vec<String> = args.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    // The subcommand and its arguments, if the user put them at the end of the server's line.
+    let (server, subcommand) = match stdio_command.iter().rposition(|w| is_subcommand(w)) {
+        Some(i) if i > 0 => (&stdio_command[..i], &stdio_command[i..]),
+        _ => (stdio_command, &[][..]),
+    };
+    let subcommand = if subcommand.is_empty() { "SUBCOMMAND".to_owned() } else { subcommand.join(" ") };
+    let right = format!("mcp {} {subcommand} -- {}", before.join(" "), server.join(" "));
+    command.clone().error(
+        clap::error::ErrorKind::MissingSubcommand,
+        format!(
+            "the subcommand goes before `--` (everything after it is the server's command line); try: {}",
+            right.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -419,6 +475,22 @@ mod tests {
         assert_eq!(kind("mcp --stdio tools"), ErrorKind::MissingRequiredArgument);
         assert_eq!(kind("mcp --stdio --url http://x tools -- a"), ErrorKind::ArgumentConflict);
         assert_eq!(kind("mcp --config a.json --stdio tools -- a"), ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
+    fn a_subcommand_after_the_separator_gets_the_right_order_shown() {
+        let error = parse("mcp --stdio -- npx -y server tools".split_whitespace()).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::MissingSubcommand);
+        let text = error.to_string();
+        assert!(text.contains("try: mcp --stdio tools -- npx -y server"), "{text}");
+        let error = parse("mcp --json --stdio -- node s.js call add a=1".split_whitespace()).unwrap_err();
+        assert!(error.to_string().contains("try: mcp --json --stdio call add a=1 -- node s.js"), "{error}");
+        let error = parse("mcp --stdio -- ./server".split_whitespace()).unwrap_err();
+        assert!(error.to_string().contains("try: mcp --stdio SUBCOMMAND -- ./server"), "{error}");
+        // A value that looks like a subcommand is not one; the real one still counts.
+        assert!(parse("mcp --stdio --server tools -- x".split_whitespace()).is_err());
+        assert_eq!(ok("mcp --server tools --stdio call x -- srv").global.server.as_deref(), Some("tools"));
+        assert_eq!(ok("mcp --stdio --name fs tools -- srv").global.name.as_deref(), Some("fs"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The building blocks of the `mcp` command.
 //!
-//! - [`cli`]: the command line ([`cli::Cli`], [`cli::Command`], [`cli::parse`]).
+//! - [`cli`]: the command line ([`cli::Cli`], [`cli::Command`], [`cli::parse`]); [`adhoc`]: the
+//!   name of a server given on the command line (`--stdio`, `--url`) when `--name` gives none.
 //! - [`coerce`]: tool arguments from `key=value` pairs typed by the tool's inputSchema, and from
 //!   `--args` JSON (inline, `@file` or `-` for stdin).
 //! - [`output`]: tables for people, stable `--json` documents, summaries of images and blobs and
@@ -26,6 +27,7 @@
 // Everything printed goes through `output::terminal`, which sanitizes it.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod adhoc;
 pub mod cli;
 pub mod coerce;
 pub mod commands;

@@ -247,3 +247,16 @@ fn a_huge_timeout_is_refused_without_a_panic() {
     let output = run(dir.path(), &["call", "echo", "text=x", "--timeout", "30"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
+
+#[test]
+fn servers_given_on_the_command_line_are_named_after_what_they_run_or_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mcp = env!("CARGO_BIN_EXE_mcp");
+    // The demo server behind a launcher: `env VAR=1 <program>` is named after the program.
+    let tools = json_of(&run(dir.path(), &["--json", "--stdio", "tools", "--", "env", "DEMO=1", mcp, "serve-demo"]));
+    let names: Vec<&str> = tools["tools"].as_array().unwrap().iter().map(|t| t["llmName"].as_str().unwrap()).collect();
+    assert!(names.contains(&"mcp__echo"), "not env__echo: {names:?}");
+    let tools = json_of(&run(dir.path(), &["--json", "--stdio", "--name", "demo2", "tools", "--", mcp, "serve-demo"]));
+    assert_eq!(tools["tools"][0]["server"], "demo2", "{tools}");
+    assert!(tools["tools"][0]["llmName"].as_str().unwrap().starts_with("demo2__"), "{tools}");
+}

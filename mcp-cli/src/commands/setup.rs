@@ -184,8 +184,7 @@ pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
         let Some((command, args)) = global.stdio_command.split_first() else {
             return Err(CliError::usage("--stdio needs a command after `--` (mcp --stdio -- CMD ARGS...)"));
         };
-        let name =
-            std::path::Path::new(command).file_name().map_or("stdio".into(), |n| n.to_string_lossy().into_owned());
+        let name = global.name.clone().unwrap_or_else(|| crate::adhoc::stdio_server_name(command, args));
         let mut server = ServerConfig::new(name);
         server.command = Some(command.clone());
         server.args = args.to_vec();
@@ -199,7 +198,8 @@ pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(CliError::usage(format!("--url {:?} must be http or https", shown())));
         }
-        let mut server = ServerConfig::new(parsed.host_str().unwrap_or("remote"));
+        let name = global.name.clone().unwrap_or_else(|| crate::adhoc::remote_server_name(&parsed));
+        let mut server = ServerConfig::new(name);
         server.transport = TransportChoice::Remote;
         server.url = Some(url.clone());
         server.headers = global.header_pairs().map_err(CliError::usage)?.into_iter().collect();
