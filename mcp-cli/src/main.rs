@@ -13,7 +13,9 @@ fn main() {
         Ok(cli) => cli,
         Err(error) => {
             let verbose = args.iter().any(|a| a == "--verbose" || a == "-v");
-            std::process::exit(exit::report_clap_error(&error, verbose));
+            // Before a `--`: after it, the words are the stdio server's.
+            let json = args.iter().take_while(|a| *a != "--").any(|a| a == "--json");
+            std::process::exit(exit::report_clap_error(&error, verbose, json));
         }
     };
     let code = match &cli.command {

@@ -260,3 +260,25 @@ fn servers_given_on_the_command_line_are_named_after_what_they_run_or_by_name() 
     assert_eq!(tools["tools"][0]["server"], "demo2", "{tools}");
     assert!(tools["tools"][0]["llmName"].as_str().unwrap().starts_with("demo2__"), "{tools}");
 }
+
+#[test]
+fn json_errors_are_one_json_object_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let unknown = run(dir.path(), &["--json", "call", "no_such_tool"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    let error = &json_of_failure(&unknown)["error"];
+    assert_eq!(error["exitCode"], 1);
+    assert_eq!(error["kind"], "not_found");
+    assert!(error["message"].as_str().unwrap().contains("no_such_tool"), "{error}");
+    let said = stderr(&unknown);
+    assert!(said.lines().any(|l| l.starts_with("mcp: unknown tool")), "the line for people stays: {said}");
+    // A usage error of the command line itself, and one without --json: stdout stays empty.
+    let usage = run(dir.path(), &["--json", "frobnicate"]);
+    assert_eq!(json_of_failure(&usage)["error"]["exitCode"], 1);
+    assert!(run(dir.path(), &["call", "no_such_tool"]).stdout.is_empty());
+}
+
+fn json_of_failure(output: &Output) -> Value {
+    assert_ne!(output.status.code(), Some(0));
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON document")
+}

@@ -26,13 +26,16 @@ use crate::output::views;
 pub fn run(cli: &Cli) -> i32 {
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
-        Err(e) => return CliError::protocol(format!("cannot start the async runtime: {e}")).report(cli.global.verbose),
+        Err(e) => {
+            return CliError::protocol(format!("cannot start the async runtime: {e}"))
+                .report_as(cli.global.json, cli.global.verbose);
+        }
     };
-    let verbose = cli.global.verbose;
+    let (json, verbose) = (cli.global.json, cli.global.verbose);
     let code = runtime.block_on(async {
         match run_async(cli).await {
             Ok(code) => code.code(),
-            Err(e) => e.report(verbose),
+            Err(e) => e.report_as(json, verbose),
         }
     });
     // Background tasks (server readers) must not hold the process up.
