@@ -282,3 +282,35 @@ fn json_of_failure(output: &Output) -> Value {
     assert_ne!(output.status.code(), Some(0));
     serde_json::from_slice(&output.stdout).expect("stdout is one JSON document")
 }
+
+#[test]
+fn hidden_tools_are_reported_and_reachable_as_server_slash_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let mcp = env!("CARGO_BIN_EXE_mcp");
+    let config = json!({"mcpServers": {
+        "first": {"command": mcp, "args": ["serve-demo"]},
+        "second": {"command": mcp, "args": ["serve-demo"]},
+    }});
+    std::fs::write(dir.path().join("mcp.json"), config.to_string()).unwrap();
+
+    let tools = run(dir.path(), &["tools"]);
+    assert_eq!(tools.status.code(), Some(0), "{}", stderr(&tools));
+    let warning = stderr(&tools);
+    let line = warning.lines().find(|l| l.contains(r#"server "second""#)).expect("a warning for the hidden server");
+    assert!(line.contains(r#"hidden by server "first""#) && line.contains("echo"), "{line}");
+    assert!(line.contains("--server second") && line.contains("second/TOOL"), "{line}");
+    assert_eq!(warning.lines().filter(|l| l.contains("hidden by")).count(), 1, "one line per hidden server: {warning}");
+
+    let status = json_of(&run(dir.path(), &["status", "--json"]));
+    let second = &status["servers"][1];
+    assert_eq!(second["name"], "second");
+    assert!(second["hidden"].as_array().unwrap().iter().any(|h| h == &json!({"tool": "echo", "hiddenBy": "first"})));
+    assert!(status["servers"][0]["hidden"].as_array().unwrap().is_empty());
+
+    // SERVER/TOOL reaches the hidden tool: only that server is started.
+    let call = json_of(&run(dir.path(), &["call", "second/echo", "text=via second", "--json"]));
+    assert_eq!(call["server"], "second");
+    assert_eq!(call["content"][0]["text"], "via second");
+    let unknown = run(dir.path(), &["call", "nobody/echo", "text=x"]);
+    assert_eq!(unknown.status.code(), Some(1), "not a server: an unknown tool: {}", stderr(&unknown));
+}

@@ -21,7 +21,9 @@ use std::sync::Arc;
 use host_bridge::{ElicitationPolicy, HostBridge, Roots, file_root};
 use mcp_manager::ServerState;
 use mcp_manager::config::{ConfigError, McpConfig, ProcessEnv, ServerConfig, TransportChoice};
-use mcp_manager::manager::{AuthOptions, ManagerOptions, McpManager, McpToolProvider, RoutedTool};
+use mcp_manager::manager::{
+    AuthOptions, ConflictKind, ManagerOptions, McpManager, McpToolProvider, RoutedTool, ServerStatus,
+};
 use mcp_manager::session::ProgressCallback;
 use mcp_transport::Secret;
 use mcp_transport::auth::browser::BrowserStep;
@@ -29,7 +31,7 @@ use mcp_transport::auth::store::{FileStore, MemoryStore, TokenStore};
 use tool_system::{ToolExecutionContext, ToolRegistry};
 
 use super::manager_error;
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 use crate::discover;
 use crate::exit::{CliError, ExitCode};
 use crate::output::terminal;
@@ -110,7 +112,14 @@ impl From<CliError> for NotStarted {
 /// became ready, telling apart a server that needs a login.
 pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
     let mut config = resolve_config(cli)?;
-    if let Some(name) = &cli.global.server {
+    // `mcp call SERVER/TOOL` picks the server as `--server SERVER` does.
+    let from_call = match &cli.command {
+        Command::Call(call) if cli.global.server.is_none() => {
+            server_prefix(&call.tool, config.servers.iter().map(|s| s.name.as_str())).map(str::to_owned)
+        }
+        _ => None,
+    };
+    if let Some(name) = cli.global.server.as_ref().or(from_call.as_ref()) {
         if !config.servers.iter().any(|s| &s.name == name) {
             let known: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
             return Err(CliError::usage(format!(
@@ -158,6 +167,7 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
             None => error,
         }));
     }
+    warn_hidden_tools(&status);
     // Some servers work: the others are reported, and the command goes on.
     for s in &failed {
         terminal::errln(&format!(
@@ -285,6 +295,12 @@ impl Started {
         if let Some(route) = routing.tool(name) {
             return Ok(route.clone());
         }
+        // SERVER/TOOL: the server was picked at start; the tool is the rest.
+        if let Some(server) = server_prefix(name, self.config.servers.iter().map(|s| s.name.as_str()))
+            && let Some(route) = routing.tool(&name[server.len() + 1..]).filter(|r| *r.server == *server)
+        {
+            return Ok(route.clone());
+        }
         self.registry.tools(&ToolExecutionContext::default()).await;
         if let Some(exposed) = self.registry.lookup(name)
             && let Some(route) = routing.tool(&exposed.spec.name)
@@ -302,6 +318,59 @@ impl Started {
             }
         }
     }
+}
+
+/// The server that `SERVER/TOOL` names, when `name` has that form and `SERVER` is one of
+/// `servers`.
+pub(crate) fn server_prefix<'a>(name: &str, mut servers: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let (prefix, tool) = name.split_once('/')?;
+    if tool.is_empty() {
+        return None;
+    }
+    servers.find(|s| *s == prefix)
+}
+
+/// One line on stderr per server whose tools another server hides (the first in config order
+/// keeps a name): which tools, by whom, and how to reach them.
+fn warn_hidden_tools(status: &[ServerStatus]) {
+    for line in hidden_tools_lines(status) {
+        terminal::errln(&line);
+    }
+}
+
+/// The lines of [`warn_hidden_tools`].
+pub(crate) fn hidden_tools_lines(status: &[ServerStatus]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in status {
+        // (winner, tools), in the order of the conflicts.
+        let mut by_winner: Vec<(&str, Vec<&str>)> = Vec::new();
+        for c in s.conflicts.iter().filter(|c| c.what == "tool" && c.server == s.name) {
+            if let ConflictKind::TakenBy(winner) = &c.kind {
+                match by_winner.iter_mut().find(|(w, _)| *w == winner.as_str()) {
+                    Some((_, tools)) => tools.push(&c.name),
+                    None => by_winner.push((winner, vec![c.name.as_str()])),
+                }
+            }
+        }
+        for (winner, tools) in by_winner {
+            const SHOWN: usize = 5;
+            let mut names = tools.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+            if tools.len() > SHOWN {
+                names.push_str(&format!(", … ({} more)", tools.len() - SHOWN));
+            }
+            let count = if tools.len() == 1 {
+                "1 of its tools is".to_owned()
+            } else {
+                format!("{} of its tools are", tools.len())
+            };
+            lines.push(format!(
+                "mcp: server {:?}: {count} hidden by server {winner:?}, which has the same names ({names}); \
+                 reach them with --server {} or {}/TOOL",
+                s.name, s.name, s.name
+            ));
+        }
+    }
+    lines
 }
 
 /// A progress reporter for long calls, on a terminal only.
