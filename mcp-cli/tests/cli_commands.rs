@@ -314,3 +314,57 @@ fn hidden_tools_are_reported_and_reachable_as_server_slash_tool() {
     let unknown = run(dir.path(), &["call", "nobody/echo", "text=x"]);
     assert_eq!(unknown.status.code(), Some(1), "not a server: an unknown tool: {}", stderr(&unknown));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_answers_sampling_with_the_configured_llm_and_says_how_to_configure_one() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::text("A fox jumps."));
+        let dir = tempfile::tempdir().unwrap();
+        let text = "The quick brown fox jumps over the lazy dog.";
+        let output = mcp_in(dir.path())
+            .args(["call", "summarize", &format!("text={text}")])
+            .env("OPENAI_BASE_URL", llm.base_url())
+            .env("OPENAI_MODEL", "fake-model")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(String::from_utf8_lossy(&output.stdout).contains("A fox jumps."), "the LLM's summary is the result");
+        let requests = llm.requests();
+        assert_eq!(requests.len(), 1);
+        assert_eq!(requests[0].body["model"], "fake-model");
+        assert!(requests[0].body["messages"].to_string().contains("lazy dog"), "the server's request reached the LLM");
+
+        // The same LLM from the config's [mcp.client.sampling] instead of the environment.
+        llm.push(Reply::text("From the config."));
+        let mcp = env!("CARGO_BIN_EXE_mcp");
+        let toml = format!(
+            "[[mcp.servers]]\nname = \"demo\"\ncommand = \"{mcp}\"\nargs = [\"serve-demo\"]\n\
+             [mcp.client.sampling]\nmodel = \"config-model\"\nbase_url = \"{}\"\n",
+            llm.base_url()
+        );
+        std::fs::write(dir.path().join("mcp.toml"), toml).unwrap();
+        let output = mcp_in(dir.path())
+            .args(["--config", "mcp.toml", "call", "summarize", "text=anything"])
+            .env_remove("OPENAI_MODEL")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(String::from_utf8_lossy(&output.stdout).contains("From the config."));
+        assert_eq!(llm.requests()[1].body["model"], "config-model");
+
+        // No LLM at all: declined, and the user is told how to configure one.
+        let output = mcp_in(dir.path())
+            .args(["call", "summarize", "text=anything"])
+            .env_remove("OPENAI_MODEL")
+            .env_remove("MCP_LLM_MODEL")
+            .output()
+            .unwrap();
+        assert_ne!(output.status.code(), Some(0));
+        let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), stderr(&output));
+        assert!(said.contains("[mcp.client.sampling]") && said.contains("OPENAI_MODEL"), "{said}");
+        assert_eq!(llm.requests().len(), 2, "the LLM was not asked");
+    })
+    .await
+    .expect("test timed out");
+}

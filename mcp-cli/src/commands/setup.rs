@@ -137,7 +137,12 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
         return Err(CliError::usage("the config names no enabled server").into());
     }
     let bridge = host_bridge(cli, &config)?;
-    let options = ManagerOptions { callbacks: bridge.callbacks(), authorization: options(None), ..Default::default() };
+    let mut callbacks = bridge.callbacks();
+    if callbacks.sampling.is_none() && config.client.sampling.enabled {
+        // No LLM: a server that asks for sampling is told how to configure one.
+        callbacks.sampling = Some(Arc::new(super::llm::NoLlm));
+    }
+    let options = ManagerOptions { callbacks, authorization: options(None), ..Default::default() };
     let spinner = Spinner::start("connecting to servers");
     let manager = McpManager::start(config.clone(), options).await;
     drop(spinner);
@@ -258,7 +263,7 @@ fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
     } else {
         builder = builder.elicitation(Arc::new(ElicitationPolicy::DeclineAll));
     }
-    if let Some(llm) = super::llm::sampling_llm(cli)? {
+    if let Some(llm) = super::llm::sampling_llm(cli, &config.client.sampling)? {
         builder = builder.llm_client(llm);
     }
     if cli.global.server_logs {

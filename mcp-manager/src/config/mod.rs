@@ -46,7 +46,8 @@
 //!   `allowed_tools`, `denied_tools` and `visibility` are read too), `log_level`; and
 //!   `[mcp.client]` with `name`, `version`, `roots`, `reserved_tool_names`,
 //!   `[mcp.client.sampling]` (`enabled`, `tool_support`, `requests_per_minute`,
-//!   `default_max_tokens`, `max_tokens_cap`, `models`, `token_parameter`) and `[mcp.client.elicitation]` (`enabled`, `url_mode`).
+//!   `default_max_tokens`, `max_tokens_cap`, `models`, `token_parameter`, and for hosts that
+//!   build their LLM from the config: `base_url`, `model`, `api_key_env`) and `[mcp.client.elicitation]` (`enabled`, `url_mode`).
 //!
 //! Any other key in a server entry or in `[mcp]` is a problem naming the server and the key
 //! (with the nearest known key, so `comand` is caught). Top-level keys that belong to the host

@@ -510,6 +510,14 @@ pub struct SamplingSettings {
     /// default: as the host's LLM client is set, which is [`TokenParameter::Auto`] unless the
     /// host or its environment says otherwise).
     pub token_parameter: Option<TokenParameter>,
+    /// The OpenAI-compatible endpoint of the LLM that answers sampling requests (`base_url`),
+    /// for hosts that build their LLM client from the config (the `mcp` command does).
+    pub base_url: Option<String>,
+    /// The model of that LLM (`model`).
+    pub model: Option<String>,
+    /// The environment variable that holds its API key (`api_key_env`; the key itself is never
+    /// in the config).
+    pub api_key_env: Option<String>,
 }
 
 /// How a chat-completions request names its token limit (`token_parameter`: `auto`,
@@ -563,6 +571,9 @@ impl Default for SamplingSettings {
             max_tokens_cap: DEFAULT_SAMPLING_MAX_TOKENS_CAP,
             models: Vec::new(),
             token_parameter: None,
+            base_url: None,
+            model: None,
+            api_key_env: None,
         }
     }
 }
