@@ -108,6 +108,10 @@ impl From<CliError> for NotStarted {
     }
 }
 
+/// How long each step of a server's shutdown waits when `mcp` ends (stdin closed, then
+/// SIGTERM, then SIGKILL).
+pub(crate) const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Resolve the servers of `cli` and start them; fails (exit 4) when none of the wanted ones
 /// became ready, telling apart a server that needs a login.
 pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
@@ -132,6 +136,11 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
         for s in &mut config.servers {
             s.enabled = true;
         }
+    }
+    // `mcp` is about to exit once its command is done: a server that does not end with its
+    // input gets a short grace before SIGTERM (a host keeps the library's longer default).
+    for server in &mut config.servers {
+        server.close_grace.get_or_insert(CLOSE_GRACE);
     }
     if !config.servers.iter().any(|s| s.enabled) {
         return Err(CliError::usage("the config names no enabled server").into());

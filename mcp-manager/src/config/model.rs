@@ -339,6 +339,10 @@ pub struct ServerConfig {
     /// When a tool whose task support is `optional` is called as a task (default auto: only
     /// tools that require it).
     pub task: crate::connection::TaskMode,
+    /// How long each step of a stdio server's shutdown waits (end of input, then SIGTERM, then
+    /// SIGKILL); `None`: the transport's default (2 s). Set only by code: a command-line tool
+    /// about to exit waits less than a long-running host.
+    pub close_grace: Option<std::time::Duration>,
 }
 
 impl ServerConfig {
@@ -366,6 +370,7 @@ impl ServerConfig {
             tool_visibility: None,
             log_level: None,
             task: crate::connection::TaskMode::Auto,
+            close_grace: None,
         }
     }
 }
@@ -400,6 +405,7 @@ impl fmt::Debug for ServerConfig {
             .field("tool_visibility", &self.tool_visibility)
             .field("log_level", &self.log_level)
             .field("task", &self.task)
+            .field("close_grace", &self.close_grace)
             .finish()
     }
 }
