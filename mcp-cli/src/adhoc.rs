@@ -29,9 +29,21 @@ pub fn stdio_server_name(command: &str, args: &[String]) -> String {
     clean(&name_of(&words)).unwrap_or_else(|| "stdio".to_owned())
 }
 
-/// The name of the remote server at `url`: its host.
+/// The name of the remote server at `url`: its host name; for a server on this machine or at an
+/// IP address, which a host name would not tell apart, `localhost-PORT` or the address and port
+/// (`10.0.0.5-8080`).
 pub fn remote_server_name(url: &url::Url) -> String {
-    url.host_str().and_then(|h| clean(h.trim_start_matches("www."))).unwrap_or_else(|| "remote".to_owned())
+    let port = url.port_or_known_default().map(|p| format!("-{p}")).unwrap_or_default();
+    let name = match url.host() {
+        Some(url::Host::Domain(d)) if d.eq_ignore_ascii_case("localhost") => clean(&format!("localhost{port}")),
+        Some(url::Host::Domain(d)) => clean(d.trim_start_matches("www.")),
+        Some(url::Host::Ipv4(ip)) if ip.is_loopback() => clean(&format!("localhost{port}")),
+        Some(url::Host::Ipv6(ip)) if ip.is_loopback() => clean(&format!("localhost{port}")),
+        Some(url::Host::Ipv4(ip)) => clean(&format!("{ip}{port}")),
+        Some(url::Host::Ipv6(ip)) => clean(&format!("{ip}{port}").replace(':', "-")),
+        None => None,
+    };
+    name.unwrap_or_else(|| "remote".to_owned())
 }
 
 fn name_of(words: &[&str]) -> String {
@@ -201,6 +213,12 @@ mod tests {
         assert_eq!(stdio_server_name("/opt/weird name!", &[]), "weird-name");
         assert_eq!(name(&format!("/bin/{}", "x".repeat(100))).len(), MAX_NAME);
         assert_eq!(name("env A=1"), "stdio", "nothing to name it after");
-        assert_eq!(remote_server_name(&url::Url::parse("https://www.mcp.example.com/mcp").unwrap()), "mcp.example.com");
+        let remote = |u: &str| remote_server_name(&url::Url::parse(u).unwrap());
+        assert_eq!(remote("https://www.mcp.example.com/mcp"), "mcp.example.com");
+        assert_eq!(remote("http://127.0.0.1:18777/mcp"), "localhost-18777");
+        assert_eq!(remote("http://localhost/mcp"), "localhost-80");
+        assert_eq!(remote("http://[::1]:9/mcp"), "localhost-9");
+        assert_eq!(remote("https://10.0.0.5:8443/mcp"), "10.0.0.5-8443");
+        assert_eq!(remote("http://[fe80::1]:8080/"), "fe80--1-8080");
     }
 }

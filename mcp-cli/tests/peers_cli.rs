@@ -158,6 +158,8 @@ async fn show_status(setup: &Setup) {
     for server in servers {
         assert!(server["tools"].as_u64().is_some_and(|n| n > 0), "{server}");
         assert!(server["lastError"].is_null(), "{server}");
+        // Neither asked for a login: no AUTH to show (not "oauth: not logged in").
+        assert!(server["auth"].is_null(), "{server}");
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use mcp_manager::ServerState;
 use mcp_manager::manager::{ConflictKind, McpManager};
 use tool_system::ToolExecutionContext;
 
@@ -93,7 +94,13 @@ pub(crate) fn status(session: &super::setup::Started, json: bool) -> Result<Exit
         .status()
         .into_iter()
         .map(|s| {
-            let (grant, auth) = super::auth::describe(&session.config, &s.name, s.needs_login).unzip();
+            let (grant, auth) = super::auth::describe(
+                &session.config,
+                &s.name,
+                s.needs_login,
+                matches!(s.state, ServerState::Ready | ServerState::Degraded),
+            )
+            .unzip();
             let hidden = s
                 .conflicts
                 .iter()
