@@ -1,4 +1,4 @@
-//! `cargo xtask bench [codec|stdio|http|manager|instructions|all] [args]`: the criterion codec
+//! `cargo xtask bench [codec|stdio|http|manager|cli|instructions|all] [args]`: the criterion codec
 //! bench, and the stdio and streamable HTTP client workloads that compare this stack's client with
 //! the official Rust SDK's (rmcp). The HTTP workloads live in [`http`], the many-server manager's
 //! in [`manager`], the era comparison in instructions in [`instructions`]. The benchmark clients
@@ -20,6 +20,8 @@
 //!   our modern era; see [`http`]. `--runs N` as for `stdio`.
 //! - `manager`: one manager over 100 servers of 100 tools (start-up, host memory, routing
 //!   overhead); see [`manager`]. `--runs N` (default 3).
+//! - `cli`: a one-shot `mcp tools` against the server's own start-up; see [`cli`]. Not part of
+//!   `all` (it provisions the npm peers). `--runs N` (default 5).
 //! - `instructions`: the era comparison counted in instructions under callgrind (needs Valgrind);
 //!   see [`instructions`]. Not part of `all`.
 //! - `all` (the default): `codec`, `stdio`, `http`, then `manager`; `args` go to the codec bench.
@@ -28,6 +30,7 @@
 //! W1 2000 sequential echo calls; W2 256 calls with 32 in flight; W3 spawn, initialize and list
 //! 10,002 tools in 101 pages; W4 one call returning 8 MiB of text, with the client's peak RSS.
 
+mod cli;
 mod http;
 mod instructions;
 mod manager;
@@ -109,10 +112,10 @@ pub(crate) const fn era_row(label: &'static str, workload: &'static str, key: &'
     Row::new(label, workload, key, Some(ERA_BUDGET))
 }
 
-/// `cargo xtask bench [codec|stdio|http|manager|instructions|all] [args]`.
+/// `cargo xtask bench [codec|stdio|http|manager|cli|instructions|all] [args]`.
 pub fn bench(args: &[String]) -> Result {
     let (mode, rest) = match args.first().map(String::as_str) {
-        Some(mode @ ("codec" | "stdio" | "http" | "manager" | "instructions" | "all")) => (mode, &args[1..]),
+        Some(mode @ ("codec" | "stdio" | "http" | "manager" | "cli" | "instructions" | "all")) => (mode, &args[1..]),
         _ => ("all", args),
     };
     match mode {
@@ -120,6 +123,7 @@ pub fn bench(args: &[String]) -> Result {
         "stdio" => stdio(rest),
         "http" => http::http(parse_runs(rest)?),
         "manager" => manager::manager(rest),
+        "cli" => cli::cli(rest),
         "instructions" => instructions::instructions(rest),
         _ => {
             crate::ci::bench(rest)?;
