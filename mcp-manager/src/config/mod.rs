@@ -18,6 +18,21 @@
 //! | [`ConfigFormat::VsCodeJson`] | VS Code's `.vscode/mcp.json` | `{"servers": {"<name>": {...}}, "inputs": [...]}` |
 //! | [`ConfigFormat::CodexToml`] | Codex's `config.toml` | `[mcp_servers.<name>]` |
 //! | [`ConfigFormat::ReferenceToml`] | this crate | `[[mcp.servers]]` and `[mcp.client]` |
+//! | [`ConfigFormat::ClaudeCodeJson`] | Claude Code's `~/.claude.json` | `mcpServers`, `projects.<dir>.mcpServers` |
+//! | [`ConfigFormat::GooseYaml`] | goose's `config.yaml` | `extensions: {<name>: {...}}` |
+//! | [`ConfigFormat::ZedJson`] | Zed's `settings.json` | `context_servers: {<name>: {...}}` |
+//!
+//! The hosts' own formats (Claude Code, goose, Zed) are read leniently: an unknown key in a
+//! server entry is a note ([`LoadedConfig::notes`], from [`McpConfig::load_noted`] and
+//! [`McpConfig::parse_noted`]), not a problem; the rest of the file is the host's and is not
+//! looked at. goose's entries take `type` (`stdio`, `sse`, `streamable_http`; `builtin` and the
+//! other in-process types are skipped with a note), `cmd`, `args`, `envs`, `env_keys` (taken
+//! from the environment), `uri`, `headers`, `timeout` (the request timeout), `enabled` and
+//! `available_tools` (the allow-list; empty means every tool). Zed's take `command` (a string
+//! with `args` and `env`, or the older `{"path", "args", "env"}`), `url`, `headers` and
+//! `enabled`; an extension's server (`"source": "extension"`, or no command and no url) is
+//! skipped with a note. YAML is told by the file name (`.yaml`, `.yml`); `.claude.json` is
+//! Claude Code's; JSON with `context_servers` and neither key below is Zed's.
 //!
 //! The JSON formats accept `//` and `/* */` comments and trailing commas. The format is the
 //! explicit one when given; otherwise the file name decides the syntax (`.toml`, or `.json` and
@@ -67,7 +82,7 @@
 //! is not a list of strings is a problem naming the server and field. A dropped tool is in no
 //! listing and not callable, and a name in `enabled_tools` the server does not have is warned
 //! about once (see `Routing::filter_warnings`). Goose's `available_tools` is the same allow-list
-//! under another name; goose's YAML is not loaded.
+//! under another name.
 //! Without a `type`, a server with a `url` is remote (streamable HTTP with the SSE fallback)
 //! and any other is stdio. The client is named after this crate, with its version; sampling and
 //! elicitation are enabled (when the host supplies them), with 1024 default max tokens, a cap of
