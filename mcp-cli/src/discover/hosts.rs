@@ -1,8 +1,9 @@
 //! Where the MCP hosts people already use keep their servers, per platform.
 //!
 //! [`host_files`] is a pure function of the platform, the home folder, the working directory and
-//! the environment, so every platform's table is tested on any machine; [`HostPaths::here`]
-//! fills those in for this process. Each row of the table cites where its path comes from.
+//! the environment, so every platform's table is tested on any machine; `discover_here` and
+//! `mcp configs` fill those in for this process ([`HostPaths::home_here`], [`Platform::current`]).
+//! Each row of the table cites where its path comes from.
 
 use std::path::{Path, PathBuf};
 
