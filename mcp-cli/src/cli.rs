@@ -16,6 +16,7 @@ const AFTER_HELP: &str = "\
 Servers:
   Without --config, mcp looks for ./mcp.json, ./.vscode/mcp.json and ./.mcp.json; without any, it
   uses its built-in demo server (mcp serve-demo) and says so on stderr.
+  Other hosts' servers: `mcp configs` lists the files found; `mcp --config goose tools` uses one.
   Ad-hoc servers:  mcp --stdio tools -- npx -y @modelcontextprotocol/server-everything
                    mcp --url http://127.0.0.1:8000/mcp --bearer-env MY_TOKEN tools
 
@@ -64,8 +65,10 @@ pub struct Cli {
 /// Options that apply to every subcommand (they may come before or after it).
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Config file, in any format the manager reads (mcpServers JSON, VS Code's mcp.json, TOML)
-    #[arg(long, short = 'c', global = true, value_name = "FILE", conflicts_with_all = ["stdio", "url"])]
+    /// Config file, in any format the manager reads (mcpServers JSON, VS Code's mcp.json, TOML,
+    /// goose YAML, Zed settings), or a host whose file to use: claude-desktop, claude-code,
+    /// cursor, vscode, windsurf, codex, goose, zed (`mcp configs` lists them; ./NAME is a file)
+    #[arg(long, short = 'c', global = true, value_name = "FILE|HOST", conflicts_with_all = ["stdio", "url"])]
     pub config: Option<PathBuf>,
 
     /// Use only the server of this name from the config
@@ -142,6 +145,9 @@ pub enum Command {
     Skill(SkillArgs),
     /// Show each server's state, transport, protocol revision, counts, authorization and last error
     Status,
+    /// List the MCP hosts' config files found on this machine (Claude, Cursor, VS Code, goose...)
+    /// and their servers, without starting any
+    Configs,
     /// Log in to a remote server that asks for OAuth authorization (opens the browser)
     Login(LoginArgs),
     /// Forget the registration and tokens kept for a remote server
@@ -166,6 +172,7 @@ impl Command {
             Command::Skills => "skills",
             Command::Skill(_) => "skill",
             Command::Status => "status",
+            Command::Configs => "configs",
             Command::Login(_) => "login",
             Command::Logout(_) => "logout",
             Command::Chat(_) => "chat",

@@ -9,8 +9,9 @@
 //!   and escapes the control characters of whatever text it writes (servers choose much of it).
 //! - [`exit`]: the documented exit codes ([`exit::ExitCode`]), one-line errors
 //!   ([`exit::CliError`]) and the panic hook.
-//! - [`discover`]: which config to use ([`discover::ConfigSource`]): `--config`, a file in the
-//!   working directory, or the built-in demo server.
+//! - [`discover`]: which config to use ([`discover::ConfigSource`]): `--config` (a file, or a
+//!   host's file by name: [`discover::hosts`]), a file in the working directory, or the
+//!   built-in demo server.
 //! - [`demo`]: the demo MCP server behind `mcp serve-demo`, in both protocol eras.
 //! - [`commands`]: the subcommands, run on an `mcp_manager::McpManager` ([`commands::run`]).
 //!

@@ -249,7 +249,7 @@ fn format_detection() {
             "settings.json",
             r#"{"editor": 1}"#,
             Err(
-                "cannot tell the configuration format of settings.json: expected a top-level \"mcpServers\" (desktop hosts) or \"servers\" (VS Code) object",
+                "cannot tell the configuration format of settings.json: expected a top-level \"mcpServers\" (desktop hosts), \"servers\" (VS Code) or \"context_servers\" (Zed) object",
             ),
         ),
         (
@@ -312,8 +312,9 @@ fn format_names() {
     }
     assert_eq!(ConfigFormat::CodexToml.to_string(), "codex");
     assert_eq!(
-        "yaml".parse::<ConfigFormat>(),
-        Err("unknown config format \"yaml\": expected desktop, vscode, codex or reference".to_owned())
+        "ini".parse::<ConfigFormat>(),
+        Err("unknown config format \"ini\": expected desktop, vscode, codex, reference, claude-code, goose or zed"
+            .to_owned())
     );
 }
 

@@ -5,6 +5,7 @@
 mod ask;
 mod auth;
 mod chat;
+mod configs;
 mod lists;
 mod llm;
 mod setup;
@@ -47,6 +48,7 @@ async fn run_async(cli: &Cli) -> Result<ExitCode, CliError> {
     match &cli.command {
         Command::Login(args) => return auth::login(cli, args).await,
         Command::Logout(args) => return auth::logout(cli, args),
+        Command::Configs => return configs::run(cli),
         _ => {}
     }
     let session = start(cli).await?;
@@ -88,7 +90,9 @@ async fn dispatch(cli: &Cli, session: &setup::Started) -> Result<ExitCode, CliEr
         Command::Skill(args) => skills::skill(manager, args, json).await,
         Command::Chat(args) => chat::run(session, args).await,
         Command::ServeDemo => Err(CliError::usage("serve-demo runs on its own")),
-        Command::Login(_) | Command::Logout(_) => Err(CliError::usage("login and logout run on their own")),
+        Command::Login(_) | Command::Logout(_) | Command::Configs => {
+            Err(CliError::usage("login, logout and configs run on their own"))
+        }
     }
 }
 

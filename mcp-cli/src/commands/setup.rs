@@ -239,7 +239,15 @@ pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
         terminal::errln(&note);
     }
     let config = match (source.path(), source.builtin_config()) {
-        (Some(path), _) => McpConfig::load(path),
+        (Some(path), _) => McpConfig::load_noted(path, source.format(), source.project(), &ProcessEnv).map(|loaded| {
+            // What a host's format ignored (its own keys, a goose builtin): said with -v.
+            if global.verbose {
+                for note in &loaded.notes {
+                    terminal::errln(&format!("mcp: {}: {note}", path.display()));
+                }
+            }
+            loaded.config
+        }),
         (None, Some(builtin)) => McpConfig::parse(&builtin.to_string(), None, "built-in demo config", &ProcessEnv),
         (None, None) => return Err(CliError::usage("no config")),
     };

@@ -53,6 +53,7 @@ const CODEX: Spelling = Spelling {
     allow: &["enabled_tools"],
     deny: &["disabled_tools"],
     ignored: &[],
+    lenient: false,
 };
 
 /// The reference format's `[[mcp.servers]]` entries: every setting of `ServerConfig`.
@@ -86,6 +87,7 @@ const REFERENCE: Spelling = Spelling {
     allow: &["enabled_tools", "allowed_tools"],
     deny: &["disabled_tools", "denied_tools"],
     ignored: &[],
+    lenient: false,
 };
 
 /// Reads `[mcp_servers.<name>]`. The rest of a Codex `config.toml` is Codex's and is ignored.
