@@ -93,8 +93,11 @@ pub(crate) struct Live {
     /// Gets each notification, with the server's name.
     pub(crate) notification: host_bridge::NotificationCallback,
     /// Gets each stderr line, after the server's name.
-    pub(crate) stderr: Arc<dyn Fn(&str, &str) + Send + Sync>,
+    pub(crate) stderr: ServerStderr,
 }
+
+/// Gets a stdio server's stderr lines as they come: the server's name, then the line.
+pub(crate) type ServerStderr = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 /// Why [`start`] did not start.
 pub(crate) enum NotStarted {
@@ -310,7 +313,7 @@ fn host_bridge(cli: &Cli, config: &McpConfig, live: Option<&Live>) -> Result<Hos
 
 /// Stdio servers as their config says, each stderr line also handed to `sink` with the server's
 /// name; remote servers as usual.
-fn live_stderr(sink: Arc<dyn Fn(&str, &str) + Send + Sync>) -> mcp_manager::manager::PlanOverride {
+fn live_stderr(sink: ServerStderr) -> mcp_manager::manager::PlanOverride {
     Arc::new(move |server: &ServerConfig| {
         let mut stdio = server.stdio_config().filter(|c| !c.command.trim().is_empty())?;
         let (sink, name) = (sink.clone(), server.name.clone());
