@@ -36,6 +36,8 @@ Examples:
   mcp call echo --args '{\"text\": \"hi\"}'      arguments as JSON (or @file.json, or - for stdin)
   mcp call image --save out/                  images and blobs are saved into out/
   mcp read demo://greeting/Ada                read a resource
+  mcp shell                                   keep the servers connected; type subcommands at a prompt
+  mcp --timeout 30s call slow                 give up after 30 s (exit code 7)
 ";
 
 /// The `mcp` command line.
