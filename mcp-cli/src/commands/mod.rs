@@ -1,8 +1,8 @@
 //! The subcommands, wired to the many-server manager: each one resolves the servers to use
 //! (`setup`), starts an `McpManager` on them, does its work through the manager's routing, and
-//! ends with one of the documented exit codes. [`run_command`] runs one subcommand on servers
+//! ends with one of the documented exit codes. `run_command` runs one subcommand on servers
 //! that are already started, so `mcp shell` runs the very same code for each of its lines.
-//! `--timeout` bounds the start and the command ([`bounded`]).
+//! `--timeout` bounds the start and the command (`bounded`).
 
 mod ask;
 mod auth;

@@ -2,7 +2,7 @@
 //! line by line.
 //!
 //! Each line is parsed by the same clap definitions as the command line ([`crate::cli::parse`])
-//! and run by the same code ([`commands::run_command`]); a line's error is shown and the shell
+//! and run by the same code (`commands::run_command`); a line's error is shown and the shell
 //! goes on. The servers are chosen when the shell starts, so a line may not name others
 //! (`--config`, `--server`, `--stdio`, ...); `--json`, `--save`, `--verbose` and `--timeout`
 //! apply to the line. `--timeout` of the shell bounds the start-up and each line; Ctrl-C cancels
