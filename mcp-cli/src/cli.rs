@@ -37,6 +37,8 @@ Examples:
   mcp call echo --args '{\"text\": \"hi\"}'      arguments as JSON (or @file.json, or - for stdin)
   mcp call image --save out/                  images and blobs are saved into out/
   mcp read demo://greeting/Ada                read a resource
+  mcp shell                                   keep the servers connected; type subcommands at a prompt
+  mcp --timeout 30s call slow                 give up after 30 s (exit code 7)
 ";
 
 /// The `mcp` command line.
@@ -120,6 +122,12 @@ pub struct GlobalArgs {
     /// Explain errors in detail
     #[arg(long, short = 'v', global = true)]
     pub verbose: bool,
+
+    /// Give up after DURATION (30s, 500ms, 2m; a bare number is seconds), start-up included: the
+    /// running request is cancelled, the servers are shut down, and mcp exits with code 7. In
+    /// `mcp shell` it bounds the start-up and each line
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// What `mcp` does.
@@ -154,6 +162,9 @@ pub enum Command {
     Logout(LogoutArgs),
     /// Chat with an OpenAI-compatible LLM that can call every tool
     Chat(ChatArgs),
+    /// Keep the servers connected and run these subcommands at a prompt (history, Tab completion
+    /// of commands, tools and argument keys; notifications and server stderr shown as they come)
+    Shell,
     /// Run the built-in demo MCP server on stdin and stdout
     ServeDemo,
 }
@@ -176,6 +187,7 @@ impl Command {
             Command::Login(_) => "login",
             Command::Logout(_) => "logout",
             Command::Chat(_) => "chat",
+            Command::Shell => "shell",
             Command::ServeDemo => "serve-demo",
         }
     }
@@ -230,11 +242,6 @@ pub struct CallArgs {
     #[arg(value_name = "KEY=VALUE")]
     pub pairs: Vec<String>,
 
-    /// Give up on the call after SECS seconds (a decimal number, at most a week; default: the
-    /// server's request timeout)
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
-    pub timeout: Option<std::time::Duration>,
-
     /// Run the call as a task where the tool allows it (`taskSupport: optional`); a tool that
     /// requires a task always runs as one
     #[arg(long)]
@@ -245,16 +252,39 @@ pub struct CallArgs {
 /// when it is added to the current time.
 pub const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 60 * 60);
 
-/// A `--timeout` in seconds: a positive, finite number of at most [`MAX_TIMEOUT`].
+/// A `--timeout`: a duration such as `30s`, `500ms`, `2m` or `1h 30m` (read by `humantime`), or
+/// a bare decimal number of seconds; positive and at most [`MAX_TIMEOUT`].
 pub fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
-    let secs: f64 = text.trim().parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("{text:?} must be a positive number of seconds"));
+    let trimmed = text.trim();
+    let duration = if trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.')
+    {
+        let secs: f64 = trimmed.parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
+        if secs > MAX_TIMEOUT.as_secs_f64() {
+            return Err(too_long(text));
+        }
+        std::time::Duration::try_from_secs_f64(secs).map_err(|e| format!("{text:?}: {e}"))?
+    } else {
+        humantime::parse_duration(trimmed).map_err(|e| {
+            // Numbers too large for a duration overflow inside humantime.
+            if matches!(e, humantime::DurationError::NumberOverflow) {
+                too_long(text)
+            } else {
+                format!("{text:?} is not a duration ({e}; e.g. 30s, 500ms, 2m, or a number of seconds)")
+            }
+        })?
+    };
+    if duration.is_zero() {
+        return Err(format!("{text:?} must be longer than zero"));
     }
-    if secs > MAX_TIMEOUT.as_secs_f64() {
-        return Err(format!("{text:?} seconds is longer than the most allowed, {} (a week)", MAX_TIMEOUT.as_secs()));
+    if duration > MAX_TIMEOUT {
+        return Err(too_long(text));
     }
-    std::time::Duration::try_from_secs_f64(secs).map_err(|e| format!("{text:?}: {e}"))
+    Ok(duration)
+}
+
+fn too_long(text: &str) -> String {
+    format!("{text:?} is longer than the most allowed, {} s (a week)", MAX_TIMEOUT.as_secs())
 }
 
 /// `mcp prompt`.
@@ -501,17 +531,26 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_are_bounded_numbers_of_seconds() {
-        let Command::Call(call) = ok("mcp call slow --timeout 2.5").command else { panic!() };
-        assert_eq!(call.timeout, Some(std::time::Duration::from_millis(2500)));
+    fn timeouts_are_bounded_durations_anywhere_on_the_line() {
+        use std::time::Duration;
+        // Global: before or after the subcommand, and for every subcommand.
+        assert_eq!(ok("mcp call slow --timeout 2.5").global.timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(ok("mcp --timeout 500ms tools").global.timeout, Some(Duration::from_millis(500)));
+        assert_eq!(ok("mcp shell --timeout 2m").global.timeout, Some(Duration::from_secs(120)));
+        assert_eq!(parse_timeout("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_timeout(" 30s "), Ok(Duration::from_secs(30)));
         assert_eq!(parse_timeout("604800"), Ok(MAX_TIMEOUT));
-        for bad in ["1e19", "604800.5", "1e400", "inf", "NaN", "0", "-1", "ten"] {
+        assert_eq!(parse_timeout("7days"), Ok(MAX_TIMEOUT));
+        for bad in ["1e19", "604800.5", "8d", "1e400", "inf", "NaN", "0", "0s", "-1", "ten", "5parsecs", "1..2"] {
             let error = parse_timeout(bad).unwrap_err();
             assert!(error.contains(&format!("{bad:?}")), "{bad}: {error}");
             assert_eq!(kind(&format!("mcp call slow --timeout={bad}")), ErrorKind::ValueValidation, "{bad}");
         }
         assert!(parse_timeout(" ").is_err());
-        assert!(parse_timeout("1e19").unwrap_err().contains("longer than the most allowed, 604800"));
+        for huge in ["604800.5", "8d", "18446744073709551616", "99999999999999999999999s"] {
+            assert!(parse_timeout(huge).unwrap_err().contains("longer than the most allowed, 604800 s"), "{huge}");
+        }
+        assert!(parse_timeout("ten").unwrap_err().contains("e.g. 30s"), "the error shows the form");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! | 4 | the server is unreachable or failed to start (or stopped answering) |
 //! | 5 | protocol error (the server broke the protocol, or an internal error of `mcp`) |
 //! | 6 | the server answered the request with an error (a JSON-RPC error, such as -32603) |
+//! | 7 | `--timeout` ran out (the running request was cancelled, the servers shut down) |
 //!
 //! An error is shown as one line on stderr, `mcp: <what went wrong>`; `--verbose` adds the
 //! detail below it. With `--json` it is also one JSON object on stdout
@@ -31,7 +32,8 @@ Exit codes:
   3  the server requires authorization
   4  a server is unreachable or failed to start
   5  protocol error (or an internal error of mcp)
-  6  the server answered with an error (a JSON-RPC error to the request)";
+  6  the server answered with an error (a JSON-RPC error to the request)
+  7  --timeout ran out (the running request was cancelled)";
 
 /// How `mcp` ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,6 +52,8 @@ pub enum ExitCode {
     Protocol,
     /// 6: the server answered the request with a JSON-RPC error.
     ServerError,
+    /// 7: `--timeout` ran out.
+    TimedOut,
 }
 
 impl ExitCode {
@@ -63,6 +67,7 @@ impl ExitCode {
             ExitCode::Unreachable => 4,
             ExitCode::Protocol => 5,
             ExitCode::ServerError => 6,
+            ExitCode::TimedOut => 7,
         }
     }
 
@@ -76,6 +81,7 @@ impl ExitCode {
             ExitCode::Unreachable => "server unreachable or failed to start",
             ExitCode::Protocol => "protocol error",
             ExitCode::ServerError => "the server answered with an error",
+            ExitCode::TimedOut => "--timeout ran out",
         }
     }
 }
@@ -122,6 +128,16 @@ impl CliError {
     /// A protocol error (5).
     pub fn protocol(message: impl Into<String>) -> Self {
         CliError::new(ExitCode::Protocol, message)
+    }
+
+    /// `--timeout` ran out after `after` (7), while `doing` ("starting the servers", "tools").
+    pub fn timed_out(after: std::time::Duration, doing: &str) -> Self {
+        let shown = humantime::format_duration(after);
+        CliError::new(
+            ExitCode::TimedOut,
+            format!("timed out after {shown} (--timeout) while {doing}; the request was cancelled"),
+        )
+        .with_kind(ErrorKind::Timeout)
     }
 
     /// The same error, of kind `kind`.
@@ -357,8 +373,9 @@ mod tests {
             ExitCode::Unreachable,
             ExitCode::Protocol,
             ExitCode::ServerError,
+            ExitCode::TimedOut,
         ];
-        assert_eq!(all.map(ExitCode::code), [0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(all.map(ExitCode::code), [0, 1, 2, 3, 4, 5, 6, 7]);
         for code in all {
             assert!(EXIT_CODES_HELP.contains(&format!("  {}  ", code.code())), "{code:?}");
         }

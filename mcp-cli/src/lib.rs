@@ -14,6 +14,7 @@
 //!   built-in demo server.
 //! - [`demo`]: the demo MCP server behind `mcp serve-demo`, in both protocol eras.
 //! - [`commands`]: the subcommands, run on an `mcp_manager::McpManager` ([`commands::run`]).
+//! - [`shell`]: `mcp shell`, the same subcommands typed at a prompt on servers kept connected.
 //!
 //! ```
 //! use mcp_cli::coerce::coerce_pairs;
@@ -36,4 +37,5 @@ pub mod demo;
 pub mod discover;
 pub mod exit;
 pub mod output;
+pub mod shell;
 pub mod task_display;

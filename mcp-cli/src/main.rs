@@ -20,6 +20,7 @@ fn main() {
     };
     let code = match &cli.command {
         Command::ServeDemo => mcp_cli::demo::run_stdio(),
+        Command::Shell => mcp_cli::shell::run(&cli),
         _ => mcp_cli::commands::run(&cli),
     };
     std::process::exit(code);

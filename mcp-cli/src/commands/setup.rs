@@ -86,6 +86,19 @@ pub(crate) fn offers_login(cli: &Cli) -> bool {
     std::io::stdin().is_terminal() && terminal::stderr_is_terminal() && !cli.global.json && !chatting
 }
 
+/// What `mcp shell` shows as it comes, whatever `--server-logs` says: every server
+/// notification, and each stderr line of a stdio server (the shell sanitizes both).
+#[derive(Clone)]
+pub(crate) struct Live {
+    /// Gets each notification, with the server's name.
+    pub(crate) notification: host_bridge::NotificationCallback,
+    /// Gets each stderr line, after the server's name.
+    pub(crate) stderr: ServerStderr,
+}
+
+/// Gets a stdio server's stderr lines as they come: the server's name, then the line.
+pub(crate) type ServerStderr = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
 /// Why [`start`] did not start.
 pub(crate) enum NotStarted {
     /// No server is ready and `name` needs a login.
@@ -114,7 +127,7 @@ pub(crate) const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_mi
 
 /// Resolve the servers of `cli` and start them; fails (exit 4) when none of the wanted ones
 /// became ready, telling apart a server that needs a login.
-pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
+pub(crate) async fn start(cli: &Cli, live: Option<&Live>) -> Result<Started, NotStarted> {
     let mut config = resolve_config(cli)?;
     // `mcp call SERVER/TOOL` picks the server as `--server SERVER` does.
     let from_call = match &cli.command {
@@ -145,13 +158,22 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
     if !config.servers.iter().any(|s| s.enabled) {
         return Err(CliError::usage("the config names no enabled server").into());
     }
-    let bridge = host_bridge(cli, &config)?;
+    if live.is_some() {
+        // The shell shows log messages as they come: ask for them where the config does not.
+        for server in &mut config.servers {
+            server.log_level.get_or_insert(mcp_protocol::types::logging::LoggingLevel::Info);
+        }
+    }
+    let bridge = host_bridge(cli, &config, live)?;
     let mut callbacks = bridge.callbacks();
     if callbacks.sampling.is_none() && config.client.sampling.enabled {
         // No LLM: a server that asks for sampling is told how to configure one.
         callbacks.sampling = Some(Arc::new(super::llm::NoLlm));
     }
-    let options = ManagerOptions { callbacks, authorization: options(None), ..Default::default() };
+    let mut options = ManagerOptions { callbacks, authorization: options(None), ..Default::default() };
+    if let Some(live) = live {
+        options.transport_override = Some(live_stderr(live.stderr.clone()));
+    }
     let spinner = Spinner::start("connecting to servers");
     let manager = McpManager::start(config.clone(), options).await;
     drop(spinner);
@@ -262,7 +284,7 @@ pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
 /// (`--root`, else the config's roots; never the working directory unasked), elicitation (unless
 /// disabled) through the terminal or declined when unattended, and sampling (unless disabled)
 /// only in `chat`, with the chat LLM.
-fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
+fn host_bridge(cli: &Cli, config: &McpConfig, live: Option<&Live>) -> Result<HostBridge, CliError> {
     // The configured roots, when there are some; without any, roots are not declared at all.
     let mut builder = HostBridge::builder()
         .client_config(&config.client)
@@ -283,7 +305,9 @@ fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
     if let Some(llm) = super::llm::sampling_llm(cli, &config.client.sampling)? {
         builder = builder.llm_client(llm);
     }
-    if cli.global.server_logs {
+    if let Some(live) = live {
+        builder = builder.on_notification(live.notification.clone());
+    } else if cli.global.server_logs {
         builder = builder.on_notification(Arc::new(|server: &str, n: &mcp_protocol::messages::ServerNotification| {
             if let mcp_protocol::messages::ServerNotification::LoggingMessage(Some(p)) = n {
                 // A string is shown as text, anything else as JSON; sanitized either way.
@@ -293,6 +317,17 @@ fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
         }));
     }
     Ok(builder.build())
+}
+
+/// Stdio servers as their config says, each stderr line also handed to `sink` with the server's
+/// name; remote servers as usual.
+fn live_stderr(sink: ServerStderr) -> mcp_manager::manager::PlanOverride {
+    Arc::new(move |server: &ServerConfig| {
+        let mut stdio = server.stdio_config().filter(|c| !c.command.trim().is_empty())?;
+        let (sink, name) = (sink.clone(), server.name.clone());
+        stdio.stderr_sink = Some(Arc::new(move |line: &str| sink(&name, line)));
+        Some(mcp_manager::connection::TransportPlan::single(mcp_manager::connection::stdio_factory(stdio)))
+    })
 }
 
 /// The `--root` directories as roots: each must exist and be a directory, and is shared as its
