@@ -13,6 +13,7 @@
 //!   working directory, or the built-in demo server.
 //! - [`demo`]: the demo MCP server behind `mcp serve-demo`, in both protocol eras.
 //! - [`commands`]: the subcommands, run on an `mcp_manager::McpManager` ([`commands::run`]).
+//! - [`trace`]: `--trace FILE`, the manager's spans as JSON lines.
 //!
 //! ```
 //! use mcp_cli::coerce::coerce_pairs;
@@ -36,3 +37,4 @@ pub mod discover;
 pub mod exit;
 pub mod output;
 pub mod task_display;
+pub mod trace;

@@ -24,6 +24,11 @@ use crate::output::views;
 
 /// Run `cli`'s subcommand (other than `serve-demo`); the process exit status.
 pub fn run(cli: &Cli) -> i32 {
+    if let Some(path) = &cli.global.trace
+        && let Err(e) = crate::trace::install(path)
+    {
+        return e.report_as(cli.global.json, cli.global.verbose);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
