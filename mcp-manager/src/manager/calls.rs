@@ -286,6 +286,7 @@ impl McpManager {
         let (arguments, call) = match self.intercept(route, caller, arguments.clone()).await {
             Ok(intercepted) => intercepted,
             Err(vetoed) => {
+                telemetry::record_error(&tracing::Span::current(), vetoed.kind());
                 let interceptor = match &vetoed {
                     ManagerError::Vetoed { interceptor, .. } => interceptor.clone(),
                     _ => String::new(),
