@@ -43,7 +43,8 @@ use mcp_transport::TransportKind;
 use tracing::Span;
 use tracing::field::Empty;
 
-use crate::ErrorKind;
+use mcp_protocol::ErrorObject;
+use mcp_transport::{ErrorKind, Transport};
 
 /// The target of every span of this module, for a subscriber's filter (`mcp=info`).
 pub const TARGET: &str = "mcp";
@@ -130,17 +131,24 @@ pub(crate) fn connection_span(server: &str) -> Span {
     )
 }
 
-/// Record on `span` what the handshake settled, and let the session parent its spans by it.
-pub(crate) fn connected(span: Span, session: &crate::Session, protocol_version: &str) {
+/// Record on `span` what the handshake of server `server` over `transport` settled, and keep it
+/// in the session's `telemetry` to parent the session's spans.
+pub(crate) fn connected(
+    span: Span,
+    server: &str,
+    transport: &dyn Transport,
+    telemetry: &SessionTelemetry,
+    protocol_version: &str,
+) {
     if !span.is_disabled() {
-        span.record("otel.name", format!("mcp.connection {}", session.name()));
-        record_transport(&span, session.transport().kind());
+        span.record("otel.name", format!("mcp.connection {server}"));
+        record_transport(&span, transport.kind());
         span.record("mcp.protocol.version", protocol_version);
-        if let Some(id) = session.transport().session_id() {
+        if let Some(id) = transport.session_id() {
             span.record("mcp.session.id", id);
         }
     }
-    session.telemetry().attach(span, protocol_version);
+    telemetry.attach(span, protocol_version);
 }
 
 fn record_transport(span: &Span, kind: TransportKind) {
@@ -164,7 +172,7 @@ pub(crate) fn record_error(span: &Span, kind: ErrorKind) {
 pub(crate) struct RequestContext<'a> {
     pub(crate) server: &'a str,
     pub(crate) telemetry: &'a SessionTelemetry,
-    pub(crate) transport: &'a dyn mcp_transport::Transport,
+    pub(crate) transport: &'a dyn Transport,
 }
 
 /// The span of request `id` of `method` to the server; its parent is the current span, else the
@@ -292,8 +300,11 @@ fn without_query(uri: &str) -> &str {
     uri.find(['?', '#']).map_or(uri, |end| &uri[..end])
 }
 
+/// How a request failed: the server's error object, else the kind of the local failure.
+pub(crate) type Failure<'a> = Result<&'a ErrorObject, ErrorKind>;
+
 /// Record the answer to a request on its span.
-pub(crate) fn record_answer(span: &Span, method: &str, answer: &Result<RawJson, crate::SessionError>) {
+pub(crate) fn record_answer(span: &Span, method: &str, answer: Result<&RawJson, Failure<'_>>) {
     if span.is_disabled() {
         return;
     }
@@ -303,13 +314,13 @@ pub(crate) fn record_answer(span: &Span, method: &str, answer: &Result<RawJson, 
             span.record("otel.status_code", "error");
         }
         Ok(_) => {}
-        Err(crate::SessionError::Rpc { error, .. }) => record_rpc_error(span, error),
-        Err(e) => record_error(span, e.kind()),
+        Err(Ok(error)) => record_rpc_error(span, error),
+        Err(Err(kind)) => record_error(span, kind),
     }
 }
 
 /// Record the handler's answer to a server request on its span.
-pub(crate) fn record_served(span: &Span, answer: &Result<RawJson, mcp_protocol::ErrorObject>) {
+pub(crate) fn record_served(span: &Span, answer: &Result<RawJson, ErrorObject>) {
     if let Err(error) = answer
         && !span.is_disabled()
     {
@@ -317,7 +328,7 @@ pub(crate) fn record_served(span: &Span, answer: &Result<RawJson, mcp_protocol::
     }
 }
 
-fn record_rpc_error(span: &Span, error: &mcp_protocol::ErrorObject) {
+fn record_rpc_error(span: &Span, error: &ErrorObject) {
     let code = error.code.0.to_string();
     span.record("error.type", code.as_str());
     span.record("rpc.response.status_code", code.as_str());

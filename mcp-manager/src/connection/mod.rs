@@ -420,7 +420,8 @@ impl McpConnection {
         let span = crate::telemetry::connection_span(&self.name);
         let opened = self.open().instrument(span.clone()).await;
         let mut opened = opened.inspect_err(|e| crate::telemetry::record_error(&span, e.kind()))?;
-        crate::telemetry::connected(span, &opened.session, opened.server.protocol_version.as_str());
+        let (session, version) = (&opened.session, opened.server.protocol_version.as_str());
+        crate::telemetry::connected(span, &self.name, &**session.transport(), session.telemetry(), version);
         let modern = opened.server.protocol_version.era() == Some(mcp_protocol::Era::Modern);
         opened.epoch = self.fresh.begin(modern);
         opened._tasks = self.start_freshness(&opened);

@@ -371,7 +371,7 @@ impl Session {
         let mut unanswered = telemetry::Unanswered(Some(&span));
         let answer = self.send_and_wait(id, method, params, timeout, progress).instrument(span.clone()).await;
         unanswered.0 = None;
-        telemetry::record_answer(&span, method, &answer);
+        telemetry::record_answer(&span, method, answer.as_ref().map_err(telemetry_failure));
         answer
     }
 
@@ -447,6 +447,11 @@ impl Session {
             }
         }
     }
+}
+
+/// How a request failed, for its span.
+fn telemetry_failure(error: &SessionError) -> telemetry::Failure<'_> {
+    error.rpc_error().ok_or_else(|| error.kind())
 }
 
 /// The longest wait any deadline stands for: a timeout beyond it (`Duration::MAX`, 1e19 s from a
