@@ -114,6 +114,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub server_logs: bool,
 
+    /// Write the spans of connections, requests and tool calls to FILE, one JSON line each
+    /// (OpenTelemetry MCP conventions; created or truncated, at most 64 MiB)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
     /// Offer this directory to the servers as a root (repeatable; replaces the config's roots).
     /// Without --root and config roots, no roots are offered
     #[arg(long = "root", global = true, value_name = "DIR")]

@@ -15,6 +15,7 @@
 //! - [`demo`]: the demo MCP server behind `mcp serve-demo`, in both protocol eras.
 //! - [`commands`]: the subcommands, run on an `mcp_manager::McpManager` ([`commands::run`]).
 //! - [`shell`]: `mcp shell`, the same subcommands typed at a prompt on servers kept connected.
+//! - [`trace`]: `--trace FILE`, the manager's spans as JSON lines.
 //!
 //! ```
 //! use mcp_cli::coerce::coerce_pairs;
@@ -39,3 +40,4 @@ pub mod exit;
 pub mod output;
 pub mod shell;
 pub mod task_display;
+pub mod trace;

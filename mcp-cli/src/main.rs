@@ -18,6 +18,12 @@ fn main() {
             std::process::exit(exit::report_clap_error(&error, verbose, json));
         }
     };
+    // `--trace FILE` records the spans of every command, the shell's too.
+    if let Some(path) = &cli.global.trace
+        && let Err(e) = mcp_cli::trace::install(path)
+    {
+        std::process::exit(e.report_as(cli.global.json, cli.global.verbose));
+    }
     let code = match &cli.command {
         Command::ServeDemo => mcp_cli::demo::run_stdio(),
         Command::Shell => mcp_cli::shell::run(&cli),

@@ -137,8 +137,7 @@ fn server_startup(argv: &[String]) -> Result<Duration> {
     let _ = child.kill();
     let _ = child.wait();
     written.map_err(|e| format!("{}: cannot write the handshake: {e}", argv.join(" ")))?;
-    let at = answered
-        .map_err(|_| format!("{} did not answer tools/list within {SERVER_TIMEOUT:?}", argv.join(" ")))?;
+    let at = answered.map_err(|_| format!("{} did not answer tools/list within {SERVER_TIMEOUT:?}", argv.join(" ")))?;
     Ok(at - started)
 }
 
