@@ -47,15 +47,14 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
                 transport.name(),
                 workloads.join(" ")
             ));
-            let endpoint = Endpoint::open(&bins, server, transport)?;
             for workload in workloads {
+                let endpoint = Endpoint::open(&bins, server, transport, workload)?;
                 let mut cell = vec![Vec::new(); VARIANTS.len()];
                 for (v, variant) in VARIANTS.iter().enumerate() {
                     if !runs_in(v, workload, transport) {
                         continue;
                     }
-                    let args = [workload, variant.era, endpoint.target.as_str()].map(OsStr::new);
-                    let count = count(&client_path(&bins, variant.client), &args)?;
+                    let count = count(&client_path(&bins, variant.client), &endpoint.args(workload, variant.era))?;
                     println!("  {} {workload} {:<11} {count:>14} instructions", transport.name(), variant.label);
                     cell[v].push(format!(r#"{{"instructions":{count}}}"#));
                 }

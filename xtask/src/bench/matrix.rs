@@ -4,6 +4,10 @@
 //! `McpToolProvider` + `ToolRegistry::invoke`), the hand-written client (legacy; the server's
 //! ceiling), rmcp's client as `().serve()` runs it, and rmcp's client in the modern era.
 //!
+//! W3 lists the servers' 10,002 tools; every other workload runs against servers that list only
+//! `echo` and `big` (`--tools 2`), so that the host path, which discovers every tool before its
+//! first call, measures the calls and not an inventory the connection path never builds.
+//!
 //! Each cell (server, transport, workload) runs `runs` rounds; a round runs every variant once,
 //! each in a fresh process, and the variant that goes first rotates from round to round. After
 //! one unmeasured W1 run per variant and server (nobody pays for a cold page cache), the figures
@@ -34,30 +38,46 @@ pub(crate) fn client_path(bins: &Bins, client: Client) -> PathBuf {
     }
 }
 
-/// Where the clients find a server: its program (stdio) or its URL (HTTP, with the server
-/// process that serves it).
+/// The server flags of a workload: W3 lists the default 10,002 tools, the others only `echo` and
+/// `big`.
+pub(crate) fn server_flags(workload: &str) -> &'static [&'static str] {
+    if workload == "w3" { &[] } else { &["--tools", "2"] }
+}
+
+/// Where the clients find a server for one workload: the client arguments after the era (the
+/// server's program and flags over stdio, its URL over HTTP, with the server process).
 pub(crate) struct Endpoint {
-    pub(crate) target: String,
+    pub(crate) target: Vec<String>,
     _process: Option<ServerProcess>,
 }
 
 impl Endpoint {
-    pub(crate) fn open(bins: &Bins, server: Server, transport: Transport) -> Result<Endpoint> {
+    pub(crate) fn open(bins: &Bins, server: Server, transport: Transport, workload: &str) -> Result<Endpoint> {
         let program = bins.server(server);
+        let flags = server_flags(workload);
         Ok(match transport {
-            Transport::Stdio => Endpoint { target: program.to_string_lossy().into_owned(), _process: None },
+            Transport::Stdio => {
+                let mut target = vec![program.to_string_lossy().into_owned()];
+                target.extend(flags.iter().map(|f| (*f).to_owned()));
+                Endpoint { target, _process: None }
+            }
             Transport::Http => {
-                let (process, url) = start_http_server(&program)?;
-                Endpoint { target: url, _process: Some(process) }
+                let (process, url) = start_http_server(&program, flags)?;
+                Endpoint { target: vec![url], _process: Some(process) }
             }
         })
     }
+
+    /// The client's arguments: the workload, the era, then the target.
+    pub(crate) fn args<'a>(&'a self, workload: &'a str, era: &'a str) -> Vec<&'a OsStr> {
+        [workload, era].into_iter().chain(self.target.iter().map(String::as_str)).map(OsStr::new).collect()
+    }
 }
 
-/// Run variant `v` on `workload` against `target` once; its JSON line.
-pub(crate) fn run_variant(bins: &Bins, v: usize, workload: &str, target: &str) -> Result<String> {
+/// Run variant `v` on `workload` at `endpoint` once; its JSON line.
+pub(crate) fn run_variant(bins: &Bins, v: usize, workload: &str, endpoint: &Endpoint) -> Result<String> {
     let variant = &VARIANTS[v];
-    run_client(&client_path(bins, variant.client), &[workload, variant.era, target].map(OsStr::new))
+    run_client(&client_path(bins, variant.client), &endpoint.args(workload, variant.era))
 }
 
 /// `cargo xtask bench matrix` with `selection`.
@@ -76,7 +96,6 @@ pub(crate) fn matrix(selection: &Selection) -> Result {
             if workloads.is_empty() {
                 continue;
             }
-            let endpoint = Endpoint::open(&bins, server, transport)?;
             heading(&format!(
                 "{} against {} server over {}: {}, {runs} rounds each, rotating which variant goes first",
                 VARIANTS.iter().map(|v| v.label).collect::<Vec<_>>().join(", "),
@@ -84,18 +103,20 @@ pub(crate) fn matrix(selection: &Selection) -> Result {
                 transport.name(),
                 workloads.join(" "),
             ));
-            for v in 0..VARIANTS.len() {
-                if workloads.iter().any(|w| runs_in(v, w, transport)) {
-                    run_variant(&bins, v, "w1", &endpoint.target)?;
+            for (i, workload) in workloads.into_iter().enumerate() {
+                let endpoint = Endpoint::open(&bins, server, transport, workload)?;
+                if i == 0 {
+                    let warm = Endpoint::open(&bins, server, transport, "w1")?;
+                    for v in (0..VARIANTS.len()).filter(|v| runs_in(*v, "w1", transport)) {
+                        run_variant(&bins, v, "w1", &warm)?;
+                    }
                 }
-            }
-            for workload in workloads {
                 let active: Vec<usize> = (0..VARIANTS.len()).filter(|v| runs_in(*v, workload, transport)).collect();
                 let mut cell = vec![Vec::new(); VARIANTS.len()];
                 for round in 0..runs {
                     for step in 0..active.len() {
                         let v = active[(round + step) % active.len()];
-                        let line = run_variant(&bins, v, workload, &endpoint.target)?;
+                        let line = run_variant(&bins, v, workload, &endpoint)?;
                         println!(
                             "  {} {workload} round {} {:<11} {line}",
                             transport.name(),

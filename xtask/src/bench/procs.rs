@@ -77,11 +77,12 @@ impl Drop for ServerProcess {
     }
 }
 
-/// Start `binary --http 0` (ours and rmcp's take the same flag); its first line of stdout is the
-/// port it bound on 127.0.0.1. The server and its `/mcp` URL.
-pub(crate) fn start_http_server(binary: &Path) -> Result<(ServerProcess, String)> {
+/// Start `binary --http 0 flags...` (ours and rmcp's take the same flags); its first line of
+/// stdout is the port it bound on 127.0.0.1. The server and its `/mcp` URL.
+pub(crate) fn start_http_server(binary: &Path, flags: &[&str]) -> Result<(ServerProcess, String)> {
     let mut child = Command::new(binary)
         .args(["--http", "0"])
+        .args(flags)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
