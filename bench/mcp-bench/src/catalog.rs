@@ -1,5 +1,5 @@
-//! What our bench servers (`bench-server` over stdio, `bench-http-server` over streamable HTTP)
-//! list and answer, written straight out as JSON text: building thousands of `Tool` values and
+//! What our bench server (`bench-server`, over stdio or streamable HTTP) lists and answers,
+//! written straight out as JSON text: building thousands of `Tool` values and
 //! encoding them would make the server, not the client, dominate the listing workload.
 //!
 //! `tools/list` gives [`Catalog::tools`] tools, [`Catalog::page_size`] a page (cursor `page-K`):

@@ -3,7 +3,7 @@
 //! The binaries: `bench-client` (this stack's `McpConnection`, stdio or streamable HTTP),
 //! `bench-host` (the host path: `McpManager` + `McpToolProvider` + `ToolRegistry::invoke`),
 //! `bench-raw-client` (a hand-written client with no library, the server's ceiling),
-//! `bench-server` and `bench-http-server` (our servers, both eras) and `bench-manager` (one
+//! `bench-server` (our server, both eras, over stdio or `--http PORT`) and `bench-manager` (one
 //! manager over many servers). The official SDK's client and a server built on it live in
 //! `bench/rmcp`, a cargo workspace of its own.
 //!

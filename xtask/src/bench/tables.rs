@@ -162,6 +162,7 @@ pub(crate) fn issue_rows() -> Vec<Ratio> {
         let metric = match (w, key) {
             ("w4", "total_ms") => ": time",
             (_, "peak_rss_kib") => ": client peak RSS",
+            (_, "cpu_ms") => ": client CPU time",
             _ => "",
         };
         let t_name = if t == Transport::Http { "HTTP" } else { "stdio" };
@@ -194,6 +195,19 @@ pub(crate) fn issue_rows() -> Vec<Ratio> {
     row(Transport::Stdio, "w5", "total_ms", (HOST, RMCP_MODERN), "host path / rmcp's 10 clients", Some(0.80));
     row(Transport::Stdio, "w5", "total_ms", (OURS, RMCP_MODERN), "10 McpConnections / rmcp's 10 clients", None);
     row(Transport::Stdio, "w5", "total_ms", (HOST, OURS), "host path / McpConnection", Some(1.05));
+    // The client's own CPU time, which a loaded machine disturbs far less than the wall clock:
+    // the same comparisons, for reading the time rows (no targets of their own).
+    for w in ["w1", "w2", "w3", "w4", "w5"] {
+        for t in Transport::ALL {
+            if w == "w5" && t == Transport::Http {
+                continue;
+            }
+            let rmcp = if w == "w5" { RMCP_MODERN } else { RMCP };
+            row(t, w, "cpu_ms", (OURS, rmcp), "ours / rmcp", None);
+            row(t, w, "cpu_ms", (HOST, OURS), "host path / McpConnection", None);
+            row(t, w, "cpu_ms", (OURS, OURS_LEGACY), "ours modern / ours legacy", None);
+        }
+    }
     rows
 }
 
@@ -224,6 +238,7 @@ pub(crate) fn issue_table(
     for mut row in issue_rows() {
         match instead_of_time {
             Some(key) if row.key == "total_ms" => row.key = key,
+            // The other rows (memory, CPU time) mean nothing in the counts' units.
             Some(_) => continue,
             None => {}
         }
