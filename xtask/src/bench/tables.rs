@@ -221,6 +221,9 @@ fn ratio(results: &Results, row: &Ratio, server: Server) -> Option<Result<f64>> 
     Some(paired_ratio(a, b, row.key))
 }
 
+/// Per server: the targets met and the targets judged.
+pub(crate) type Tally = (Server, usize, usize);
+
 /// The issue's table (markdown) over the servers in `servers`, and per server how many targets
 /// it met out of how many it could be judged on. With `instead_of_time`, the time rows read that
 /// key instead (e.g. instruction counts) and the other rows are left out.
@@ -228,13 +231,13 @@ pub(crate) fn issue_table(
     results: &Results,
     servers: &[Server],
     instead_of_time: Option<&'static str>,
-) -> Result<(Vec<String>, Vec<(Server, usize, usize)>)> {
+) -> Result<(Vec<String>, Vec<Tally>)> {
     let mut out = vec![format!(
         "| workload | {} | target |",
         servers.iter().map(|s| format!("against {} server", s.name())).collect::<Vec<_>>().join(" | ")
     )];
     out.push(format!("|---|{}---|", "---|".repeat(servers.len())));
-    let mut tally: Vec<(Server, usize, usize)> = servers.iter().map(|s| (*s, 0, 0)).collect();
+    let mut tally: Vec<Tally> = servers.iter().map(|s| (*s, 0, 0)).collect();
     for mut row in issue_rows() {
         match instead_of_time {
             Some(key) if row.key == "total_ms" => row.key = key,

@@ -205,6 +205,7 @@ impl Conn {
 }
 
 /// What the client needs of a response head.
+#[derive(Debug)]
 struct Head {
     status: u16,
     length: Option<usize>,
