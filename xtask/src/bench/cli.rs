@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use xtask::project_root;
 
-use super::{cargo_command, fmt, heading, run_status, target_dir};
+use super::stats::fmt;
+use super::{cargo_command, heading, run_status, target_dir};
 
 type Result<T = ()> = std::result::Result<T, String>;
 

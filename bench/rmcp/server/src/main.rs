@@ -1,5 +1,5 @@
 //! `rmcp-bench-server`: the benchmark server built on the official Rust SDK (rmcp), so that
-//! `cargo xtask bench` measures both clients against a server no one here wrote, as well as
+//! `cargo xtask bench` measures every client against a server no one here wrote, as well as
 //! against our `bench-server`.
 //!
 //! It serves what `bench-server` serves, the way an rmcp author writes it: `echo {text}` and
@@ -7,14 +7,18 @@
 //! are routes of the same router whose input schema is the one schemars makes for a two-field
 //! argument struct, title-less, with descriptions (about 300 bytes a tool, the shape rmcp's macros
 //! give). `tools/list` pages the router's tools, P per page (cursor `page-K`); the sorted listing
-//! is made once at start-up, so the server's own cost stays small beside the clients'.
+//! is made once at start-up, so the server's own cost stays small beside the clients'. Every
+//! field is shared (`Arc`), so the per-request clone the HTTP service makes costs nothing.
 //!
 //! Transports: stdio (the default), or `--http PORT` for streamable HTTP on 127.0.0.1 at `/mcp`
-//! (rmcp's `StreamableHttpService`, stateless JSON replies). rmcp negotiates the revision the
-//! client asks for, 2026-07-28 included.
+//! (rmcp's `StreamableHttpService`, stateless, JSON replies); with `--http 0` it takes a free port.
+//! Over HTTP the bound port is the first line of stdout. rmcp answers both eras: `initialize` with
+//! a legacy revision, and `server/discover` for 2026-07-28.
 //!
-//! Flags: `--tools N` (default 10002), `--page-size P` (default 100), `--big-mib M` (default 8),
-//! `--http PORT`.
+//! Flags: `--tools N` (how many tools `tools/list` gives, `echo` and `big` included; default
+//! 10002), `--page-size P` (default 100), `--big-mib M` (default 8),
+//! `--prefix P` (put P before every tool's name, `echo` and `big` included: several servers under
+//! one host need names of their own), `--http PORT`.
 
 use std::borrow::Cow;
 use std::process::exit;
@@ -37,13 +41,18 @@ struct Config {
     page_size: usize,
     big_mib: usize,
     http: Option<u16>,
+    prefix: String,
 }
 
 fn parse_args() -> Result<Config, String> {
-    let mut config = Config { tools: 10_002, page_size: 100, big_mib: 8, http: None };
+    let mut config = Config { tools: 10_002, page_size: 100, big_mib: 8, http: None, prefix: String::new() };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        if flag == "--prefix" {
+            config.prefix = value;
+            continue;
+        }
         let n: usize = value.parse().map_err(|_| format!("{flag}: not a number: {value:?}"))?;
         match flag.as_str() {
             "--tools" => config.tools = n,
@@ -76,7 +85,7 @@ struct QueryArgs {
 
 #[derive(Clone)]
 struct BenchServer {
-    tool_router: ToolRouter<BenchServer>,
+    tool_router: Arc<ToolRouter<BenchServer>>,
     /// The router's tools, sorted by name, made once.
     listing: Arc<Vec<Tool>>,
     page_size: usize,
@@ -101,10 +110,18 @@ impl BenchServer {
 impl BenchServer {
     fn new(config: &Config) -> Self {
         let mut tool_router = Self::tool_router();
+        if !config.prefix.is_empty() {
+            let routes: Vec<_> = tool_router.map.drain().map(|(_, route)| route).collect();
+            for mut route in routes {
+                route.attr.name = Cow::Owned(format!("{}{}", config.prefix, route.attr.name));
+                tool_router.add_route(route);
+            }
+        }
         let schema = schema_for_type::<QueryArgs>();
-        for i in 0..config.tools {
+        // `--tools` counts every listed tool, `echo` and `big` included.
+        for i in 0..config.tools.saturating_sub(tool_router.map.len()) {
             let tool = Tool::new(
-                Cow::Owned(format!("tool-{i:05}")),
+                Cow::Owned(format!("{}tool-{i:05}", config.prefix)),
                 format!("Generated tool {i}: searches with a query and a limit"),
                 schema.clone(),
             );
@@ -114,7 +131,7 @@ impl BenchServer {
         }
         let listing = Arc::new(tool_router.list_all());
         let big: Arc<str> = "x".repeat(config.big_mib * 1024 * 1024).into();
-        BenchServer { tool_router, listing, page_size: config.page_size, big }
+        BenchServer { tool_router: Arc::new(tool_router), listing, page_size: config.page_size, big }
     }
 }
 
@@ -186,11 +203,12 @@ async fn serve_stdio(server: BenchServer) -> Result<(), String> {
 async fn serve_http(server: BenchServer, port: u16) -> Result<(), String> {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-    let config = StreamableHttpServerConfig::default().with_json_response(true);
+    let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false).with_json_response(true);
     let service = StreamableHttpService::new(move || Ok(server.clone()), LocalSessionManager::default().into(), config);
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| format!("bind: {e}"))?;
-    eprintln!("rmcp-bench-server: listening on {}", listener.local_addr().map_err(|e| e.to_string())?);
+    // The harness reads the port from the first line of stdout.
+    println!("{}", listener.local_addr().map_err(|e| e.to_string())?.port());
     axum::serve(listener, router)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
