@@ -341,6 +341,7 @@ mod tests {
             max_tokens_cap: 500,
             models: vec!["a".into(), "b".into()],
             token_parameter: Some(TokenParameter::MaxCompletionTokens),
+            ..SamplingSettings::default()
         };
         assert_eq!(
             SamplingOptions::from(&settings),

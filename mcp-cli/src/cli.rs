@@ -16,6 +16,7 @@ const AFTER_HELP: &str = "\
 Servers:
   Without --config, mcp looks for ./mcp.json, ./.vscode/mcp.json and ./.mcp.json; without any, it
   uses its built-in demo server (mcp serve-demo) and says so on stderr.
+  Other hosts' servers: `mcp configs` lists the files found; `mcp --config goose tools` uses one.
   Ad-hoc servers:  mcp --stdio tools -- npx -y @modelcontextprotocol/server-everything
                    mcp --url http://127.0.0.1:8000/mcp --bearer-env MY_TOKEN tools
 
@@ -36,6 +37,8 @@ Examples:
   mcp call echo --args '{\"text\": \"hi\"}'      arguments as JSON (or @file.json, or - for stdin)
   mcp call image --save out/                  images and blobs are saved into out/
   mcp read demo://greeting/Ada                read a resource
+  mcp shell                                   keep the servers connected; type subcommands at a prompt
+  mcp --timeout 30s call slow                 give up after 30 s (exit code 7)
 ";
 
 /// The `mcp` command line.
@@ -64,8 +67,10 @@ pub struct Cli {
 /// Options that apply to every subcommand (they may come before or after it).
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Config file, in any format the manager reads (mcpServers JSON, VS Code's mcp.json, TOML)
-    #[arg(long, short = 'c', global = true, value_name = "FILE", conflicts_with_all = ["stdio", "url"])]
+    /// Config file, in any format the manager reads (mcpServers JSON, VS Code's mcp.json, TOML,
+    /// goose YAML, Zed settings), or a host whose file to use: claude-desktop, claude-code,
+    /// cursor, vscode, windsurf, codex, goose, zed (`mcp configs` lists them; ./NAME is a file)
+    #[arg(long, short = 'c', global = true, value_name = "FILE|HOST", conflicts_with_all = ["stdio", "url"])]
     pub config: Option<PathBuf>,
 
     /// Use only the server of this name from the config
@@ -83,6 +88,11 @@ pub struct GlobalArgs {
     /// Connect to one remote server (streamable HTTP, falling back to HTTP+SSE)
     #[arg(long, global = true, value_name = "URL")]
     pub url: Option<String>,
+
+    /// The name of the --stdio or --url server (default: from its package, script or host), as
+    /// the LLM sees it in `NAME__tool`
+    #[arg(long, global = true, value_name = "NAME")]
+    pub name: Option<String>,
 
     /// An HTTP header for --url, as NAME:VALUE (repeatable)
     #[arg(long = "header", short = 'H', global = true, value_name = "NAME:VALUE", requires = "url")]
@@ -104,6 +114,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub server_logs: bool,
 
+    /// Write the spans of connections, requests and tool calls to FILE, one JSON line each
+    /// (OpenTelemetry MCP conventions; created or truncated, at most 64 MiB)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
     /// Offer this directory to the servers as a root (repeatable; replaces the config's roots).
     /// Without --root and config roots, no roots are offered
     #[arg(long = "root", global = true, value_name = "DIR")]
@@ -112,6 +127,12 @@ pub struct GlobalArgs {
     /// Explain errors in detail
     #[arg(long, short = 'v', global = true)]
     pub verbose: bool,
+
+    /// Give up after DURATION (30s, 500ms, 2m; a bare number is seconds), start-up included: the
+    /// running request is cancelled, the servers are shut down, and mcp exits with code 7. In
+    /// `mcp shell` it bounds the start-up and each line
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// What `mcp` does.
@@ -137,12 +158,18 @@ pub enum Command {
     Skill(SkillArgs),
     /// Show each server's state, transport, protocol revision, counts, authorization and last error
     Status,
+    /// List the MCP hosts' config files found on this machine (Claude, Cursor, VS Code, goose...)
+    /// and their servers, without starting any
+    Configs,
     /// Log in to a remote server that asks for OAuth authorization (opens the browser)
     Login(LoginArgs),
     /// Forget the registration and tokens kept for a remote server
     Logout(LogoutArgs),
     /// Chat with an OpenAI-compatible LLM that can call every tool
     Chat(ChatArgs),
+    /// Keep the servers connected and run these subcommands at a prompt (history, Tab completion
+    /// of commands, tools and argument keys; notifications and server stderr shown as they come)
+    Shell,
     /// Run the built-in demo MCP server on stdin and stdout
     ServeDemo,
 }
@@ -161,9 +188,11 @@ impl Command {
             Command::Skills => "skills",
             Command::Skill(_) => "skill",
             Command::Status => "status",
+            Command::Configs => "configs",
             Command::Login(_) => "login",
             Command::Logout(_) => "logout",
             Command::Chat(_) => "chat",
+            Command::Shell => "shell",
             Command::ServeDemo => "serve-demo",
         }
     }
@@ -218,11 +247,6 @@ pub struct CallArgs {
     #[arg(value_name = "KEY=VALUE")]
     pub pairs: Vec<String>,
 
-    /// Give up on the call after SECS seconds (a decimal number, at most a week; default: the
-    /// server's request timeout)
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
-    pub timeout: Option<std::time::Duration>,
-
     /// Run the call as a task where the tool allows it (`taskSupport: optional`); a tool that
     /// requires a task always runs as one
     #[arg(long)]
@@ -233,16 +257,39 @@ pub struct CallArgs {
 /// when it is added to the current time.
 pub const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 60 * 60);
 
-/// A `--timeout` in seconds: a positive, finite number of at most [`MAX_TIMEOUT`].
+/// A `--timeout`: a duration such as `30s`, `500ms`, `2m` or `1h 30m` (read by `humantime`), or
+/// a bare decimal number of seconds; positive and at most [`MAX_TIMEOUT`].
 pub fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
-    let secs: f64 = text.trim().parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("{text:?} must be a positive number of seconds"));
+    let trimmed = text.trim();
+    let duration = if trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.')
+    {
+        let secs: f64 = trimmed.parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
+        if secs > MAX_TIMEOUT.as_secs_f64() {
+            return Err(too_long(text));
+        }
+        std::time::Duration::try_from_secs_f64(secs).map_err(|e| format!("{text:?}: {e}"))?
+    } else {
+        humantime::parse_duration(trimmed).map_err(|e| {
+            // Numbers too large for a duration overflow inside humantime.
+            if matches!(e, humantime::DurationError::NumberOverflow) {
+                too_long(text)
+            } else {
+                format!("{text:?} is not a duration ({e}; e.g. 30s, 500ms, 2m, or a number of seconds)")
+            }
+        })?
+    };
+    if duration.is_zero() {
+        return Err(format!("{text:?} must be longer than zero"));
     }
-    if secs > MAX_TIMEOUT.as_secs_f64() {
-        return Err(format!("{text:?} seconds is longer than the most allowed, {} (a week)", MAX_TIMEOUT.as_secs()));
+    if duration > MAX_TIMEOUT {
+        return Err(too_long(text));
     }
-    std::time::Duration::try_from_secs_f64(secs).map_err(|e| format!("{text:?}: {e}"))
+    Ok(duration)
+}
+
+fn too_long(text: &str) -> String {
+    format!("{text:?} is longer than the most allowed, {} s (a week)", MAX_TIMEOUT.as_secs())
 }
 
 /// `mcp prompt`.
@@ -346,6 +393,11 @@ where
         stdio_command = args.split_off(i + 1).into_iter().map(|a| a.to_string_lossy().into_owned()).collect();
         args.truncate(i);
     }
+    if let (Some(_), true) = (separator, stdio_flag)
+        && !has_subcommand(&args)
+    {
+        return Err(wrong_order(&args, &stdio_command));
+    }
     let mut cli = Cli::try_parse_from(args)?;
     if cli.global.stdio {
         if stdio_command.is_empty() {
@@ -357,6 +409,52 @@ where
         cli.global.stdio_command = stdio_command;
     }
     Ok(cli)
+}
+
+/// Whether `args` (the program name first, nothing after `--`) name a subcommand: a word that
+/// is one, not the value of an option before it.
+fn has_subcommand(args: &[OsString]) -> bool {
+    let command = Cli::command();
+    let takes_value = |flag: &str| {
+        command.get_arguments().any(|a| {
+            a.get_action().takes_values()
+                && (a.get_long().is_some_and(|l| flag == format!("--{l}"))
+                    || a.get_short().is_some_and(|c| flag == format!("-{c}")))
+        })
+    };
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(word) = words.next() {
+        if word.starts_with('-') {
+            if !word.contains('=') && takes_value(&word) {
+                words.next();
+            }
+            continue;
+        }
+        return command.get_subcommands().any(|c| c.get_name() == word);
+    }
+    false
+}
+
+/// The error for `mcp --stdio -- CMD ARGS tools`: the subcommand went after `--`, into the
+/// server's command line. It shows the line in the right order.
+fn wrong_order(args: &[OsString], stdio_command: &[String]) -> clap::Error {
+    let command = Cli::command();
+    let is_subcommand = |w: &str| command.get_subcommands().any(|c| c.get_name() == w);
+    let before: Vec<String> = args.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    // The subcommand and its arguments, if the user put them at the end of the server's line.
+    let (server, subcommand) = match stdio_command.iter().rposition(|w| is_subcommand(w)) {
+        Some(i) if i > 0 => (&stdio_command[..i], &stdio_command[i..]),
+        _ => (stdio_command, &[][..]),
+    };
+    let subcommand = if subcommand.is_empty() { "SUBCOMMAND".to_owned() } else { subcommand.join(" ") };
+    let right = format!("mcp {} {subcommand} -- {}", before.join(" "), server.join(" "));
+    command.clone().error(
+        clap::error::ErrorKind::MissingSubcommand,
+        format!(
+            "the subcommand goes before `--` (everything after it is the server's command line); try: {}",
+            right.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -422,17 +520,42 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_are_bounded_numbers_of_seconds() {
-        let Command::Call(call) = ok("mcp call slow --timeout 2.5").command else { panic!() };
-        assert_eq!(call.timeout, Some(std::time::Duration::from_millis(2500)));
+    fn a_subcommand_after_the_separator_gets_the_right_order_shown() {
+        let error = parse("mcp --stdio -- npx -y server tools".split_whitespace()).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::MissingSubcommand);
+        let text = error.to_string();
+        assert!(text.contains("try: mcp --stdio tools -- npx -y server"), "{text}");
+        let error = parse("mcp --json --stdio -- node s.js call add a=1".split_whitespace()).unwrap_err();
+        assert!(error.to_string().contains("try: mcp --json --stdio call add a=1 -- node s.js"), "{error}");
+        let error = parse("mcp --stdio -- ./server".split_whitespace()).unwrap_err();
+        assert!(error.to_string().contains("try: mcp --stdio SUBCOMMAND -- ./server"), "{error}");
+        // A value that looks like a subcommand is not one; the real one still counts.
+        assert!(parse("mcp --stdio --server tools -- x".split_whitespace()).is_err());
+        assert_eq!(ok("mcp --server tools --stdio call x -- srv").global.server.as_deref(), Some("tools"));
+        assert_eq!(ok("mcp --stdio --name fs tools -- srv").global.name.as_deref(), Some("fs"));
+    }
+
+    #[test]
+    fn timeouts_are_bounded_durations_anywhere_on_the_line() {
+        use std::time::Duration;
+        // Global: before or after the subcommand, and for every subcommand.
+        assert_eq!(ok("mcp call slow --timeout 2.5").global.timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(ok("mcp --timeout 500ms tools").global.timeout, Some(Duration::from_millis(500)));
+        assert_eq!(ok("mcp shell --timeout 2m").global.timeout, Some(Duration::from_secs(120)));
+        assert_eq!(parse_timeout("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_timeout(" 30s "), Ok(Duration::from_secs(30)));
         assert_eq!(parse_timeout("604800"), Ok(MAX_TIMEOUT));
-        for bad in ["1e19", "604800.5", "1e400", "inf", "NaN", "0", "-1", "ten"] {
+        assert_eq!(parse_timeout("7days"), Ok(MAX_TIMEOUT));
+        for bad in ["1e19", "604800.5", "8d", "1e400", "inf", "NaN", "0", "0s", "-1", "ten", "5parsecs", "1..2"] {
             let error = parse_timeout(bad).unwrap_err();
             assert!(error.contains(&format!("{bad:?}")), "{bad}: {error}");
             assert_eq!(kind(&format!("mcp call slow --timeout={bad}")), ErrorKind::ValueValidation, "{bad}");
         }
         assert!(parse_timeout(" ").is_err());
-        assert!(parse_timeout("1e19").unwrap_err().contains("longer than the most allowed, 604800"));
+        for huge in ["604800.5", "8d", "18446744073709551616", "99999999999999999999999s"] {
+            assert!(parse_timeout(huge).unwrap_err().contains("longer than the most allowed, 604800 s"), "{huge}");
+        }
+        assert!(parse_timeout("ten").unwrap_err().contains("e.g. 30s"), "the error shows the form");
     }
 
     #[test]

@@ -8,9 +8,13 @@
 //! | 3 | the server requires authorization |
 //! | 4 | the server is unreachable or failed to start (or stopped answering) |
 //! | 5 | protocol error (the server broke the protocol, or an internal error of `mcp`) |
+//! | 6 | the server answered the request with an error (a JSON-RPC error, such as -32603) |
+//! | 7 | `--timeout` ran out (the running request was cancelled, the servers shut down) |
 //!
 //! An error is shown as one line on stderr, `mcp: <what went wrong>`; `--verbose` adds the
-//! detail below it. [`install_panic_hook`] turns a panic (always a bug) into one such line and
+//! detail below it. With `--json` it is also one JSON object on stdout
+//! (`{"error": {"message", "exitCode", "meaning", "kind"}}`), so a script that reads stdout
+//! always gets a document. [`install_panic_hook`] turns a panic (always a bug) into one such line and
 //! exit code 5, without a backtrace.
 
 use std::fmt;
@@ -27,7 +31,9 @@ Exit codes:
   2  the tool returned an error result (isError)
   3  the server requires authorization
   4  a server is unreachable or failed to start
-  5  protocol error (or an internal error of mcp)";
+  5  protocol error (or an internal error of mcp)
+  6  the server answered with an error (a JSON-RPC error to the request)
+  7  --timeout ran out (the running request was cancelled)";
 
 /// How `mcp` ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,6 +50,10 @@ pub enum ExitCode {
     Unreachable,
     /// 5: protocol error.
     Protocol,
+    /// 6: the server answered the request with a JSON-RPC error.
+    ServerError,
+    /// 7: `--timeout` ran out.
+    TimedOut,
 }
 
 impl ExitCode {
@@ -56,6 +66,8 @@ impl ExitCode {
             ExitCode::AuthRequired => 3,
             ExitCode::Unreachable => 4,
             ExitCode::Protocol => 5,
+            ExitCode::ServerError => 6,
+            ExitCode::TimedOut => 7,
         }
     }
 
@@ -68,6 +80,8 @@ impl ExitCode {
             ExitCode::AuthRequired => "authorization required",
             ExitCode::Unreachable => "server unreachable or failed to start",
             ExitCode::Protocol => "protocol error",
+            ExitCode::ServerError => "the server answered with an error",
+            ExitCode::TimedOut => "--timeout ran out",
         }
     }
 }
@@ -81,12 +95,14 @@ pub struct CliError {
     pub message: String,
     /// More, shown with `--verbose`.
     pub detail: Option<String>,
+    /// The kind of failure, when it came from the library (see [`ErrorKind`]).
+    pub kind: Option<ErrorKind>,
 }
 
 impl CliError {
     /// An error with `code` and a message (line breaks in it become spaces).
     pub fn new(code: ExitCode, message: impl Into<String>) -> Self {
-        CliError { code, message: one_line(&message.into()), detail: None }
+        CliError { code, message: one_line(&message.into()), detail: None, kind: None }
     }
 
     /// A usage or config error (1).
@@ -112,6 +128,22 @@ impl CliError {
     /// A protocol error (5).
     pub fn protocol(message: impl Into<String>) -> Self {
         CliError::new(ExitCode::Protocol, message)
+    }
+
+    /// `--timeout` ran out after `after` (7), while `doing` ("starting the servers", "tools").
+    pub fn timed_out(after: std::time::Duration, doing: &str) -> Self {
+        let shown = humantime::format_duration(after);
+        CliError::new(
+            ExitCode::TimedOut,
+            format!("timed out after {shown} (--timeout) while {doing}; the request was cancelled"),
+        )
+        .with_kind(ErrorKind::Timeout)
+    }
+
+    /// The same error, of kind `kind`.
+    pub fn with_kind(mut self, kind: ErrorKind) -> Self {
+        self.kind = Some(kind);
+        self
     }
 
     /// The same error with detail for `--verbose`.
@@ -142,6 +174,28 @@ impl CliError {
         crate::output::terminal::errln(&self.render(verbose));
         self.code.code()
     }
+
+    /// The error as `--json` prints it on stdout.
+    pub fn to_json(&self, verbose: bool) -> serde_json::Value {
+        let mut error = serde_json::json!({
+            "message": self.message,
+            "exitCode": self.code.code(),
+            "meaning": self.code.meaning(),
+            "kind": self.kind.map(ErrorKind::as_str),
+        });
+        if verbose && let Some(detail) = &self.detail {
+            error["detail"] = serde_json::Value::String(detail.clone());
+        }
+        serde_json::json!({ "error": error })
+    }
+
+    /// [`CliError::report`], and with `json` the error as one JSON object on stdout too.
+    pub fn report_as(&self, json: bool, verbose: bool) -> i32 {
+        if json {
+            crate::output::terminal::outln(&crate::output::terminal::json_text(&self.to_json(verbose)));
+        }
+        self.report(verbose)
+    }
 }
 
 impl fmt::Display for CliError {
@@ -164,7 +218,9 @@ fn one_line(text: &str) -> String {
 
 impl From<&ConnectionError> for CliError {
     fn from(error: &ConnectionError) -> Self {
-        CliError::new(connection_exit_code(error), error.to_string()).with_detail(format!("{error:?}"))
+        CliError::new(connection_exit_code(error), error.to_string())
+            .with_kind(error.kind())
+            .with_detail(format!("{error:?}"))
     }
 }
 
@@ -176,7 +232,9 @@ impl From<ConnectionError> for CliError {
 
 impl From<&ManagerError> for CliError {
     fn from(error: &ManagerError) -> Self {
-        CliError::new(kind_exit_code(error.kind()), error.to_string()).with_detail(format!("{error:?}"))
+        CliError::new(kind_exit_code(error.kind()), error.to_string())
+            .with_kind(error.kind())
+            .with_detail(format!("{error:?}"))
     }
 }
 
@@ -217,8 +275,9 @@ pub fn kind_exit_code(kind: ErrorKind) -> ExitCode {
         ErrorKind::NotFound | ErrorKind::InvalidArguments | ErrorKind::Denied | ErrorKind::Config => ExitCode::Usage,
         // A task that ended without a result: the tool failed.
         ErrorKind::ToolFailed | ErrorKind::Cancelled => ExitCode::ToolError,
-        // The server's own errors, protocol disagreements, internal failures, and whatever
-        // kinds come later.
+        // The server answered with a JSON-RPC error of its own.
+        ErrorKind::ServerError => ExitCode::ServerError,
+        // Protocol disagreements, internal failures, and whatever kinds come later.
         _ => ExitCode::Protocol,
     }
 }
@@ -242,7 +301,7 @@ pub fn transport_exit_code(error: &TransportError) -> ExitCode {
 
 /// Report a command-line parse error: help and version go to stdout with status 0; a usage error
 /// becomes one line on stderr (clap's full text with `verbose`) and status 1.
-pub fn report_clap_error(error: &clap::Error, verbose: bool) -> i32 {
+pub fn report_clap_error(error: &clap::Error, verbose: bool, json: bool) -> i32 {
     use clap::error::ErrorKind;
     match error.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -258,7 +317,7 @@ pub fn report_clap_error(error: &clap::Error, verbose: bool) -> i32 {
             let first = text.lines().next().unwrap_or_default();
             let message = first.strip_prefix("error: ").unwrap_or(first);
             let usage = CliError::usage(format!("{message} (see mcp --help)")).with_detail(text.trim_end().to_owned());
-            usage.report(verbose)
+            usage.report_as(json, verbose)
         }
     }
 }
@@ -313,8 +372,10 @@ mod tests {
             ExitCode::AuthRequired,
             ExitCode::Unreachable,
             ExitCode::Protocol,
+            ExitCode::ServerError,
+            ExitCode::TimedOut,
         ];
-        assert_eq!(all.map(ExitCode::code), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(all.map(ExitCode::code), [0, 1, 2, 3, 4, 5, 6, 7]);
         for code in all {
             assert!(EXIT_CODES_HELP.contains(&format!("  {}  ", code.code())), "{code:?}");
         }
@@ -324,7 +385,7 @@ mod tests {
     fn connection_errors_map_to_codes() {
         assert_eq!(connection_exit_code(&rpc(ErrorCode::INVALID_PARAMS)), ExitCode::Usage, "unknown tool");
         assert_eq!(connection_exit_code(&rpc(ErrorCode::METHOD_NOT_FOUND)), ExitCode::Usage);
-        assert_eq!(connection_exit_code(&rpc(ErrorCode::INTERNAL_ERROR)), ExitCode::Protocol);
+        assert_eq!(connection_exit_code(&rpc(ErrorCode::INTERNAL_ERROR)), ExitCode::ServerError);
         assert_eq!(connection_exit_code(&rpc(ErrorCode::URL_ELICITATION_REQUIRED)), ExitCode::AuthRequired);
         let transport = |error| ConnectionError::Transport { server: "s".into(), error };
         assert_eq!(connection_exit_code(&transport(http(401))), ExitCode::AuthRequired);
@@ -393,7 +454,7 @@ mod tests {
             (ErrorKind::ToolFailed, ExitCode::ToolError),
             (ErrorKind::Cancelled, ExitCode::ToolError),
             (ErrorKind::Protocol, ExitCode::Protocol),
-            (ErrorKind::ServerError, ExitCode::Protocol),
+            (ErrorKind::ServerError, ExitCode::ServerError),
             (ErrorKind::Internal, ExitCode::Protocol),
         ];
         for (kind, code) in expected {
@@ -411,6 +472,15 @@ mod tests {
         };
         assert_eq!(CliError::from(&reconnecting).code, ExitCode::Unreachable);
         assert_eq!(CliError::from(&ManagerError::Connection(rpc(ErrorCode::INVALID_PARAMS))).code, ExitCode::Usage);
+        let internal = CliError::from(&ManagerError::Connection(rpc(ErrorCode::INTERNAL_ERROR)));
+        assert_eq!((internal.code, internal.code.code()), (ExitCode::ServerError, 6), "the server's own error");
+        let json = internal.to_json(false);
+        assert_eq!(json["error"]["exitCode"], 6);
+        assert_eq!(json["error"]["kind"], "server_error");
+        assert_eq!(json["error"]["message"], internal.message.as_str());
+        assert!(json["error"].get("detail").is_none(), "detail only with --verbose");
+        assert!(internal.to_json(true)["error"]["detail"].is_string());
+        assert_eq!(CliError::usage("x").to_json(false)["error"]["kind"], serde_json::Value::Null);
         let shape = ManagerError::UnexpectedShape { server: "s".into(), method: "tools/call", shape: "task" };
         assert_eq!(CliError::from(&shape).code, ExitCode::Protocol);
     }
@@ -466,8 +536,8 @@ mod tests {
     #[test]
     fn clap_errors_become_usage_errors() {
         let error = crate::cli::parse(["mcp", "frobnicate"]).unwrap_err();
-        assert_eq!(report_clap_error(&error, false), 1);
+        assert_eq!(report_clap_error(&error, false, false), 1);
         let help = crate::cli::parse(["mcp", "--version"]).unwrap_err();
-        assert_eq!(report_clap_error(&help, false), 0);
+        assert_eq!(report_clap_error(&help, false, false), 0);
     }
 }

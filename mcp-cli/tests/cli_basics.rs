@@ -60,6 +60,10 @@ fn usage_errors_are_one_line_and_exit_1() {
         assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
         assert!(err.starts_with("mcp: "), "{args:?}: {err}");
     }
+    let (code, _, err) = run(&["--stdio", "--", "npx", "-y", "some-server", "tools"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("try: mcp --stdio tools -- npx -y some-server"), "the right order is shown: {err}");
     let (_, _, err) = run(&["--verbose", "frobnicate"]);
     assert!(err.lines().count() > 1 && err.contains("exit code 1"), "--verbose explains: {err}");
 }

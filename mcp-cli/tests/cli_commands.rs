@@ -240,10 +240,131 @@ fn a_huge_timeout_is_refused_without_a_panic() {
         assert!(said.contains("--timeout") && said.contains(huge), "{huge}: {said}");
         assert!(!said.contains("panicked") && !said.contains("internal error"), "{huge}: {said}");
     }
-    // A timeout in range bounds the call: the slow demo tool is given up on.
+    // A timeout in range bounds the command: the slow demo tool is given up on, with code 7.
     let output = run(dir.path(), &["call", "slow", "duration_ms=20000", "--timeout", "0.5"]);
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    assert!(stderr(&output).contains("time"), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
+    assert!(stderr(&output).contains("timed out after 500ms (--timeout)"), "{}", stderr(&output));
     let output = run(dir.path(), &["call", "echo", "text=x", "--timeout", "30"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+#[test]
+fn servers_given_on_the_command_line_are_named_after_what_they_run_or_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mcp = env!("CARGO_BIN_EXE_mcp");
+    // The demo server behind a launcher: `env VAR=1 <program>` is named after the program.
+    let tools = json_of(&run(dir.path(), &["--json", "--stdio", "tools", "--", "env", "DEMO=1", mcp, "serve-demo"]));
+    let names: Vec<&str> = tools["tools"].as_array().unwrap().iter().map(|t| t["llmName"].as_str().unwrap()).collect();
+    assert!(names.contains(&"mcp__echo"), "not env__echo: {names:?}");
+    let tools = json_of(&run(dir.path(), &["--json", "--stdio", "--name", "demo2", "tools", "--", mcp, "serve-demo"]));
+    assert_eq!(tools["tools"][0]["server"], "demo2", "{tools}");
+    assert!(tools["tools"][0]["llmName"].as_str().unwrap().starts_with("demo2__"), "{tools}");
+}
+
+#[test]
+fn json_errors_are_one_json_object_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let unknown = run(dir.path(), &["--json", "call", "no_such_tool"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    let error = &json_of_failure(&unknown)["error"];
+    assert_eq!(error["exitCode"], 1);
+    assert_eq!(error["kind"], "not_found");
+    assert!(error["message"].as_str().unwrap().contains("no_such_tool"), "{error}");
+    let said = stderr(&unknown);
+    assert!(said.lines().any(|l| l.starts_with("mcp: unknown tool")), "the line for people stays: {said}");
+    // A usage error of the command line itself, and one without --json: stdout stays empty.
+    let usage = run(dir.path(), &["--json", "frobnicate"]);
+    assert_eq!(json_of_failure(&usage)["error"]["exitCode"], 1);
+    assert!(run(dir.path(), &["call", "no_such_tool"]).stdout.is_empty());
+}
+
+fn json_of_failure(output: &Output) -> Value {
+    assert_ne!(output.status.code(), Some(0));
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON document")
+}
+
+#[test]
+fn hidden_tools_are_reported_and_reachable_as_server_slash_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let mcp = env!("CARGO_BIN_EXE_mcp");
+    let config = json!({"mcpServers": {
+        "first": {"command": mcp, "args": ["serve-demo"]},
+        "second": {"command": mcp, "args": ["serve-demo"]},
+    }});
+    std::fs::write(dir.path().join("mcp.json"), config.to_string()).unwrap();
+
+    let tools = run(dir.path(), &["tools"]);
+    assert_eq!(tools.status.code(), Some(0), "{}", stderr(&tools));
+    let warning = stderr(&tools);
+    let line = warning.lines().find(|l| l.contains(r#"server "second""#)).expect("a warning for the hidden server");
+    assert!(line.contains(r#"hidden by server "first""#) && line.contains("echo"), "{line}");
+    assert!(line.contains("--server second") && line.contains("second/TOOL"), "{line}");
+    assert_eq!(warning.lines().filter(|l| l.contains("hidden by")).count(), 1, "one line per hidden server: {warning}");
+
+    let status = json_of(&run(dir.path(), &["status", "--json"]));
+    let second = &status["servers"][1];
+    assert_eq!(second["name"], "second");
+    assert!(second["hidden"].as_array().unwrap().iter().any(|h| h == &json!({"tool": "echo", "hiddenBy": "first"})));
+    assert!(status["servers"][0]["hidden"].as_array().unwrap().is_empty());
+
+    // SERVER/TOOL reaches the hidden tool: only that server is started.
+    let call = json_of(&run(dir.path(), &["call", "second/echo", "text=via second", "--json"]));
+    assert_eq!(call["server"], "second");
+    assert_eq!(call["content"][0]["text"], "via second");
+    let unknown = run(dir.path(), &["call", "nobody/echo", "text=x"]);
+    assert_eq!(unknown.status.code(), Some(1), "not a server: an unknown tool: {}", stderr(&unknown));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_answers_sampling_with_the_configured_llm_and_says_how_to_configure_one() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let llm = FakeLlm::start().await;
+        llm.push(Reply::text("A fox jumps."));
+        let dir = tempfile::tempdir().unwrap();
+        let text = "The quick brown fox jumps over the lazy dog.";
+        let output = mcp_in(dir.path())
+            .args(["call", "summarize", &format!("text={text}")])
+            .env("OPENAI_BASE_URL", llm.base_url())
+            .env("OPENAI_MODEL", "fake-model")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(String::from_utf8_lossy(&output.stdout).contains("A fox jumps."), "the LLM's summary is the result");
+        let requests = llm.requests();
+        assert_eq!(requests.len(), 1);
+        assert_eq!(requests[0].body["model"], "fake-model");
+        assert!(requests[0].body["messages"].to_string().contains("lazy dog"), "the server's request reached the LLM");
+
+        // The same LLM from the config's [mcp.client.sampling] instead of the environment.
+        llm.push(Reply::text("From the config."));
+        let mcp = env!("CARGO_BIN_EXE_mcp");
+        let toml = format!(
+            "[[mcp.servers]]\nname = \"demo\"\ncommand = \"{mcp}\"\nargs = [\"serve-demo\"]\n\
+             [mcp.client.sampling]\nmodel = \"config-model\"\nbase_url = \"{}\"\n",
+            llm.base_url()
+        );
+        std::fs::write(dir.path().join("mcp.toml"), toml).unwrap();
+        let output = mcp_in(dir.path())
+            .args(["--config", "mcp.toml", "call", "summarize", "text=anything"])
+            .env_remove("OPENAI_MODEL")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(String::from_utf8_lossy(&output.stdout).contains("From the config."));
+        assert_eq!(llm.requests()[1].body["model"], "config-model");
+
+        // No LLM at all: declined, and the user is told how to configure one.
+        let output = mcp_in(dir.path())
+            .args(["call", "summarize", "text=anything"])
+            .env_remove("OPENAI_MODEL")
+            .env_remove("MCP_LLM_MODEL")
+            .output()
+            .unwrap();
+        assert_ne!(output.status.code(), Some(0));
+        let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), stderr(&output));
+        assert!(said.contains("[mcp.client.sampling]") && said.contains("OPENAI_MODEL"), "{said}");
+        assert_eq!(llm.requests().len(), 2, "the LLM was not asked");
+    })
+    .await
+    .expect("test timed out");
 }

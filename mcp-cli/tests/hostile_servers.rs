@@ -156,3 +156,99 @@ for line in sys.stdin:
 fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
 }
+
+/// A legacy-era server that logs each method it gets to a file and answers nothing (mode
+/// `silent`), or answers the handshake and `tools/list` but never `tools/call` (mode `no-call`).
+const STALLER: &str = r##"
+import json, sys
+mode, log_file = sys.argv[1], sys.argv[2]
+log = open(log_file, "a")
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    log.write(msg.get("method", "(answer)") + "\n")
+    log.flush()
+    if mode == "silent" or "id" not in msg or "method" not in msg:
+        continue
+    method, rid = msg["method"], msg["id"]
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2025-11-25",
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "staller", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{"name": "hang",
+              "inputSchema": {"type": "object"}}]}})
+    elif method != "tools/call":
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
+"##;
+
+/// Run `mcp ARGS` on the staller in `mode`, with start-up and request timeouts far longer than
+/// the run's bound: only `--timeout` can end `mcp` in time. The output, and the methods the
+/// server got; the server must be gone.
+fn on_a_staller(mode: &str, args: &[&str]) -> (Output, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("staller.py");
+    std::fs::write(&script, STALLER).unwrap();
+    let (pid_file, log_file) = (dir.path().join("server.pid"), dir.path().join("methods.log"));
+    let config = dir.path().join("mcp.toml");
+    let toml = format!(
+        "[[mcp.servers]]\nname = \"staller\"\ncommand = \"sh\"\nargs = [\"-c\", {}, {}, {}, {}, {}]\n\
+         startup_timeout_sec = 600\nrequest_timeout_sec = 600\n",
+        // The pid first, from a shell that starts at once and then becomes the server (`$$$$`:
+        // the config reads `$$` as a `$`).
+        toml_string("echo $$$$ > \"$0\"; exec python3 \"$1\" \"$2\" \"$3\""),
+        toml_string(pid_file.to_str().unwrap()),
+        toml_string(script.to_str().unwrap()),
+        toml_string(mode),
+        toml_string(log_file.to_str().unwrap()),
+    );
+    std::fs::write(&config, toml).unwrap();
+    let mut all = vec!["--config", config.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let (output, elapsed) = run_bounded(dir.path(), &all, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), None, "mcp hung past --timeout and was killed: {stderr}");
+    let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("no pid ({e}): {stderr}"));
+    let pid: i32 = pid.trim().parse().unwrap();
+    assert!(wait_gone(pid, Duration::from_secs(10)), "the server (pid {pid}) outlived mcp");
+    eprintln!("mcp {args:?} on the {mode} staller ended after {elapsed:?}");
+    (output, std::fs::read_to_string(&log_file).unwrap_or_default())
+}
+
+#[test]
+fn timeout_ends_a_start_that_never_completes_with_code_7() {
+    let (output, _) = on_a_staller("silent", &["--timeout", "3s", "tools"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(7), "{stderr}");
+    assert!(
+        stderr.contains("timed out after 3s (--timeout) while starting the servers"),
+        "the error says what ran out: {stderr}"
+    );
+}
+
+#[test]
+fn timeout_cancels_a_call_that_never_answers_and_reports_it_in_json() {
+    // Long enough for python to start on a busy machine: the call is what must time out.
+    let (output, methods) = on_a_staller("no-call", &["call", "hang", "--timeout", "5s", "--json"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(7), "{stderr}");
+    assert!(stderr.contains("while running `call`"), "{stderr}");
+    let error: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    assert_eq!(error["error"]["exitCode"], 7, "{error}");
+    assert_eq!(error["error"]["kind"], "timeout", "{error}");
+    assert!(methods.contains("tools/call"), "the call was sent: {methods}");
+    assert!(methods.contains("notifications/cancelled"), "the call was cancelled: {methods}");
+}
+
+#[test]
+fn a_bad_timeout_is_a_usage_error_that_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["0", "soon", "-5s", "8d"] {
+        let flag = format!("--timeout={bad}");
+        let (output, _) = run_bounded(dir.path(), &[&flag, "tools"], Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{bad}: {stderr}");
+        assert!(stderr.contains("--timeout") && stderr.contains(bad), "{bad}: {stderr}");
+    }
+}

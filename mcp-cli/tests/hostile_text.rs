@@ -250,7 +250,8 @@ fn no_command_prints_server_controls_raw() {
     let logs = String::from_utf8_lossy(&show.stderr).into_owned();
     assert!(logs.contains("[hostile] Warning: logline"), "{logs}");
     let fail = check_text(d, &["call", "fail"], &["failure"]);
-    assert_eq!(fail.status.code(), Some(5), "{}", String::from_utf8_lossy(&fail.stderr));
+    // The server answered the call with a JSON-RPC error: exit code 6, not a protocol error.
+    assert_eq!(fail.status.code(), Some(6), "{}", String::from_utf8_lossy(&fail.stderr));
     check_text(d, &["--verbose", "call", "fail"], &["failure"]);
     // Unattended, the form is declined; the answer comes back in the result.
     check_text(d, &["call", "ask"], &["answered {\"action\": \"decline\"}"]);

@@ -158,6 +158,8 @@ async fn show_status(setup: &Setup) {
     for server in servers {
         assert!(server["tools"].as_u64().is_some_and(|n| n > 0), "{server}");
         assert!(server["lastError"].is_null(), "{server}");
+        // Neither asked for a login: no AUTH to show (not "oauth: not logged in").
+        assert!(server["auth"].is_null(), "{server}");
     }
 }
 
@@ -218,4 +220,36 @@ fn json_of(output: &Output) -> Value {
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// `mcp call` answers server-everything's sampling request with the LLM the environment names
+/// (the fake OpenAI-compatible server), whose reply reaches the tool's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_call_answers_server_everythings_sampling_with_the_configured_llm() {
+    let Some(everything) = peer(EVERYTHING) else { return };
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let llm = tests::fake_llm::FakeLlm::start().await;
+        llm.push(tests::fake_llm::Reply::text("Bonjour from the fake LLM"));
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp"));
+        command
+            .current_dir(dir.path())
+            .args(["--stdio", "call", "trigger-sampling-request", "prompt=Say hello", "--", "node"])
+            .arg(&everything)
+            .arg("stdio")
+            .env("OPENAI_BASE_URL", llm.base_url())
+            .env("OPENAI_MODEL", "fake-model")
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        let output = tokio::time::timeout(RUN_TIMEOUT, command.output()).await.expect("mcp ran in time").unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        assert!(stdout.contains("Bonjour from the fake LLM"), "the LLM's reply reached the result: {stdout}");
+        let requests = llm.requests();
+        assert_eq!(requests.len(), 1, "one sampling request");
+        assert!(requests[0].body["messages"].to_string().contains("Say hello"), "{:?}", requests[0].body);
+    })
+    .await
+    .expect("the test timed out");
 }

@@ -50,6 +50,8 @@
 //! - [`callbacks`]: what a server may ask of the host ([`HostCallbacks`]).
 //! - [`apps`]: MCP Apps views ([`AppView`](apps::AppView)) read for a host that renders them.
 //! - [`error_kind`]: the stable [`ErrorKind`] of every error a host branches on.
+//! - [`telemetry`]: the `tracing` spans of connections, requests and tool calls, after the
+//!   OpenTelemetry semantic conventions for MCP.
 //!
 //! A host reads its servers from a config file ([`McpConfig::load`](config::McpConfig::load)),
 //! or from text with an environment of its choosing, then starts an
@@ -97,6 +99,7 @@ pub mod connection;
 pub mod error_kind;
 pub mod manager;
 pub mod session;
+pub mod telemetry;
 
 pub use callbacks::HostCallbacks;
 pub use connection::{

@@ -35,8 +35,7 @@ fn parse_files(
     let files: BTreeMap<PathBuf, String> = files.iter().map(|(p, c)| (PathBuf::from(p), c.to_string())).collect();
     let read = move |p: &Path| files.get(p).cloned().ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound));
     let base = Path::new(source).parent().unwrap();
-    let options =
-        ParseOptions { format: None, source_name: source, env: &env, base_dir: Some(base), read_file: Some(&read) };
+    let options = ParseOptions { base_dir: Some(base), read_file: Some(&read), ..ParseOptions::new(source, &env) };
     McpConfig::parse_with(text, &options)
 }
 

@@ -187,6 +187,9 @@ fn reference_toml() {
                 max_tokens_cap: 4096,
                 models: strings(&["gpt-4o-mini", "claude-sonnet"]),
                 token_parameter: Some(TokenParameter::MaxCompletionTokens),
+                model: Some("gpt-4o-mini".into()),
+                base_url: Some("https://llm.example/v1".into()),
+                api_key_env: Some("AGENT_LLM_KEY".into()),
             },
             elicitation: ElicitationSettings { enabled: false, url_mode: true },
             reserved_tool_names: strings(&["read_file", "write_file"]),
@@ -246,7 +249,7 @@ fn format_detection() {
             "settings.json",
             r#"{"editor": 1}"#,
             Err(
-                "cannot tell the configuration format of settings.json: expected a top-level \"mcpServers\" (desktop hosts) or \"servers\" (VS Code) object",
+                "cannot tell the configuration format of settings.json: expected a top-level \"mcpServers\" (desktop hosts), \"servers\" (VS Code) or \"context_servers\" (Zed) object",
             ),
         ),
         (
@@ -309,8 +312,9 @@ fn format_names() {
     }
     assert_eq!(ConfigFormat::CodexToml.to_string(), "codex");
     assert_eq!(
-        "yaml".parse::<ConfigFormat>(),
-        Err("unknown config format \"yaml\": expected desktop, vscode, codex or reference".to_owned())
+        "ini".parse::<ConfigFormat>(),
+        Err("unknown config format \"ini\": expected desktop, vscode, codex, reference, claude-code, goose or zed"
+            .to_owned())
     );
 }
 

@@ -283,15 +283,16 @@ fn each_problem_has_its_message() {
             "client settings",
             Reference,
             "[mcp.client]\nname = \"\"\n[mcp.client.sampling]\nrequests_per_minute = 0\ndefault_max_tokens = \
-             1.5\nmodel = []\ntoken_parameter = \"max_tokenz\"\n[mcp.client.elicitation]\nurl_mode = \"yes\"\n"
+             1.5\nmodel = []\nmdel = 1\ntoken_parameter = \"max_tokenz\"\n[mcp.client.elicitation]\nurl_mode = \"yes\"\n"
                 .into(),
             vec![],
             vec![
                 r#"field "mcp.client.name": blank"#,
-                r#"field "mcp.client.sampling.model": unknown key (did you mean "models"?)"#,
+                r#"field "mcp.client.sampling.mdel": unknown key (did you mean "model"?)"#,
                 r#"field "mcp.client.sampling.requests_per_minute": must be a positive whole number"#,
                 r#"field "mcp.client.sampling.default_max_tokens": expected a whole number, found a number"#,
                 r#"field "mcp.client.sampling.token_parameter": "max_tokenz" is not auto, max_tokens or max_completion_tokens"#,
+                r#"field "mcp.client.sampling.model": expected a string, found an array"#,
                 r#"field "mcp.client.elicitation.url_mode": expected true or false, found a string"#,
             ],
         ),

@@ -36,8 +36,22 @@ fn source_name(format: ConfigFormat) -> &'static str {
         ConfigFormat::VsCodeJson => ".vscode/mcp.json",
         ConfigFormat::CodexToml => ".codex/config.toml",
         ConfigFormat::ReferenceToml => "mcp.toml",
+        ConfigFormat::ClaudeCodeJson => ".claude.json",
+        ConfigFormat::GooseYaml => "config.yaml",
+        ConfigFormat::ZedJson => "zed/settings.json",
     }
 }
+
+/// Every format, hosts' own files included (arbitrary text must not break any reader).
+const ALL_FORMATS: [ConfigFormat; 7] = [
+    ConfigFormat::DesktopJson,
+    ConfigFormat::VsCodeJson,
+    ConfigFormat::CodexToml,
+    ConfigFormat::ReferenceToml,
+    ConfigFormat::ClaudeCodeJson,
+    ConfigFormat::GooseYaml,
+    ConfigFormat::ZedJson,
+];
 
 fn no_env() -> BTreeMap<String, String> {
     BTreeMap::new()
@@ -63,7 +77,7 @@ fn check_outcome(text: &str, outcome: &Result<McpConfig, ConfigError>) -> Result
 
 /// Load `text` in every format, and with detection under every format's file name.
 fn load_every_way(text: &str) -> Result<(), TestCaseError> {
-    for format in FORMATS {
+    for format in ALL_FORMATS {
         let name = source_name(format);
         check_outcome(text, &McpConfig::parse(text, Some(format), name, &no_env()))?;
         check_outcome(text, &McpConfig::parse(text, None, name, &no_env()))?;
@@ -247,6 +261,9 @@ fn write(format: ConfigFormat, servers: &[Server]) -> String {
                 toml_server_body(&mut out, &server.kind, "http_headers");
             }
             out
+        }
+        ConfigFormat::ClaudeCodeJson | ConfigFormat::GooseYaml | ConfigFormat::ZedJson => {
+            unreachable!("servers are written in the formats of FORMATS only")
         }
         ConfigFormat::ReferenceToml => {
             let mut out = String::from("# written by a property test\n[mcp]\n");

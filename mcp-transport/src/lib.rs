@@ -60,7 +60,7 @@ pub use kind::{UnknownTransportKind, parse_transport_kind};
 pub use memory::MemoryTransport;
 pub use redact::Secret;
 pub use sse::{SseConfig, SseTransport};
-pub use stdio::{StdioConfig, StdioTransport};
+pub use stdio::{StderrSink, StdioConfig, StdioTransport};
 
 /// The kinds of transport a server connection can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -24,14 +24,17 @@ commands:
   conformance   install Node 22 and the official MCP conformance suite into target/conformance, run
                 every client scenario against our client, print the summary table
   tidy          check the architecture invariants (dependency rules, file length, crate docs)
-  bench [codec|stdio|http|manager|instructions|all] [args]
-                run the benchmarks (default all): the criterion codec bench (args go to
-                `cargo bench`, e.g. -- --save-baseline main), the stdio client workloads,
-                ours against rmcp and legacy era against modern (`bench stdio --runs N`,
-                default 5), the streamable HTTP workloads, the same (`bench http --runs N`),
-                and one manager over 100 servers x 100 tools (`bench manager --runs N`, default
-                3); `bench instructions` counts the era comparison's instructions under
-                callgrind (needs Valgrind; not part of `all`)
+  bench [all|matrix|stdio|http|w5|manager|instructions|codec] [flags]
+                the benchmarks of issue 19 (default all: codec, then matrix with W1-W5,
+                then manager). matrix: W1-W4 against our server and rmcp's, over stdio and
+                streamable HTTP, with our McpConnection (modern and legacy era), the host path,
+                a hand-written client and rmcp's client; tables of medians and the issue's
+                ratios with their targets. Flags: --server ours|rmcp, --transport stdio|http,
+                --workload w1..w5 (each may repeat), --runs N (default 5). stdio, http and w5
+                are matrix over one transport or W5. manager [--runs N]: 100 servers x 100
+                tools under one manager. instructions [the same flags]: the matrix counted in
+                instructions under callgrind (needs Valgrind; one workload at a time is wise).
+                codec [args]: the criterion codec bench (args go to `cargo bench`)
   fuzz [TARGET...] [--secs N] [--cases N] [--seed S] | --list | --cargo-fuzz [ARGS]
                 run the property tests as fuzzers on stable (codec, sse, template, config,
                 convert; default all, 30 s each): rounds of many cases, each with a fresh

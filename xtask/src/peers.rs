@@ -1,6 +1,6 @@
 //! The real peers: MCP servers that no one here wrote, installed into `target/peers/` and run by
 //! the interop tests ([`PEER_TESTS`]: `tests/tests/peers_stdio.rs`, `peers_http.rs`,
-//! `peers_python.rs`, `peers_tasks.rs`, `peers_bridge.rs`, `peers_manager.rs`, `peers_control.rs`,
+//! `peers_python.rs`, `peers_tasks.rs`, `peers_bridge.rs`, `peers_manager.rs`, `peers_control.rs`, `peers_gateway.rs`,
 //! `peers_oauth.rs` and `peers_oauth_m2m.rs`, and the `mcp` command's
 //! `mcp-cli/tests/peers_cli.rs` and `peers_cli_oauth.rs`).
 //!
@@ -64,6 +64,7 @@ pub const PEER_TESTS: &[(&str, &str)] = &[
     ("tests", "peers_bridge"),
     ("tests", "peers_manager"),
     ("tests", "peers_control"),
+    ("tests", "peers_gateway"),
     ("tests", "peers_oauth"),
     ("tests", "peers_oauth_m2m"),
     ("mcp-cli", "peers_cli"),

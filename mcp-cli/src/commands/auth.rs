@@ -149,12 +149,14 @@ fn state_text(state: &AuthState, needs_login: bool, unattended: bool) -> String 
 
 /// The authorization of server `name` for `mcp status`: its grant's name (`authorization_code`,
 /// `client_credentials`, ...) and what the AUTH column says (`client credentials
-/// (private_key_jwt), DPoP: authorized until ...`); `None` for servers without OAuth.
-pub(crate) fn describe(config: &McpConfig, name: &str, needs_login: bool) -> Option<(String, String)> {
+/// (private_key_jwt), DPoP: authorized until ...`); `None` for servers without OAuth, and for a
+/// remote server that let `mcp` in (`connected`) without a login it never had: it asked for none.
+pub(crate) fn describe(config: &McpConfig, name: &str, needs_login: bool, connected: bool) -> Option<(String, String)> {
     let server = config.servers.iter().find(|s| s.name == name)?;
     let client = oauth_client(server, &config.client, &options(None))?.ok()?;
     let unattended = server.oauth.grant.is_unattended();
     let state = match client.state() {
+        Ok(AuthState::None) if connected && !needs_login && !unattended => return None,
         Ok(state) => state_text(&state, needs_login, unattended),
         Err(e) => format!("unknown ({e})"),
     };

@@ -2,14 +2,15 @@
 
 use std::collections::HashMap;
 
-use mcp_manager::manager::McpManager;
+use mcp_manager::ServerState;
+use mcp_manager::manager::{ConflictKind, McpManager};
 use tool_system::ToolExecutionContext;
 
 use super::setup::Started;
 use super::{print, print_json};
 use crate::exit::{CliError, ExitCode};
 use crate::output::stdout_width;
-use crate::output::views::{self, Served, StatusRow, ToolEntry};
+use crate::output::views::{self, HiddenTool, Served, StatusRow, ToolEntry};
 
 pub(crate) async fn tools(session: &Started, schema: bool, json: bool) -> Result<ExitCode, CliError> {
     let exposed = session.registry.tools(&ToolExecutionContext::default()).await;
@@ -93,8 +94,28 @@ pub(crate) fn status(session: &super::setup::Started, json: bool) -> Result<Exit
         .status()
         .into_iter()
         .map(|s| {
-            let (grant, auth) = super::auth::describe(&session.config, &s.name, s.needs_login).unzip();
+            let (grant, auth) = super::auth::describe(
+                &session.config,
+                &s.name,
+                s.needs_login,
+                matches!(s.state, ServerState::Ready | ServerState::Degraded),
+            )
+            .unzip();
+            let hidden = s
+                .conflicts
+                .iter()
+                .filter(|c| c.what == "tool" && c.server == s.name)
+                .filter_map(|c| match &c.kind {
+                    ConflictKind::TakenBy(winner) => {
+                        Some(HiddenTool { tool: c.name.clone(), hidden_by: winner.clone() })
+                    }
+                    _ => None,
+                })
+                .collect();
             StatusRow {
+                warnings: s.warnings,
+                notices: s.notices,
+                hidden,
                 grant,
                 auth,
                 name: s.name,

@@ -1,10 +1,13 @@
 //! The subcommands, wired to the many-server manager: each one resolves the servers to use
 //! (`setup`), starts an `McpManager` on them, does its work through the manager's routing, and
-//! ends with one of the documented exit codes.
+//! ends with one of the documented exit codes. `run_command` runs one subcommand on servers
+//! that are already started, so `mcp shell` runs the very same code for each of its lines.
+//! `--timeout` bounds the start and the command (`bounded`).
 
 mod ask;
 mod auth;
 mod chat;
+mod configs;
 mod lists;
 mod llm;
 mod setup;
@@ -22,17 +25,28 @@ use crate::coerce;
 use crate::exit::{self, CliError, ExitCode};
 use crate::output::views;
 
-/// Run `cli`'s subcommand (other than `serve-demo`); the process exit status.
+pub(crate) use self::ask::read_line_bounded;
+pub(crate) use self::setup::{Live, Started};
+
+/// Run `cli`'s subcommand (other than `serve-demo` and `shell`); the process exit status.
 pub fn run(cli: &Cli) -> i32 {
+    block_on(cli, run_async(cli))
+}
+
+/// Run `work` on a runtime of its own and report its outcome; the process exit status.
+pub(crate) fn block_on(cli: &Cli, work: impl std::future::Future<Output = Result<ExitCode, CliError>>) -> i32 {
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
-        Err(e) => return CliError::protocol(format!("cannot start the async runtime: {e}")).report(cli.global.verbose),
+        Err(e) => {
+            return CliError::protocol(format!("cannot start the async runtime: {e}"))
+                .report_as(cli.global.json, cli.global.verbose);
+        }
     };
-    let verbose = cli.global.verbose;
+    let (json, verbose) = (cli.global.json, cli.global.verbose);
     let code = runtime.block_on(async {
-        match run_async(cli).await {
+        match work.await {
             Ok(code) => code.code(),
-            Err(e) => e.report(verbose),
+            Err(e) => e.report_as(json, verbose),
         }
     });
     // Background tasks (server readers) must not hold the process up.
@@ -40,14 +54,48 @@ pub fn run(cli: &Cli) -> i32 {
     code
 }
 
+/// A `--timeout` that is running: when it ends, and how long it was.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deadline {
+    at: tokio::time::Instant,
+    total: std::time::Duration,
+}
+
+impl Deadline {
+    /// `timeout` from now, if there is one.
+    pub(crate) fn after(timeout: Option<std::time::Duration>) -> Option<Deadline> {
+        // `parse_timeout` allows at most a week, so the sum cannot overflow.
+        timeout.map(|total| Deadline { at: tokio::time::Instant::now() + total, total })
+    }
+}
+
+/// `work`, given up on (dropped: its request cancelled) when `deadline` passes, with exit
+/// code 7 naming what was `doing`.
+pub(crate) async fn bounded<T>(
+    deadline: Option<Deadline>,
+    doing: &str,
+    work: impl std::future::Future<Output = Result<T, CliError>>,
+) -> Result<T, CliError> {
+    match deadline {
+        None => work.await,
+        Some(d) => match tokio::time::timeout_at(d.at, work).await {
+            Ok(result) => result,
+            Err(_) => Err(CliError::timed_out(d.total, doing)),
+        },
+    }
+}
+
 async fn run_async(cli: &Cli) -> Result<ExitCode, CliError> {
+    let deadline = Deadline::after(cli.global.timeout);
     match &cli.command {
-        Command::Login(args) => return auth::login(cli, args).await,
+        Command::Login(args) => return bounded(deadline, "logging in", auth::login(cli, args)).await,
         Command::Logout(args) => return auth::logout(cli, args),
+        Command::Configs => return configs::run(cli),
         _ => {}
     }
-    let session = start(cli).await?;
-    let result = dispatch(cli, &session).await;
+    let session = bounded(deadline, "starting the servers", start(cli, None)).await?;
+    let doing = format!("running `{}`", cli.command.name());
+    let result = bounded(deadline, &doing, run_command(cli, &session)).await;
     if cli.global.server_logs {
         session.print_server_logs();
     }
@@ -55,21 +103,24 @@ async fn run_async(cli: &Cli) -> Result<ExitCode, CliError> {
     result
 }
 
-/// Start the servers of `cli`. On a terminal, a server that needs a login is offered one, and
-/// the servers are started again after it.
-async fn start(cli: &Cli) -> Result<setup::Started, CliError> {
-    match setup::start(cli).await {
+/// Start the servers of `cli` (with `live` hooks for `mcp shell`). On a terminal, a server that
+/// needs a login is offered one, and the servers are started again after it.
+pub(crate) async fn start(cli: &Cli, live: Option<&Live>) -> Result<Started, CliError> {
+    match setup::start(cli, live).await {
         Err(NotStarted::NeedsLogin { name, error }) if setup::offers_login(cli) => {
             if !auth::offer_login(cli, &name).await? {
                 return Err(error);
             }
-            setup::start(cli).await.map_err(NotStarted::into_error)
+            setup::start(cli, live).await.map_err(NotStarted::into_error)
         }
         other => other.map_err(NotStarted::into_error),
     }
 }
 
-async fn dispatch(cli: &Cli, session: &setup::Started) -> Result<ExitCode, CliError> {
+/// Run `cli`'s subcommand on servers that are already started: the one implementation of each
+/// subcommand, for a one-shot `mcp` and for each line of `mcp shell`. `cli`'s global options
+/// other than `--json`, `--save` and `--verbose` were used when the servers started.
+pub(crate) async fn run_command(cli: &Cli, session: &Started) -> Result<ExitCode, CliError> {
     let manager = &session.manager;
     let json = cli.global.json;
     match &cli.command {
@@ -84,8 +135,10 @@ async fn dispatch(cli: &Cli, session: &setup::Started) -> Result<ExitCode, CliEr
         Command::Skills => skills::skills(manager, json).await,
         Command::Skill(args) => skills::skill(manager, args, json).await,
         Command::Chat(args) => chat::run(session, args).await,
-        Command::ServeDemo => Err(CliError::usage("serve-demo runs on its own")),
-        Command::Login(_) | Command::Logout(_) => Err(CliError::usage("login and logout run on their own")),
+        Command::ServeDemo | Command::Shell => Err(CliError::usage(format!("{} runs on its own", cli.command.name()))),
+        Command::Login(_) | Command::Logout(_) | Command::Configs => {
+            Err(CliError::usage("login, logout and configs run on their own"))
+        }
     }
 }
 
@@ -109,7 +162,8 @@ async fn call(cli: &Cli, session: &setup::Started, args: &CallArgs) -> Result<Ex
     let arguments =
         coerce::build_arguments(args.args.as_deref(), &args.pairs, &route.tool().input_schema, std::io::stdin())
             .map_err(|e| CliError::from(&e))?;
-    let options = RequestOptions { progress: setup::progress_reporter(), timeout: args.timeout };
+    // `--timeout` bounds the whole command (see `bounded`); the server's request timeout stays.
+    let options = RequestOptions { progress: setup::progress_reporter(), timeout: None };
     let task = TaskOptions {
         mode: args.task.then_some(TaskMode::Always),
         observer: crate::task_display::observer(),

@@ -21,7 +21,9 @@ use std::sync::Arc;
 use host_bridge::{ElicitationPolicy, HostBridge, Roots, file_root};
 use mcp_manager::ServerState;
 use mcp_manager::config::{ConfigError, McpConfig, ProcessEnv, ServerConfig, TransportChoice};
-use mcp_manager::manager::{AuthOptions, ManagerOptions, McpManager, McpToolProvider, RoutedTool};
+use mcp_manager::manager::{
+    AuthOptions, ConflictKind, ManagerOptions, McpManager, McpToolProvider, RoutedTool, ServerStatus,
+};
 use mcp_manager::session::ProgressCallback;
 use mcp_transport::Secret;
 use mcp_transport::auth::browser::BrowserStep;
@@ -29,7 +31,7 @@ use mcp_transport::auth::store::{FileStore, MemoryStore, TokenStore};
 use tool_system::{ToolExecutionContext, ToolRegistry};
 
 use super::manager_error;
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 use crate::discover;
 use crate::exit::{CliError, ExitCode};
 use crate::output::terminal;
@@ -84,6 +86,19 @@ pub(crate) fn offers_login(cli: &Cli) -> bool {
     std::io::stdin().is_terminal() && terminal::stderr_is_terminal() && !cli.global.json && !chatting
 }
 
+/// What `mcp shell` shows as it comes, whatever `--server-logs` says: every server
+/// notification, and each stderr line of a stdio server (the shell sanitizes both).
+#[derive(Clone)]
+pub(crate) struct Live {
+    /// Gets each notification, with the server's name.
+    pub(crate) notification: host_bridge::NotificationCallback,
+    /// Gets each stderr line, after the server's name.
+    pub(crate) stderr: ServerStderr,
+}
+
+/// Gets a stdio server's stderr lines as they come: the server's name, then the line.
+pub(crate) type ServerStderr = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
 /// Why [`start`] did not start.
 pub(crate) enum NotStarted {
     /// No server is ready and `name` needs a login.
@@ -106,11 +121,22 @@ impl From<CliError> for NotStarted {
     }
 }
 
+/// How long each step of a server's shutdown waits when `mcp` ends (stdin closed, then
+/// SIGTERM, then SIGKILL).
+pub(crate) const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Resolve the servers of `cli` and start them; fails (exit 4) when none of the wanted ones
 /// became ready, telling apart a server that needs a login.
-pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
+pub(crate) async fn start(cli: &Cli, live: Option<&Live>) -> Result<Started, NotStarted> {
     let mut config = resolve_config(cli)?;
-    if let Some(name) = &cli.global.server {
+    // `mcp call SERVER/TOOL` picks the server as `--server SERVER` does.
+    let from_call = match &cli.command {
+        Command::Call(call) if cli.global.server.is_none() => {
+            server_prefix(&call.tool, config.servers.iter().map(|s| s.name.as_str())).map(str::to_owned)
+        }
+        _ => None,
+    };
+    if let Some(name) = cli.global.server.as_ref().or(from_call.as_ref()) {
         if !config.servers.iter().any(|s| &s.name == name) {
             let known: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
             return Err(CliError::usage(format!(
@@ -124,11 +150,30 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
             s.enabled = true;
         }
     }
+    // `mcp` is about to exit once its command is done: a server that does not end with its
+    // input gets a short grace before SIGTERM (a host keeps the library's longer default).
+    for server in &mut config.servers {
+        server.close_grace.get_or_insert(CLOSE_GRACE);
+    }
     if !config.servers.iter().any(|s| s.enabled) {
         return Err(CliError::usage("the config names no enabled server").into());
     }
-    let bridge = host_bridge(cli, &config)?;
-    let options = ManagerOptions { callbacks: bridge.callbacks(), authorization: options(None), ..Default::default() };
+    if live.is_some() {
+        // The shell shows log messages as they come: ask for them where the config does not.
+        for server in &mut config.servers {
+            server.log_level.get_or_insert(mcp_protocol::types::logging::LoggingLevel::Info);
+        }
+    }
+    let bridge = host_bridge(cli, &config, live)?;
+    let mut callbacks = bridge.callbacks();
+    if callbacks.sampling.is_none() && config.client.sampling.enabled {
+        // No LLM: a server that asks for sampling is told how to configure one.
+        callbacks.sampling = Some(Arc::new(super::llm::NoLlm));
+    }
+    let mut options = ManagerOptions { callbacks, authorization: options(None), ..Default::default() };
+    if let Some(live) = live {
+        options.transport_override = Some(live_stderr(live.stderr.clone()));
+    }
     let spinner = Spinner::start("connecting to servers");
     let manager = McpManager::start(config.clone(), options).await;
     drop(spinner);
@@ -158,6 +203,7 @@ pub(crate) async fn start(cli: &Cli) -> Result<Started, NotStarted> {
             None => error,
         }));
     }
+    warn_hidden_tools(&status);
     // Some servers work: the others are reported, and the command goes on.
     for s in &failed {
         terminal::errln(&format!(
@@ -184,8 +230,7 @@ pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
         let Some((command, args)) = global.stdio_command.split_first() else {
             return Err(CliError::usage("--stdio needs a command after `--` (mcp --stdio -- CMD ARGS...)"));
         };
-        let name =
-            std::path::Path::new(command).file_name().map_or("stdio".into(), |n| n.to_string_lossy().into_owned());
+        let name = global.name.clone().unwrap_or_else(|| crate::adhoc::stdio_server_name(command, args));
         let mut server = ServerConfig::new(name);
         server.command = Some(command.clone());
         server.args = args.to_vec();
@@ -199,7 +244,8 @@ pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(CliError::usage(format!("--url {:?} must be http or https", shown())));
         }
-        let mut server = ServerConfig::new(parsed.host_str().unwrap_or("remote"));
+        let name = global.name.clone().unwrap_or_else(|| crate::adhoc::remote_server_name(&parsed));
+        let mut server = ServerConfig::new(name);
         server.transport = TransportChoice::Remote;
         server.url = Some(url.clone());
         server.headers = global.header_pairs().map_err(CliError::usage)?.into_iter().collect();
@@ -215,7 +261,15 @@ pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
         terminal::errln(&note);
     }
     let config = match (source.path(), source.builtin_config()) {
-        (Some(path), _) => McpConfig::load(path),
+        (Some(path), _) => McpConfig::load_noted(path, source.format(), source.project(), &ProcessEnv).map(|loaded| {
+            // What a host's format ignored (its own keys, a goose builtin): said with -v.
+            if global.verbose {
+                for note in &loaded.notes {
+                    terminal::errln(&format!("mcp: {}: {note}", path.display()));
+                }
+            }
+            loaded.config
+        }),
         (None, Some(builtin)) => McpConfig::parse(&builtin.to_string(), None, "built-in demo config", &ProcessEnv),
         (None, None) => return Err(CliError::usage("no config")),
     };
@@ -230,7 +284,7 @@ pub(crate) fn resolve_config(cli: &Cli) -> Result<McpConfig, CliError> {
 /// (`--root`, else the config's roots; never the working directory unasked), elicitation (unless
 /// disabled) through the terminal or declined when unattended, and sampling (unless disabled)
 /// only in `chat`, with the chat LLM.
-fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
+fn host_bridge(cli: &Cli, config: &McpConfig, live: Option<&Live>) -> Result<HostBridge, CliError> {
     // The configured roots, when there are some; without any, roots are not declared at all.
     let mut builder = HostBridge::builder()
         .client_config(&config.client)
@@ -248,10 +302,12 @@ fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
     } else {
         builder = builder.elicitation(Arc::new(ElicitationPolicy::DeclineAll));
     }
-    if let Some(llm) = super::llm::sampling_llm(cli)? {
+    if let Some(llm) = super::llm::sampling_llm(cli, &config.client.sampling)? {
         builder = builder.llm_client(llm);
     }
-    if cli.global.server_logs {
+    if let Some(live) = live {
+        builder = builder.on_notification(live.notification.clone());
+    } else if cli.global.server_logs {
         builder = builder.on_notification(Arc::new(|server: &str, n: &mcp_protocol::messages::ServerNotification| {
             if let mcp_protocol::messages::ServerNotification::LoggingMessage(Some(p)) = n {
                 // A string is shown as text, anything else as JSON; sanitized either way.
@@ -261,6 +317,17 @@ fn host_bridge(cli: &Cli, config: &McpConfig) -> Result<HostBridge, CliError> {
         }));
     }
     Ok(builder.build())
+}
+
+/// Stdio servers as their config says, each stderr line also handed to `sink` with the server's
+/// name; remote servers as usual.
+fn live_stderr(sink: ServerStderr) -> mcp_manager::manager::PlanOverride {
+    Arc::new(move |server: &ServerConfig| {
+        let mut stdio = server.stdio_config().filter(|c| !c.command.trim().is_empty())?;
+        let (sink, name) = (sink.clone(), server.name.clone());
+        stdio.stderr_sink = Some(Arc::new(move |line: &str| sink(&name, line)));
+        Some(mcp_manager::connection::TransportPlan::single(mcp_manager::connection::stdio_factory(stdio)))
+    })
 }
 
 /// The `--root` directories as roots: each must exist and be a directory, and is shared as its
@@ -285,6 +352,12 @@ impl Started {
         if let Some(route) = routing.tool(name) {
             return Ok(route.clone());
         }
+        // SERVER/TOOL: the server was picked at start; the tool is the rest.
+        if let Some(server) = server_prefix(name, self.config.servers.iter().map(|s| s.name.as_str()))
+            && let Some(route) = routing.tool(&name[server.len() + 1..]).filter(|r| *r.server == *server)
+        {
+            return Ok(route.clone());
+        }
         self.registry.tools(&ToolExecutionContext::default()).await;
         if let Some(exposed) = self.registry.lookup(name)
             && let Some(route) = routing.tool(&exposed.spec.name)
@@ -302,6 +375,59 @@ impl Started {
             }
         }
     }
+}
+
+/// The server that `SERVER/TOOL` names, when `name` has that form and `SERVER` is one of
+/// `servers`.
+pub(crate) fn server_prefix<'a>(name: &str, mut servers: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let (prefix, tool) = name.split_once('/')?;
+    if tool.is_empty() {
+        return None;
+    }
+    servers.find(|s| *s == prefix)
+}
+
+/// One line on stderr per server whose tools another server hides (the first in config order
+/// keeps a name): which tools, by whom, and how to reach them.
+fn warn_hidden_tools(status: &[ServerStatus]) {
+    for line in hidden_tools_lines(status) {
+        terminal::errln(&line);
+    }
+}
+
+/// The lines of [`warn_hidden_tools`].
+pub(crate) fn hidden_tools_lines(status: &[ServerStatus]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in status {
+        // (winner, tools), in the order of the conflicts.
+        let mut by_winner: Vec<(&str, Vec<&str>)> = Vec::new();
+        for c in s.conflicts.iter().filter(|c| c.what == "tool" && c.server == s.name) {
+            if let ConflictKind::TakenBy(winner) = &c.kind {
+                match by_winner.iter_mut().find(|(w, _)| *w == winner.as_str()) {
+                    Some((_, tools)) => tools.push(&c.name),
+                    None => by_winner.push((winner, vec![c.name.as_str()])),
+                }
+            }
+        }
+        for (winner, tools) in by_winner {
+            const SHOWN: usize = 5;
+            let mut names = tools.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+            if tools.len() > SHOWN {
+                names.push_str(&format!(", … ({} more)", tools.len() - SHOWN));
+            }
+            let count = if tools.len() == 1 {
+                "1 of its tools is".to_owned()
+            } else {
+                format!("{} of its tools are", tools.len())
+            };
+            lines.push(format!(
+                "mcp: server {:?}: {count} hidden by server {winner:?}, which has the same names ({names}); \
+                 reach them with --server {} or {}/TOOL",
+                s.name, s.name, s.name
+            ));
+        }
+    }
+    lines
 }
 
 /// A progress reporter for long calls, on a terminal only.

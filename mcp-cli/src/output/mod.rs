@@ -13,12 +13,26 @@ pub mod terminal;
 pub mod views;
 
 /// The width of the terminal stdout writes to, or `None` when stdout is not a terminal (then
-/// nothing is cut).
+/// nothing is cut). A terminal that does not say its size (a pseudo-terminal with no rows set,
+/// as some harnesses make) is taken at `$COLUMNS`, else [`DEFAULT_WIDTH`]: a table that runs
+/// off a terminal is never right.
 pub fn stdout_width() -> Option<usize> {
     if !terminal::stdout_is_terminal() {
         return None;
     }
-    terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)).filter(|w| *w > 0)
+    let size = terminal_size::terminal_size().map(|(w, _)| usize::from(w.0));
+    Some(terminal_width(size, std::env::var("COLUMNS").ok().as_deref()))
+}
+
+/// The width taken for a terminal that does not say its size.
+pub const DEFAULT_WIDTH: usize = 80;
+
+/// The width of a terminal: its size when it says one, else `$COLUMNS` when that is a number,
+/// else [`DEFAULT_WIDTH`].
+pub fn terminal_width(size: Option<usize>, columns: Option<&str>) -> usize {
+    size.filter(|w| *w > 0)
+        .or_else(|| columns.and_then(|c| c.trim().parse::<usize>().ok()).filter(|w| *w > 0))
+        .unwrap_or(DEFAULT_WIDTH)
 }
 
 /// Text on one line: line breaks and tabs become single spaces.
@@ -128,6 +142,16 @@ mod tests {
                 "x             a-much-longer-server",
             ]
         );
+    }
+
+    #[test]
+    fn a_terminal_that_says_no_size_is_taken_at_columns_else_80() {
+        assert_eq!(terminal_width(Some(132), Some("90")), 132);
+        assert_eq!(terminal_width(None, Some("90")), 90);
+        assert_eq!(terminal_width(Some(0), Some(" 100 ")), 100);
+        assert_eq!(terminal_width(None, Some("wide")), DEFAULT_WIDTH);
+        assert_eq!(terminal_width(None, Some("0")), DEFAULT_WIDTH);
+        assert_eq!(terminal_width(None, None), DEFAULT_WIDTH);
     }
 
     #[test]

@@ -81,6 +81,22 @@ pub struct StatusRow {
     pub templates: usize,
     /// Its last error, if any.
     pub last_error: Option<String>,
+    /// Why it is `degraded`: the optional lists that failed, with the server's reason.
+    pub warnings: Vec<String>,
+    /// What the host should know that does not degrade it (names in its `enabled_tools` it lacks).
+    pub notices: Vec<String>,
+    /// Its tools that another server (earlier in config order) hides, with that server.
+    pub hidden: Vec<HiddenTool>,
+}
+
+/// A tool of a server that another server's tool of the same name hides.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HiddenTool {
+    /// The tool's name.
+    pub tool: String,
+    /// The server that keeps the name.
+    #[serde(rename = "hiddenBy")]
+    pub hidden_by: String,
 }
 
 /// A file `--save` wrote: which block (or resource contents) it came from, and where.
@@ -365,7 +381,9 @@ pub fn prompt_result_json(server: &str, name: &str, result: &GetPromptResult) ->
     json!({"server": server, "name": name, "description": result.description, "messages": result.messages})
 }
 
-/// `mcp status`: SERVER, STATE, TRANSPORT, PROTOCOL, TOOLS, PROMPTS, RESOURCES, TEMPLATES, LAST ERROR.
+/// `mcp status`: SERVER, STATE, TRANSPORT, PROTOCOL, TOOLS, PROMPTS, RESOURCES, TEMPLATES, AUTH,
+/// HIDDEN (its tools another server hides) and NOTES (the last error, else why it is degraded,
+/// else the notices).
 pub fn status_table(rows: &[StatusRow], width: Option<usize>) -> String {
     let mut table = Table::new([
         "SERVER",
@@ -377,13 +395,25 @@ pub fn status_table(rows: &[StatusRow], width: Option<usize>) -> String {
         "RESOURCES",
         "TEMPLATES",
         "AUTH",
-        "LAST ERROR",
+        "HIDDEN",
+        "NOTES",
     ]);
     for r in rows {
         let protocol = match (&r.protocol_version, &r.era) {
             (Some(v), Some(era)) => format!("{v} ({era})"),
             (Some(v), None) => v.clone(),
             _ => "-".into(),
+        };
+        let mut winners: Vec<&str> = r.hidden.iter().map(|h| h.hidden_by.as_str()).collect();
+        winners.dedup();
+        let hidden = match r.hidden.len() {
+            0 => "-".to_owned(),
+            n => format!("{n} (by {})", winners.join(", ")),
+        };
+        let notes = match (&r.last_error, r.warnings.is_empty()) {
+            (Some(error), _) => error.clone(),
+            (None, false) => r.warnings.join("; "),
+            (None, true) => r.notices.join("; "),
         };
         table.row([
             r.name.clone(),
@@ -395,7 +425,8 @@ pub fn status_table(rows: &[StatusRow], width: Option<usize>) -> String {
             r.resources.to_string(),
             r.templates.to_string(),
             text_or_dash(r.auth.as_deref()),
-            text_or_dash(r.last_error.as_deref()),
+            hidden,
+            text_or_dash(Some(&notes)),
         ]);
     }
     table.render(width)

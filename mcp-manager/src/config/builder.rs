@@ -155,6 +155,12 @@ impl ServerConfig {
         self
     }
 
+    /// How long each step of its shutdown waits (stdio; default: the transport's 2 s).
+    pub fn close_grace(mut self, grace: std::time::Duration) -> Self {
+        self.close_grace = Some(grace);
+        self
+    }
+
     /// The log level to ask the server for.
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
         self.log_level = Some(level);

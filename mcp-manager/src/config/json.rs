@@ -40,7 +40,7 @@ pub(crate) fn parse(text: &str, source_name: &str) -> Result<Node, ConfigError> 
 /// `"disabled": true` as some hosts write it. The tool filter and visibility are ours, in the
 /// format's camelCase (`enabledTools`, `disabledTools`, `toolVisibility`), with Codex's
 /// spellings (`enabled_tools`, `disabled_tools`, `tool_visibility`) accepted too.
-const DESKTOP: Spelling = Spelling {
+pub(crate) const DESKTOP: Spelling = Spelling {
     name: None,
     transport: Some("type"),
     http_is_remote: false,
@@ -69,6 +69,7 @@ const DESKTOP: Spelling = Spelling {
     allow: &["enabledTools", "enabled_tools"],
     deny: &["disabledTools", "disabled_tools"],
     ignored: &[],
+    lenient: false,
 };
 
 /// VS Code's server entries. `dev` (VS Code's watch-and-debug settings) is accepted and
@@ -98,7 +99,7 @@ pub(crate) fn vscode(root: &Node) -> Document {
 }
 
 /// The servers of an object keyed by server name.
-fn servers_map(root: &Node, key: &str, spelling: &Spelling, mut doc: Document) -> Document {
+pub(crate) fn servers_map(root: &Node, key: &str, spelling: &Spelling, mut doc: Document) -> Document {
     let Some(members) = root.as_object() else {
         doc.problems.push(ConfigProblem::global("(top level)", format!("expected an object, found {}", root.kind())));
         return doc;
@@ -124,8 +125,7 @@ pub(crate) fn entry_of(
     spelling: &Spelling,
     problems: &mut Vec<ConfigProblem>,
 ) -> Option<RawServer> {
-    let plain = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    let path = if plain { format!("{map_key}.{name}") } else { format!("{map_key}.{name:?}") };
+    let path = entry_path(map_key, name);
     match entry {
         Node::Object(members) => Some(spelling.read(Some(name), path, members)),
         other => {
@@ -133,4 +133,11 @@ pub(crate) fn entry_of(
             None
         }
     }
+}
+
+/// Where the entry `name` of the map `map_key` is, for problems: `mcpServers.github`, or
+/// `mcpServers."my server"` when the name needs quotes.
+pub(crate) fn entry_path(map_key: &str, name: &str) -> String {
+    let plain = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if plain { format!("{map_key}.{name}") } else { format!("{map_key}.{name:?}") }
 }

@@ -18,6 +18,21 @@
 //! | [`ConfigFormat::VsCodeJson`] | VS Code's `.vscode/mcp.json` | `{"servers": {"<name>": {...}}, "inputs": [...]}` |
 //! | [`ConfigFormat::CodexToml`] | Codex's `config.toml` | `[mcp_servers.<name>]` |
 //! | [`ConfigFormat::ReferenceToml`] | this crate | `[[mcp.servers]]` and `[mcp.client]` |
+//! | [`ConfigFormat::ClaudeCodeJson`] | Claude Code's `~/.claude.json` | `mcpServers`, `projects.<dir>.mcpServers` |
+//! | [`ConfigFormat::GooseYaml`] | goose's `config.yaml` | `extensions: {<name>: {...}}` |
+//! | [`ConfigFormat::ZedJson`] | Zed's `settings.json` | `context_servers: {<name>: {...}}` |
+//!
+//! The hosts' own formats (Claude Code, goose, Zed) are read leniently: an unknown key in a
+//! server entry is a note ([`LoadedConfig::notes`], from [`McpConfig::load_noted`] and
+//! [`McpConfig::parse_noted`]), not a problem; the rest of the file is the host's and is not
+//! looked at. goose's entries take `type` (`stdio`, `sse`, `streamable_http`; `builtin` and the
+//! other in-process types are skipped with a note), `cmd`, `args`, `envs`, `env_keys` (taken
+//! from the environment), `uri`, `headers`, `timeout` (the request timeout), `enabled` and
+//! `available_tools` (the allow-list; empty means every tool). Zed's take `command` (a string
+//! with `args` and `env`, or the older `{"path", "args", "env"}`), `url`, `headers` and
+//! `enabled`; an extension's server (`"source": "extension"`, or no command and no url) is
+//! skipped with a note. YAML is told by the file name (`.yaml`, `.yml`); `.claude.json` is
+//! Claude Code's; JSON with `context_servers` and neither key below is Zed's.
 //!
 //! The JSON formats accept `//` and `/* */` comments and trailing commas. The format is the
 //! explicit one when given; otherwise the file name decides the syntax (`.toml`, or `.json` and
@@ -46,7 +61,8 @@
 //!   `allowed_tools`, `denied_tools` and `visibility` are read too), `log_level`; and
 //!   `[mcp.client]` with `name`, `version`, `roots`, `reserved_tool_names`,
 //!   `[mcp.client.sampling]` (`enabled`, `tool_support`, `requests_per_minute`,
-//!   `default_max_tokens`, `max_tokens_cap`, `models`, `token_parameter`) and `[mcp.client.elicitation]` (`enabled`, `url_mode`).
+//!   `default_max_tokens`, `max_tokens_cap`, `models`, `token_parameter`, and for hosts that
+//!   build their LLM from the config: `base_url`, `model`, `api_key_env`) and `[mcp.client.elicitation]` (`enabled`, `url_mode`).
 //!
 //! Any other key in a server entry or in `[mcp]` is a problem naming the server and the key
 //! (with the nearest known key, so `comand` is caught). Top-level keys that belong to the host
@@ -66,7 +82,7 @@
 //! is not a list of strings is a problem naming the server and field. A dropped tool is in no
 //! listing and not callable, and a name in `enabled_tools` the server does not have is warned
 //! about once (see `Routing::filter_warnings`). Goose's `available_tools` is the same allow-list
-//! under another name; goose's YAML is not loaded.
+//! under another name.
 //! Without a `type`, a server with a `url` is remote (streamable HTTP with the SSE fallback)
 //! and any other is stdio. The client is named after this crate, with its version; sampling and
 //! elicitation are enabled (when the host supplies them), with 1024 default max tokens, a cap of
@@ -92,6 +108,7 @@
 
 mod builder;
 mod error;
+mod hosts;
 pub mod interpolate;
 mod json;
 mod model;
@@ -100,6 +117,7 @@ mod plan;
 mod raw;
 mod toml_file;
 mod validate;
+mod yaml;
 
 use std::fmt;
 use std::io::{self, Read};
@@ -121,6 +139,9 @@ use self::raw::RawServer;
 
 /// The largest configuration file [`McpConfig::load`] reads: 4 MiB.
 pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
+/// The largest Claude Code `~/.claude.json` read: 64 MiB. That file also holds Claude Code's
+/// own state (per-project history), so it grows well past what a configuration needs.
+pub const MAX_CLAUDE_CODE_BYTES: u64 = 64 << 20;
 /// The largest env file read: 1 MiB.
 pub const MAX_ENV_FILE_BYTES: u64 = 1 << 20;
 
@@ -138,6 +159,21 @@ pub enum ConfigFormat {
     CodexToml,
     /// This crate's `[mcp]` table: `[[mcp.servers]]` and `[mcp.client]`.
     ReferenceToml,
+    /// Claude Code's `~/.claude.json`: `mcpServers` (user scope) and
+    /// `projects.<dir>.mcpServers` (local scope, for [`ParseOptions::project`]).
+    ClaudeCodeJson,
+    /// goose's `config.yaml`: `extensions:`.
+    GooseYaml,
+    /// Zed's `settings.json`: `context_servers`.
+    ZedJson,
+}
+
+/// The syntax a format is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Syntax {
+    Json,
+    Toml,
+    Yaml,
 }
 
 impl ConfigFormat {
@@ -146,22 +182,39 @@ impl ConfigFormat {
         matches!(self, ConfigFormat::CodexToml | ConfigFormat::ReferenceToml)
     }
 
-    /// The short name [`FromStr`] takes: `desktop`, `vscode`, `codex` or `reference`.
+    /// The short name [`FromStr`] takes: `desktop`, `vscode`, `codex`, `reference`,
+    /// `claude-code`, `goose` or `zed`.
     pub fn as_str(self) -> &'static str {
         match self {
             ConfigFormat::DesktopJson => "desktop",
             ConfigFormat::VsCodeJson => "vscode",
             ConfigFormat::CodexToml => "codex",
             ConfigFormat::ReferenceToml => "reference",
+            ConfigFormat::ClaudeCodeJson => "claude-code",
+            ConfigFormat::GooseYaml => "goose",
+            ConfigFormat::ZedJson => "zed",
+        }
+    }
+
+    /// Whether the format belongs to a host that writes keys of its own into server entries:
+    /// an unknown key there is a note, not a problem.
+    pub fn is_lenient(self) -> bool {
+        matches!(self, ConfigFormat::ClaudeCodeJson | ConfigFormat::GooseYaml | ConfigFormat::ZedJson)
+    }
+
+    fn syntax(self) -> Syntax {
+        match self {
+            ConfigFormat::CodexToml | ConfigFormat::ReferenceToml => Syntax::Toml,
+            ConfigFormat::GooseYaml => Syntax::Yaml,
+            _ => Syntax::Json,
         }
     }
 
     /// The format of `text`, named `source_name` (a file name or path), as [`McpConfig::parse`]
     /// would tell it.
     pub fn detect(source_name: &str, text: &str) -> Result<ConfigFormat, ConfigError> {
-        let toml = looks_like_toml(source_name, text);
-        let root = if toml { toml_file::parse(text, source_name)? } else { json::parse(text, source_name)? };
-        detect(source_name, toml, &root)
+        let syntax = syntax_of(source_name, text);
+        detect(source_name, syntax, &parse_syntax(text, source_name, syntax)?)
     }
 }
 
@@ -175,14 +228,19 @@ impl FromStr for ConfigFormat {
     type Err = String;
 
     /// `desktop` (or `desktop-json`, `claude`, `cursor`), `vscode` (or `vs-code`), `codex`,
-    /// `reference` (or `toml`); case is ignored.
+    /// `reference` (or `toml`), `claude-code`, `goose` (or `yaml`), `zed`; case is ignored.
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "desktop" | "desktop-json" | "claude" | "cursor" => Ok(ConfigFormat::DesktopJson),
             "vscode" | "vs-code" => Ok(ConfigFormat::VsCodeJson),
             "codex" => Ok(ConfigFormat::CodexToml),
             "reference" | "toml" => Ok(ConfigFormat::ReferenceToml),
-            _ => Err(format!("unknown config format {s:?}: expected desktop, vscode, codex or reference")),
+            "claude-code" => Ok(ConfigFormat::ClaudeCodeJson),
+            "goose" | "yaml" => Ok(ConfigFormat::GooseYaml),
+            "zed" => Ok(ConfigFormat::ZedJson),
+            _ => Err(format!(
+                "unknown config format {s:?}: expected desktop, vscode, codex, reference, claude-code, goose or zed"
+            )),
         }
     }
 }
@@ -199,13 +257,27 @@ pub struct ParseOptions<'a> {
     pub base_dir: Option<&'a Path>,
     /// Reads env files; `None`: an env file is a problem.
     pub read_file: Option<&'a FileReader<'a>>,
+    /// For Claude Code's file: the project folder whose local servers
+    /// (`projects.<dir>.mcpServers`) are read with the user's; `None`: the user's only.
+    pub project: Option<&'a str>,
 }
 
 impl<'a> ParseOptions<'a> {
     /// Options that detect the format, with no base folder and no file access.
     pub fn new(source_name: &'a str, env: &'a dyn EnvLookup) -> Self {
-        ParseOptions { format: None, source_name, env, base_dir: None, read_file: None }
+        ParseOptions { format: None, source_name, env, base_dir: None, read_file: None, project: None }
     }
+}
+
+/// A configuration with the notes its loader made: keys of a host's own format it ignored, and
+/// entries it skipped (a goose builtin, a Zed extension). Notes are not problems: the
+/// configuration loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedConfig {
+    /// The configuration.
+    pub config: McpConfig,
+    /// What was ignored, each naming the server (or path) and key.
+    pub notes: Vec<ConfigProblem>,
 }
 
 impl McpConfig {
@@ -218,8 +290,22 @@ impl McpConfig {
 
     /// [`load`](McpConfig::load) with an explicit format and environment.
     pub fn load_with(path: &Path, format: Option<ConfigFormat>, env: &dyn EnvLookup) -> Result<McpConfig, ConfigError> {
-        let text = read_limited(path, MAX_CONFIG_BYTES)
-            .map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+        McpConfig::load_noted(path, format, None, env).map(|loaded| loaded.config)
+    }
+
+    /// [`load_with`](McpConfig::load_with), keeping the notes; `project` as in
+    /// [`ParseOptions::project`]. A file over [`MAX_CONFIG_BYTES`] is refused (Claude Code's
+    /// `.claude.json`: over [`MAX_CLAUDE_CODE_BYTES`]).
+    pub fn load_noted(
+        path: &Path,
+        format: Option<ConfigFormat>,
+        project: Option<&str>,
+        env: &dyn EnvLookup,
+    ) -> Result<LoadedConfig, ConfigError> {
+        let claude_code =
+            format.map_or_else(|| is_claude_code_name(&path.to_string_lossy()), |f| f == ConfigFormat::ClaudeCodeJson);
+        let limit = if claude_code { MAX_CLAUDE_CODE_BYTES } else { MAX_CONFIG_BYTES };
+        let text = read_limited(path, limit).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
         let source_name = path.display().to_string();
         let base_dir = base_dir_of(path);
         let read_file = |p: &Path| read_limited(p, MAX_ENV_FILE_BYTES);
@@ -229,8 +315,9 @@ impl McpConfig {
             env,
             base_dir: base_dir.as_deref(),
             read_file: Some(&read_file),
+            project,
         };
-        McpConfig::parse_with(&text, &options)
+        McpConfig::parse_noted(&text, &options)
     }
 
     /// Parses `text` in `format` (or the detected one), expanding variables from `env`.
@@ -247,18 +334,26 @@ impl McpConfig {
 
     /// Parses `text` with every option.
     pub fn parse_with(text: &str, options: &ParseOptions<'_>) -> Result<McpConfig, ConfigError> {
+        McpConfig::parse_noted(text, options).map(|loaded| loaded.config)
+    }
+
+    /// [`parse_with`](McpConfig::parse_with), keeping the notes.
+    pub fn parse_noted(text: &str, options: &ParseOptions<'_>) -> Result<LoadedConfig, ConfigError> {
         let source_name = options.source_name;
-        let toml = options.format.map_or_else(|| looks_like_toml(source_name, text), ConfigFormat::is_toml);
-        let root = if toml { toml_file::parse(text, source_name)? } else { json::parse(text, source_name)? };
+        let syntax = options.format.map_or_else(|| syntax_of(source_name, text), ConfigFormat::syntax);
+        let root = parse_syntax(text, source_name, syntax)?;
         let format = match options.format {
             Some(format) => format,
-            None => detect(source_name, toml, &root)?,
+            None => detect(source_name, syntax, &root)?,
         };
         let doc = match format {
             ConfigFormat::DesktopJson => json::desktop(&root),
             ConfigFormat::VsCodeJson => json::vscode(&root),
             ConfigFormat::CodexToml => toml_file::codex(&root),
             ConfigFormat::ReferenceToml => toml_file::reference(&root),
+            ConfigFormat::ClaudeCodeJson => hosts::claude_code(&root, options.project),
+            ConfigFormat::GooseYaml => hosts::goose(&root),
+            ConfigFormat::ZedJson => hosts::zed(&root),
         };
         let cx = validate::Context {
             interpolator: Interpolator {
@@ -270,11 +365,13 @@ impl McpConfig {
             read_file: options.read_file,
             base_dir: options.base_dir,
         };
-        let (servers, server_problems) = validate::build_servers(doc.servers, &cx);
+        let (servers, server_problems, server_notes) = validate::build_servers(doc.servers, &cx);
         let mut problems = doc.problems;
         problems.extend(server_problems);
+        let mut notes = doc.notes;
+        notes.extend(server_notes);
         if problems.is_empty() {
-            Ok(McpConfig { servers, client: doc.client })
+            Ok(LoadedConfig { config: McpConfig { servers, client: doc.client }, notes })
         } else {
             Err(ConfigError::Invalid(problems))
         }
@@ -288,6 +385,14 @@ pub(crate) struct Document {
     pub client: ClientConfig,
     /// Problems outside any server entry.
     pub problems: Vec<ConfigProblem>,
+    /// What a host's format skipped (see [`LoadedConfig::notes`]).
+    pub notes: Vec<ConfigProblem>,
+}
+
+/// The projects of Claude Code's `~/.claude.json` (`text`) that have local servers: each
+/// project folder, as the file keys it, with the names of its servers.
+pub fn claude_code_projects(text: &str, source_name: &str) -> Result<Vec<(String, Vec<String>)>, ConfigError> {
+    Ok(hosts::claude_code_projects(&json::parse(text, source_name)?))
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -300,6 +405,33 @@ pub(crate) fn position(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
     (line, column)
+}
+
+/// Whether `source_name` is Claude Code's `.claude.json`.
+fn is_claude_code_name(source_name: &str) -> bool {
+    let name = source_name.replace('\\', "/").to_ascii_lowercase();
+    name == ".claude.json" || name.ends_with("/.claude.json")
+}
+
+/// The syntax of a file: YAML by extension only (`.yaml`, `.yml`), else TOML or JSON as
+/// [`looks_like_toml`] tells.
+fn syntax_of(source_name: &str, text: &str) -> Syntax {
+    let lower = source_name.to_ascii_lowercase();
+    if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        Syntax::Yaml
+    } else if looks_like_toml(source_name, text) {
+        Syntax::Toml
+    } else {
+        Syntax::Json
+    }
+}
+
+fn parse_syntax(text: &str, source_name: &str, syntax: Syntax) -> Result<Node, ConfigError> {
+    match syntax {
+        Syntax::Json => json::parse(text, source_name),
+        Syntax::Toml => toml_file::parse(text, source_name),
+        Syntax::Yaml => yaml::parse(text, source_name),
+    }
 }
 
 /// Whether the text is TOML: by extension, else by whether it starts (after blanks and JSON
@@ -324,11 +456,27 @@ fn looks_like_toml(source_name: &str, text: &str) -> bool {
     }
 }
 
-/// The format of a parsed document, by file name first and content second.
-fn detect(source_name: &str, toml: bool, root: &Node) -> Result<ConfigFormat, ConfigError> {
+/// The format of a parsed document, by file name first and content second. YAML is goose's;
+/// `.claude.json` is Claude Code's; a JSON file with `context_servers` and neither of the
+/// other keys is Zed's settings.
+fn detect(source_name: &str, syntax: Syntax, root: &Node) -> Result<ConfigFormat, ConfigError> {
     let name = source_name.replace('\\', "/").to_ascii_lowercase();
     let unknown =
         |message: &str| ConfigError::UnknownFormat { source_name: source_name.to_owned(), message: message.to_owned() };
+    if syntax == Syntax::Yaml {
+        return Ok(ConfigFormat::GooseYaml);
+    }
+    let toml = syntax == Syntax::Toml;
+    if !toml && is_claude_code_name(&name) {
+        return Ok(ConfigFormat::ClaudeCodeJson);
+    }
+    if !toml
+        && root.get("mcpServers").is_none()
+        && root.get("servers").is_none()
+        && root.get("context_servers").is_some()
+    {
+        return Ok(ConfigFormat::ZedJson);
+    }
     let (by_name, first, second, formats, hint) = if toml {
         (
             (name.ends_with(".codex/config.toml")).then_some(ConfigFormat::CodexToml),
@@ -343,7 +491,7 @@ fn detect(source_name: &str, toml: bool, root: &Node) -> Result<ConfigFormat, Co
             "mcpServers",
             "servers",
             [ConfigFormat::DesktopJson, ConfigFormat::VsCodeJson],
-            "expected a top-level \"mcpServers\" (desktop hosts) or \"servers\" (VS Code) object",
+            "expected a top-level \"mcpServers\" (desktop hosts), \"servers\" (VS Code) or \"context_servers\" (Zed) object",
         )
     };
     if let Some(format) = by_name {

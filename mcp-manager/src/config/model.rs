@@ -339,6 +339,10 @@ pub struct ServerConfig {
     /// When a tool whose task support is `optional` is called as a task (default auto: only
     /// tools that require it).
     pub task: crate::connection::TaskMode,
+    /// How long each step of a stdio server's shutdown waits (end of input, then SIGTERM, then
+    /// SIGKILL); `None`: the transport's default (2 s). Set only by code: a command-line tool
+    /// about to exit waits less than a long-running host.
+    pub close_grace: Option<std::time::Duration>,
 }
 
 impl ServerConfig {
@@ -366,6 +370,7 @@ impl ServerConfig {
             tool_visibility: None,
             log_level: None,
             task: crate::connection::TaskMode::Auto,
+            close_grace: None,
         }
     }
 }
@@ -400,6 +405,7 @@ impl fmt::Debug for ServerConfig {
             .field("tool_visibility", &self.tool_visibility)
             .field("log_level", &self.log_level)
             .field("task", &self.task)
+            .field("close_grace", &self.close_grace)
             .finish()
     }
 }
@@ -510,6 +516,14 @@ pub struct SamplingSettings {
     /// default: as the host's LLM client is set, which is [`TokenParameter::Auto`] unless the
     /// host or its environment says otherwise).
     pub token_parameter: Option<TokenParameter>,
+    /// The OpenAI-compatible endpoint of the LLM that answers sampling requests (`base_url`),
+    /// for hosts that build their LLM client from the config (the `mcp` command does).
+    pub base_url: Option<String>,
+    /// The model of that LLM (`model`).
+    pub model: Option<String>,
+    /// The environment variable that holds its API key (`api_key_env`; the key itself is never
+    /// in the config).
+    pub api_key_env: Option<String>,
 }
 
 /// How a chat-completions request names its token limit (`token_parameter`: `auto`,
@@ -563,6 +577,9 @@ impl Default for SamplingSettings {
             max_tokens_cap: DEFAULT_SAMPLING_MAX_TOKENS_CAP,
             models: Vec::new(),
             token_parameter: None,
+            base_url: None,
+            model: None,
+            api_key_env: None,
         }
     }
 }

@@ -147,19 +147,29 @@ pub(crate) struct ObjectReader<'a> {
     members: &'a [(String, Node)],
     prefix: String,
     pub problems: Vec<FieldProblem>,
+    /// What was read leniently: unknown keys of a host's own format, ignored.
+    pub notes: Vec<FieldProblem>,
 }
 
 impl<'a> ObjectReader<'a> {
     /// A reader over `members`, naming fields `prefix` + key.
     pub fn new(members: &'a [(String, Node)], prefix: impl Into<String>) -> Self {
-        ObjectReader { members, prefix: prefix.into(), problems: Vec::new() }
+        ObjectReader { members, prefix: prefix.into(), problems: Vec::new(), notes: Vec::new() }
     }
 
     /// Reports every key not in `known`, and every key written twice.
     pub fn check_keys(&mut self, known: &[&str]) {
+        self.check_keys_as(known, false);
+    }
+
+    /// [`check_keys`](Self::check_keys), where `lenient` turns an unknown key into a note: a
+    /// host's own format (goose, Zed, Claude Code) has keys of its own, which are ignored.
+    pub fn check_keys_as(&mut self, known: &[&str], lenient: bool) {
         for (i, (key, _)) in self.members.iter().enumerate() {
             if self.members[..i].iter().any(|(k, _)| k == key) {
                 self.problem(key, "written more than once");
+            } else if lenient && !known.contains(&key.as_str()) {
+                self.notes.push((self.field(key), "ignored (not a setting mcp reads)".to_owned()));
             } else if !known.contains(&key.as_str()) {
                 let message = match suggest(key, known) {
                     Some(near) => format!("unknown key (did you mean {near:?}?)"),

@@ -21,6 +21,9 @@ impl ServerConfig {
         let mut config = StdioConfig::new(&self.name, self.command.as_deref()?, &self.args);
         config.env = self.env.clone();
         config.cwd = self.cwd.clone();
+        if let Some(grace) = self.close_grace {
+            config.close_grace = grace;
+        }
         Some(config)
     }
 
@@ -143,5 +146,15 @@ mod tests {
         assert!(remote.stdio_config().is_none());
         let implied = ServerConfig { transport: TransportChoice::Remote, ..remote };
         assert_eq!(implied.remote_target().unwrap().transport, None);
+    }
+
+    #[test]
+    fn close_grace_reaches_the_stdio_transport_only_when_set() {
+        let base = ServerConfig::stdio("s", "srv");
+        let default_grace = StdioConfig::new("s", "srv", &[] as &[String]).close_grace;
+        assert_eq!(base.stdio_config().unwrap().close_grace, default_grace);
+        let quick = base.close_grace(Duration::from_millis(200));
+        assert_eq!(quick.stdio_config().unwrap().close_grace, Duration::from_millis(200));
+        assert_ne!(default_grace, Duration::from_millis(200));
     }
 }

@@ -276,6 +276,8 @@ pub(crate) struct RawServer {
     pub remote_keys: Vec<String>,
     /// Problems found while reading (unknown keys, wrong types, bad enum strings).
     pub problems: Vec<FieldProblem>,
+    /// Keys ignored by a lenient format.
+    pub notes: Vec<FieldProblem>,
 }
 
 /// Which key of a format holds which setting; `None`: the format has no such setting.
@@ -317,6 +319,8 @@ pub(crate) struct Spelling {
     pub deny: &'static [&'static str],
     /// Keys accepted and ignored (documented per format).
     pub ignored: &'static [&'static str],
+    /// Whether an unknown key is a note rather than a problem (a host's own format).
+    pub lenient: bool,
 }
 
 impl Spelling {
@@ -359,7 +363,7 @@ impl Spelling {
     /// name (reference TOML).
     pub fn read(&self, name: Option<&str>, path: String, members: &[(String, super::node::Node)]) -> RawServer {
         let mut r = ObjectReader::new(members, "");
-        r.check_keys(&self.known());
+        r.check_keys_as(&self.known(), self.lenient);
         let (name, name_field) = match (name, self.name) {
             (Some(name), _) => (name.to_owned(), path.clone()),
             (None, Some(key)) => (r.string(key).map(|t| t.value).unwrap_or_default(), format!("{path}.{key}")),
@@ -433,6 +437,7 @@ impl Spelling {
             stdio_keys,
             remote_keys,
             problems: r.problems,
+            notes: r.notes,
         }
     }
 }

@@ -53,6 +53,7 @@ const CODEX: Spelling = Spelling {
     allow: &["enabled_tools"],
     deny: &["disabled_tools"],
     ignored: &[],
+    lenient: false,
 };
 
 /// The reference format's `[[mcp.servers]]` entries: every setting of `ServerConfig`.
@@ -86,6 +87,7 @@ const REFERENCE: Spelling = Spelling {
     allow: &["enabled_tools", "allowed_tools"],
     deny: &["disabled_tools", "denied_tools"],
     ignored: &[],
+    lenient: false,
 };
 
 /// Reads `[mcp_servers.<name>]`. The rest of a Codex `config.toml` is Codex's and is ignored.
@@ -175,6 +177,9 @@ fn read_client(members: &[(String, Node)], problems: &mut Vec<(String, String)>)
             "max_tokens_cap",
             "models",
             "token_parameter",
+            "base_url",
+            "model",
+            "api_key_env",
         ]);
         let settings = &mut client.sampling;
         settings.enabled = s.bool("enabled").unwrap_or(settings.enabled);
@@ -184,6 +189,19 @@ fn read_client(members: &[(String, Node)], problems: &mut Vec<(String, String)>)
         settings.max_tokens_cap = s.positive_u32("max_tokens_cap").unwrap_or(settings.max_tokens_cap);
         settings.token_parameter = s.parsed("token_parameter", str::parse).or(settings.token_parameter);
         settings.models = s.strings("models").unwrap_or_default().into_iter().map(|t| t.value).collect();
+        for (key, target) in [
+            ("base_url", &mut settings.base_url),
+            ("model", &mut settings.model),
+            ("api_key_env", &mut settings.api_key_env),
+        ] {
+            if let Some(text) = s.string(key) {
+                if text.value.trim().is_empty() {
+                    s.problem(key, "blank");
+                } else {
+                    *target = Some(text.value);
+                }
+            }
+        }
         r.problems.append(&mut s.problems);
     }
     if let Some(elicitation) = r.object("elicitation") {

@@ -27,11 +27,21 @@ pub(crate) struct Context<'a> {
     pub base_dir: Option<&'a Path>,
 }
 
+/// What [`build_servers`] returns: the servers, the problems of the enabled ones, and the
+/// notes of every one (keys a lenient format ignored).
+pub(crate) type Built = (Vec<ServerConfig>, Vec<ConfigProblem>, Vec<ConfigProblem>);
+
 /// Builds every server and returns them with the problems of the enabled ones.
-pub(crate) fn build_servers(raws: Vec<RawServer>, cx: &Context<'_>) -> (Vec<ServerConfig>, Vec<ConfigProblem>) {
+pub(crate) fn build_servers(raws: Vec<RawServer>, cx: &Context<'_>) -> Built {
     let mut servers = Vec::with_capacity(raws.len());
     let mut problems = Vec::new();
+    let mut notes = Vec::new();
     for raw in raws {
+        let mut noted = Problems { name: raw.name.clone(), path: raw.path.clone(), list: Vec::new() };
+        for (field, message) in &raw.notes {
+            noted.push(field, message.clone());
+        }
+        notes.append(&mut noted.list);
         let mut out = Problems { name: raw.name.clone(), path: raw.path.clone(), list: Vec::new() };
         let server = build(raw, cx, &mut out);
         if server.enabled {
@@ -49,7 +59,7 @@ pub(crate) fn build_servers(raws: Vec<RawServer>, cx: &Context<'_>) -> (Vec<Serv
             ));
         }
     }
-    (servers, problems)
+    (servers, problems, notes)
 }
 
 /// The problems of one server; a server with a blank name reports with its path instead.

@@ -32,6 +32,7 @@ use mcp_protocol::types::tools::CallToolOutcome;
 use mcp_protocol::{ProtocolVersion, RequestMethod};
 use mcp_transport::{Transport, TransportError, TransportKind};
 use tokio::sync::Mutex;
+use tracing::Instrument;
 
 pub use self::discovery::Inventory;
 pub use self::era::EraPreference;
@@ -416,7 +417,11 @@ impl McpConnection {
         *live = None;
         let root_changes = handler::root_changes(&self.options.callbacks);
         // The transports of the plan in turn: see `remote.rs` for when the next one is tried.
-        let mut opened = self.open().await?;
+        let span = crate::telemetry::connection_span(&self.name);
+        let opened = self.open().instrument(span.clone()).await;
+        let mut opened = opened.inspect_err(|e| crate::telemetry::record_error(&span, e.kind()))?;
+        let (session, version) = (&opened.session, opened.server.protocol_version.as_str());
+        crate::telemetry::connected(span, &self.name, &**session.transport(), session.telemetry(), version);
         let modern = opened.server.protocol_version.era() == Some(mcp_protocol::Era::Modern);
         opened.epoch = self.fresh.begin(modern);
         opened._tasks = self.start_freshness(&opened);

@@ -8,6 +8,7 @@ use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::tools::CallToolResult;
 use tool_system::ToolExecutionResult;
+use tracing::Instrument;
 
 use super::hooks::{self, ManagerEvent};
 use super::interceptors::{Before, Caller, ToolCall};
@@ -15,6 +16,7 @@ use super::{ManagerError, McpManager, RoutedTool, convert, tasks};
 use crate::ServerState;
 use crate::connection::TaskOptions;
 use crate::session::RequestOptions;
+use crate::telemetry;
 
 /// What the connection that served a call says about itself, for the result's metadata.
 struct Served {
@@ -64,13 +66,24 @@ impl McpManager {
         options: RequestOptions,
         task: TaskOptions,
     ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
-        let route = self.routing().tool(name).cloned().ok_or_else(|| self.missing_tool(name))?;
-        let arguments = match self.intercept(&route, caller, arguments).await {
-            Ok((arguments, _)) => arguments,
-            Err(vetoed) => return Err(vetoed),
+        let span = telemetry::tool_call_span(name);
+        let called = async {
+            let route = self.routing().tool(name).cloned().ok_or_else(|| self.missing_tool(name))?;
+            telemetry::record_server(&span, &route.server);
+            let arguments = match self.intercept(&route, caller, arguments).await {
+                Ok((arguments, _)) => arguments,
+                Err(vetoed) => return Err(vetoed),
+            };
+            let (result, _) = self.call_route(&route, arguments, options, task).await?;
+            Ok((route, result))
         };
-        let (result, _) = self.call_route(&route, arguments, options, task).await?;
-        Ok((route, result))
+        let called = called.instrument(span.clone()).await;
+        match &called {
+            Ok((_, result)) if result.is_error == Some(true) => telemetry::record_tool_error(&span),
+            Ok(_) => {}
+            Err(e) => telemetry::record_error(&span, e.kind()),
+        }
+        called
     }
 
     /// Why tool `name` has no route: its server's config disables it, its server (the one that
@@ -203,12 +216,27 @@ impl McpManager {
         options: RequestOptions,
         task: TaskOptions,
     ) -> ToolExecutionResult {
+        let span = telemetry::tool_call_span(name);
+        self.execute_tool_traced(&span, caller, name, arguments, options, task).instrument(span.clone()).await
+    }
+
+    /// [`McpManager::execute_tool_as`] in the tool call's `span`.
+    async fn execute_tool_traced(
+        &self,
+        span: &tracing::Span,
+        caller: &Caller,
+        name: &str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> ToolExecutionResult {
         let started = Instant::now();
         let route = self.routing().tool(name).cloned();
         let hooks = &self.shared.hooks;
         let (server, sent, result) = match route {
             None => {
                 let error = self.missing_tool(name);
+                telemetry::record_error(span, error.kind());
                 let server = match &error {
                     ManagerError::ServerUnavailable { server, .. } => Some(Arc::<str>::from(server.as_str())),
                     _ => None,
@@ -221,6 +249,7 @@ impl McpManager {
                 (server, arguments, failed)
             }
             Some(route) => {
+                telemetry::record_server(span, &route.server);
                 let (sent, result) = self.execute_route(&route, caller, arguments, options, task).await;
                 (Some(route.server.clone()), sent, result)
             }
@@ -257,6 +286,7 @@ impl McpManager {
         let (arguments, call) = match self.intercept(route, caller, arguments.clone()).await {
             Ok(intercepted) => intercepted,
             Err(vetoed) => {
+                telemetry::record_error(&tracing::Span::current(), vetoed.kind());
                 let interceptor = match &vetoed {
                     ManagerError::Vetoed { interceptor, .. } => interceptor.clone(),
                     _ => String::new(),
@@ -277,10 +307,14 @@ impl McpManager {
                     protocol_version: &served.protocol_version,
                     session_id: served.session_id.as_deref(),
                 };
+                if result.is_error == Some(true) {
+                    telemetry::record_tool_error(&tracing::Span::current());
+                }
                 let converted = convert::tool_result(result, route.output_check().as_deref(), &cx);
                 tasks::with_task_id(converted, task_id.as_deref())
             }
             Err(e) => {
+                telemetry::record_error(&tracing::Span::current(), e.kind());
                 let task_id = tasks::error_task_id(&e);
                 let failed = ToolExecutionResult::failed(e.to_string())
                     .with_metadata("server_name", route.server.to_string().into());

@@ -12,9 +12,11 @@ use mcp_protocol::{ErrorCode, ErrorObject, Message, RawJson, Request, RequestId,
 use mcp_transport::{CloseReason, TransportEvent};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
+use tracing::Instrument;
 
 use super::outbox::REPLY_SEND_TIMEOUT;
 use super::{SessionError, Shared};
+use crate::telemetry;
 
 /// Answers what a server asks of the client. The session engine answers `ping` itself; every
 /// other request comes here, concurrently, each on its own task.
@@ -132,6 +134,7 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
 fn end(shared: &Shared, reason: CloseReason) {
     let reason = shared.closed.borrow().clone().unwrap_or(reason);
     shared.pending.fail_all(&shared.name, &reason);
+    shared.telemetry.end();
     shared.closed.send_if_modified(|c| {
         if c.is_none() {
             *c = Some(reason);
@@ -220,10 +223,14 @@ fn serve(shared: &Arc<Shared>, handler: &Arc<dyn InboundHandler>, in_flight: &In
     let generation = served.next;
     served.next += 1;
     let fut = handler.handle_request(typed);
+    let cx =
+        telemetry::RequestContext { server: &shared.name, telemetry: &shared.telemetry, transport: &*shared.transport };
+    let span = telemetry::server_request_span(&cx, id, method);
     let (shared2, in_flight2, id2, method2) = (shared.clone(), in_flight.clone(), id.clone(), method.clone());
     // Spawned under the lock: the task removes its entry under it, so never before it is in.
     let task = tokio::spawn(async move {
-        let result = fut.await;
+        let result = fut.instrument(span.clone()).await;
+        telemetry::record_served(&span, &result);
         drop(permit);
         {
             let mut served = lock(&in_flight2);

@@ -33,12 +33,14 @@ use mcp_protocol::types::progress::ProgressParams;
 use mcp_protocol::{Message, NotificationMethod, RawJson, Request, RequestId, RequestMethod};
 use mcp_transport::{CancelHandling, CloseReason, Transport};
 use tokio::sync::{oneshot, watch};
+use tracing::Instrument;
 
 pub use self::error::SessionError;
 pub use self::inbound::{InboundHandler, NoHandler};
 use self::meta::RequestMeta;
 use self::outbox::Outbox;
 use self::pending::{Pending, PendingMap};
+use crate::telemetry;
 
 /// The answer to a request started with [`Session::request_unbounded`].
 pub type Answer<T> = BoxFuture<'static, Result<T, SessionError>>;
@@ -105,6 +107,8 @@ pub(crate) struct Shared {
     /// Members added to every request's `params._meta` (the modern era's protocol version,
     /// client capabilities and client info).
     request_meta: std::sync::RwLock<Option<Arc<RequestMeta>>>,
+    /// The connection's span and revision, for the spans of requests.
+    pub(crate) telemetry: crate::telemetry::SessionTelemetry,
 }
 
 impl Shared {
@@ -156,6 +160,7 @@ impl Session {
             closed: watch::Sender::new(None),
             next_id: AtomicI64::new(0),
             request_meta: std::sync::RwLock::new(None),
+            telemetry: Default::default(),
         });
         let reader = tokio::spawn(inbound::run(shared.clone(), handler));
         Session { shared, _reader: Arc::new(ReaderGuard(reader.abort_handle())) }
@@ -181,6 +186,10 @@ impl Session {
 
     fn request_meta(&self) -> Option<Arc<RequestMeta>> {
         self.shared.request_meta.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn telemetry(&self) -> &crate::telemetry::SessionTelemetry {
+        &self.shared.telemetry
     }
 
     /// The transport the session runs on.
@@ -227,6 +236,7 @@ impl Session {
         // The reader may wait on a transport that never reports its end: stop it, and with it
         // the server's requests it still serves.
         self._reader.0.abort();
+        self.shared.telemetry.end();
     }
 
     /// A typed request.
@@ -342,9 +352,32 @@ impl Session {
         RequestId::Number(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
+    /// [`Session::send_and_wait`] in the request's span (see [`crate::telemetry`]).
+    async fn exchange(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Option<RawJson>,
+        timeout: Option<Duration>,
+        progress: Option<ProgressCallback>,
+    ) -> Result<RawJson, SessionError> {
+        let shared = &self.shared;
+        let cx = telemetry::RequestContext {
+            server: &shared.name,
+            telemetry: &shared.telemetry,
+            transport: &*shared.transport,
+        };
+        let span = telemetry::request_span(&cx, &id, method, params.as_ref());
+        let mut unanswered = telemetry::Unanswered(Some(&span));
+        let answer = self.send_and_wait(id, method, params, timeout, progress).instrument(span.clone()).await;
+        unanswered.0 = None;
+        telemetry::record_answer(&span, method, answer.as_ref().map_err(telemetry_failure));
+        answer
+    }
+
     /// Send request `id` (its params complete, `_meta` included) and wait for its answer, at most `timeout` (extended by progress, up to
     /// the hard cap) when there is one.
-    async fn exchange(
+    async fn send_and_wait(
         &self,
         id: RequestId,
         method: &str,
@@ -414,6 +447,11 @@ impl Session {
             }
         }
     }
+}
+
+/// How a request failed, for its span.
+fn telemetry_failure(error: &SessionError) -> telemetry::Failure<'_> {
+    error.rpc_error().ok_or_else(|| error.kind())
 }
 
 /// The longest wait any deadline stands for: a timeout beyond it (`Duration::MAX`, 1e19 s from a

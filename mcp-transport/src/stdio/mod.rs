@@ -4,7 +4,8 @@
 //! leave grandchildren behind: closing or dropping the transport ends the whole group, and the
 //! members that this process adopts (when it is PID 1 or a child subreaper) are reaped. Stdout is
 //! read line by line under a size limit; lines that are not JSON-RPC are dropped with a warning
-//! naming the server. Stderr is kept in a bounded ring and attached to exit errors.
+//! naming the server. Stderr is kept in a bounded ring and attached to exit errors, and each line
+//! is also handed to [`StdioConfig::stderr_sink`] when the host set one (to show it live).
 //!
 //! One writer task owns the child's stdin, fed by a bounded queue of whole encoded lines: `send`
 //! only waits for room in the queue, so it is cancel-safe (a dropped `send` wrote nothing, a
@@ -70,7 +71,14 @@ pub struct StdioConfig {
     pub stderr_lines: usize,
     /// How many stderr bytes are kept (default 16 KiB).
     pub stderr_bytes: usize,
+    /// Called with each stderr line as it arrives (one over `stderr_bytes` as its first 4 KiB and
+    /// its length), for a host that shows it live; it runs on the stderr reader, so it must not
+    /// block. `None` (default): lines are only kept.
+    pub stderr_sink: Option<StderrSink>,
 }
+
+/// A host's receiver of a stdio server's stderr lines (see [`StdioConfig::stderr_sink`]).
+pub type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl std::fmt::Debug for StdioConfig {
     // The environment may hold secrets: show only its keys. Arguments lose the values of
@@ -86,6 +94,7 @@ impl std::fmt::Debug for StdioConfig {
             .field("inherit_env", &self.inherit_env)
             .field("cwd", &cwd.as_deref().map(crate::redact::Masked))
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("stderr_sink", &self.stderr_sink.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -108,6 +117,7 @@ impl StdioConfig {
             close_grace: Duration::from_secs(2),
             stderr_lines: 64,
             stderr_bytes: 16 * 1024,
+            stderr_sink: None,
         }
     }
 }
@@ -178,9 +188,14 @@ impl StdioTransport {
 
         let stderr = Arc::new(Mutex::new(StderrRing::new(config.stderr_lines, config.stderr_bytes)));
         let (stderr_done_tx, stderr_done_rx) = watch::channel(false);
-        let stderr_task =
-            tokio::spawn(read_stderr(name.clone(), stderr_pipe, stderr.clone(), config.stderr_bytes, stderr_done_tx))
-                .abort_handle();
+        let stderr_task = tokio::spawn(read_stderr(
+            name.clone(),
+            stderr_pipe,
+            (stderr.clone(), config.stderr_sink.clone()),
+            config.stderr_bytes,
+            stderr_done_tx,
+        ))
+        .abort_handle();
 
         let (tx, rx) = mpsc::channel(64);
         let end = End::new();

@@ -170,7 +170,7 @@ impl StdoutReader {
 pub(crate) async fn read_stderr(
     name: Arc<str>,
     pipe: tokio::process::ChildStderr,
-    ring: Arc<Mutex<StderrRing>>,
+    (ring, sink): (Arc<Mutex<StderrRing>>, Option<super::StderrSink>),
     max_line: usize,
     done: watch::Sender<bool>,
 ) {
@@ -181,6 +181,9 @@ pub(crate) async fn read_stderr(
             Line::TooLong { head, len } => format!("{}… ({len} bytes)", String::from_utf8_lossy(&head)),
         };
         tracing::debug!(server = %name, "stderr: {text}");
+        if let Some(sink) = &sink {
+            sink(&text);
+        }
         lock(&ring).push(text);
     }
     done.send_replace(true);

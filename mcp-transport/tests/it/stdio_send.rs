@@ -135,3 +135,29 @@ async fn send_after_close_fails_at_once() {
     })
     .await
 }
+
+#[tokio::test]
+async fn the_stderr_sink_gets_each_line_as_it_comes_a_long_one_cut() {
+    within(async {
+        // Two lines, then a pause the server cannot leave before the test has seen them: the
+        // sink is called while the server runs, not after it ends.
+        let script = "{ printf 'one\\n\\033[2Jtwo\\n'; printf '%05000d\\n' 0; } >&2; read line; echo late >&2";
+        let mut config = sh("noisy", script, &[]);
+        config.stderr_bytes = 100;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        config.stderr_sink = Some(std::sync::Arc::new(move |line: &str| {
+            let _ = tx.send(line.to_owned());
+        }));
+        assert!(format!("{config:?}").contains("stderr_sink: true"));
+        let transport = StdioTransport::spawn(config).unwrap();
+        assert_eq!(rx.recv().await.as_deref(), Some("one"));
+        // Lines are passed on as the server wrote them; the host sanitizes what it shows.
+        assert_eq!(rx.recv().await.as_deref(), Some("\u{1b}[2Jtwo"));
+        let long = rx.recv().await.unwrap();
+        assert!(long.starts_with("0000") && long.len() < 4200 && long.ends_with(" bytes)"), "{long}");
+        transport.send(request(1, 1)).await.unwrap();
+        assert_eq!(rx.recv().await.as_deref(), Some("late"));
+        transport.close().await;
+    })
+    .await;
+}

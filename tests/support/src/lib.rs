@@ -9,11 +9,13 @@
 //! - [`messages`] (feature `mcp`): builders for the replies and notifications scripts send.
 //! - [`contract`] (feature `mcp`): [`check_transport_contract`](contract::check_transport_contract),
 //!   the `Transport` contract checked on a connected pair, for every new transport's tests.
+//! - [`spans`] (feature `mcp`): [`SpanCapture`](spans::SpanCapture), the `tracing` spans a
+//!   test's code closed, with their fields and parents.
 //! - [`stdio`] (feature `mcp`): stdio test servers written as `sh` scripts, among them a pipe
 //!   that reads slowly.
 //!
 //! It is a dev-dependency only: its own dependencies are `tokio` and, for the MCP parts,
-//! `mcp-protocol` and `mcp-transport` (never a crate above them), so the integration tests of
+//! `mcp-protocol`, `mcp-transport` and `tracing` (never a crate above them), so the integration tests of
 //! `mcp-transport`, `mcp-manager`, `host-bridge`, `mcp-cli` and the `tests` crate can all use it,
 //! and `tool-system`'s tests use it without the `mcp` feature.
 //!
@@ -52,6 +54,8 @@ pub mod messages;
 pub mod process;
 #[cfg(feature = "mcp")]
 pub mod scripted;
+#[cfg(feature = "mcp")]
+pub mod spans;
 #[cfg(feature = "mcp")]
 pub mod stdio;
 

@@ -1,85 +1,91 @@
-//! `bench-client`: this stack's side of `cargo xtask bench stdio`. It runs one workload against
-//! the `bench-server` binary through `McpConnection` over the stdio transport, on a
-//! current-thread Tokio runtime, and prints one JSON line with the results. The official SDK's
-//! client (`bench/rmcp-client`) runs the same workloads and prints the same keys.
+//! `bench-client`: the connection path of `cargo xtask bench`. It runs one workload through
+//! `McpConnection`, over stdio or streamable HTTP, on a current-thread Tokio runtime, and prints
+//! one JSON line with the results. rmcp's client (`bench/rmcp/client`) runs the same workloads
+//! and prints the same keys; `bench-host` runs them through the host path.
 //!
-//! `bench-client <w1|w2|w3|w4> <path to bench-server> [legacy|modern|auto] [server flag...]`
+//! ```text
+//! bench-client <w1|w2|w3|w4|w5> <legacy|modern|auto> <server command | http://url> [server flag...]
+//! ```
 //!
-//! The era (default `auto`: probe with `server/discover`, fall back to `initialize`) becomes
-//! `ConnectionOptions::era`; with `legacy` or `modern` the client fails unless the connection
-//! settled on that era. Any further arguments are passed to the server (`--modern` makes
-//! `bench-server` speak the modern era).
+//! (see [`mcp_bench::cli`]). With `legacy` or `modern` the client fails unless the connection
+//! settled on that era; the report's `protocol_version` says which revision it did.
 //!
-//! - `w1`: 2000 sequential `echo` calls (after 20 unmeasured ones): `total_ms`, `cpu_ms`,
-//!   `calls_per_s`, `p50_us`, `p99_us`.
-//! - `w2`: 256 `echo` calls, 32 in flight (after 20 unmeasured ones): `total_ms`, `cpu_ms`.
-//! - `w3`: spawn, initialize and list all tools (10,002 in 101 pages): `total_ms`, `cpu_ms`,
-//!   `tools`.
-//! - `w4`: one call of `big` (8 MiB of text): `total_ms`, `cpu_ms`, `bytes`, and `peak_rss_kib`,
-//!   the process's VmHWM read at the end.
+//! - `w1`, `w2`, `w5`: see [`mcp_bench::workloads`]. W5 opens one connection to each of ten
+//!   servers.
+//! - `w3`: spawn (or reach), initialize and list every tool (10,002 in 101 pages): `total_ms`,
+//!   `cpu_ms`, `tools`.
+//! - `w4`: one call of `big` (8 MiB of text): `total_ms`, `cpu_ms`, `bytes`.
 //!
-//! `cpu_ms` is the client process's CPU time over the section `total_ms` measures (see
-//! [`mcp_bench`], which holds the W1 and W2 loops both bench clients run). Every workload ends
-//! with `peak_rss_kib`. A failure prints to stderr and exits 1.
+//! Every workload ends with `peak_rss_kib`, the process's VmHWM. A failure prints to stderr and
+//! exits 1.
 
 use std::process::exit;
 use std::sync::Arc;
 
-use mcp_bench::{Failure, Stopwatch, call_text, run_and_report, w1, w2};
-use mcp_manager::connection::EraPreference;
-use mcp_manager::{ConnectionOptions, McpConnection, stdio_factory};
+use mcp_bench::Failure;
+use mcp_bench::cli::{Invocation, Target};
+use mcp_bench::measure::{Stopwatch, run_and_report};
+use mcp_bench::workloads::{Caller, W5_SERVERS, w1, w2, w5};
+use mcp_manager::{ConnectionOptions, McpConnection, RemoteTarget, stdio_factory};
 use mcp_protocol::types::meta::JsonObject;
-use mcp_transport::StdioConfig;
+use mcp_transport::{StdioConfig, TransportKind};
 use serde_json::json;
 
 const W3_TOOLS: usize = 10_002;
+const W4_BYTES: usize = 8 * 1024 * 1024;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [workload, server, rest @ ..] = args.as_slice() else {
-        eprintln!("usage: bench-client <w1|w2|w3|w4> <path to bench-server> [legacy|modern|auto] [server flag...]");
+    let run = Invocation::parse(&args).unwrap_or_else(|e| {
+        eprintln!(
+            "bench-client: {e}\nusage: bench-client <w1..w5> <legacy|modern|auto> <server command | url> [flag...]"
+        );
         exit(2);
-    };
-    let (era, server_args) = match rest.split_first() {
-        None => (EraPreference::Auto, rest),
-        Some((era, server_args)) => match era.parse::<EraPreference>() {
-            Ok(era) => (era, server_args),
-            Err(e) => {
-                eprintln!("bench-client: {e}");
-                exit(2);
-            }
-        },
-    };
-    run_and_report("bench-client", workload, era, run(workload, server, server_args, era));
+    });
+    run_and_report("bench-client", "ours", run.workload, &run.era_name, work(&run));
 }
 
-async fn run(workload: &str, server: &str, server_args: &[String], era: EraPreference) -> Result<JsonObject, Failure> {
+async fn work(run: &Invocation) -> Result<JsonObject, Failure> {
+    if run.workload == "w5" {
+        return run_w5(run).await;
+    }
     let watch = Stopwatch::start();
-    let config = StdioConfig::new("bench", server, server_args.to_vec());
-    let mut options = ConnectionOptions::new("bench");
-    options.era = era;
-    let connection = Arc::new(McpConnection::new(stdio_factory(config), options));
-    let info = connection.connect().await.map_err(|e| format!("connect: {e}"))?;
-    let wanted = match era {
-        EraPreference::Modern => Some(mcp_protocol::Era::Modern),
-        EraPreference::Legacy => Some(mcp_protocol::Era::Legacy),
-        EraPreference::Auto => None,
+    let (connection, version) = connect(run, &run.target).await?;
+    let connection = Arc::new(connection);
+    let report = match run.workload {
+        "w1" => w1(connection.as_ref(), "echo").await,
+        "w2" => w2(&connection, "echo").await,
+        "w3" => w3(&connection, watch).await,
+        _ => w4(connection.as_ref()).await,
     };
-    if let Some(wanted) = wanted
+    connection.close().await;
+    report.map(|mut report| {
+        report.insert("protocol_version".into(), json!(version));
+        report
+    })
+}
+
+/// A connection to `target` in the era `run` asks for, and the revision it settled on.
+async fn connect(run: &Invocation, target: &Target) -> Result<(McpConnection, String), Failure> {
+    let mut options = ConnectionOptions::new("bench");
+    options.era = run.era;
+    let connection = match target {
+        Target::Stdio { command, args } => {
+            McpConnection::new(stdio_factory(StdioConfig::new("bench", command, args.clone())), options)
+        }
+        Target::Http(url) => {
+            let target = RemoteTarget::new(url).with_transport(Some(TransportKind::StreamableHttp));
+            McpConnection::remote(&target, options).map_err(|e| format!("remote: {e}"))?
+        }
+    };
+    let info = connection.connect().await.map_err(|e| format!("connect: {e}"))?;
+    if let Some(wanted) = run.wanted_era()
         && info.protocol_version.era() != Some(wanted)
     {
         connection.close().await;
         return Err(format!("connected at {}, not in the {wanted:?} era", info.protocol_version.as_str()));
     }
-    let report = match workload {
-        "w1" => w1(&connection).await,
-        "w2" => w2(&connection).await,
-        "w3" => w3(&connection, watch).await,
-        "w4" => w4(&connection).await,
-        other => Err(format!("unknown workload {other:?}")),
-    };
-    connection.close().await;
-    report
+    Ok((connection, info.protocol_version.as_str().to_owned()))
 }
 
 async fn w3(connection: &McpConnection, watch: Stopwatch) -> Result<JsonObject, Failure> {
@@ -95,12 +101,32 @@ async fn w3(connection: &McpConnection, watch: Stopwatch) -> Result<JsonObject, 
 
 async fn w4(connection: &McpConnection) -> Result<JsonObject, Failure> {
     let watch = Stopwatch::start();
-    let text = call_text(connection, "big", None).await?;
+    let text = connection.call_text("big", None).await?;
     let mut report = JsonObject::new();
     watch.record(&mut report);
-    if text.len() != 8 * 1024 * 1024 {
-        return Err(format!("big answered {} bytes, expected 8 MiB", text.len()));
+    if text.len() != W4_BYTES || text.bytes().any(|b| b != b'x') {
+        return Err(format!("big answered {} bytes, expected {W4_BYTES} bytes of x", text.len()));
     }
     report.insert("bytes".into(), json!(text.len()));
     Ok(report)
+}
+
+/// W5: one connection to each of ten servers.
+async fn run_w5(run: &Invocation) -> Result<JsonObject, Failure> {
+    let mut targets = Vec::with_capacity(W5_SERVERS);
+    let mut version = String::new();
+    for k in 0..W5_SERVERS {
+        let (target, prefix) = run.target.w5_copy(k)?;
+        let (connection, v) = connect(run, &target).await?;
+        version = v;
+        targets.push((Arc::new(connection), format!("{prefix}echo")));
+    }
+    let report = w5(&targets).await;
+    for (connection, _) in &targets {
+        connection.close().await;
+    }
+    report.map(|mut report| {
+        report.insert("protocol_version".into(), json!(version));
+        report
+    })
 }

@@ -196,6 +196,9 @@ fn status_rows() {
             resources: 2,
             templates: 1,
             last_error: None,
+            warnings: Vec::new(),
+            notices: Vec::new(),
+            hidden: Vec::new(),
         },
         StatusRow {
             auth: None,
@@ -211,13 +214,23 @@ fn status_rows() {
             auth: Some("client credentials (private_key_jwt), DPoP: authorized".into()),
             ..Default::default()
         },
+        StatusRow {
+            name: "desktop".into(),
+            state: "degraded".into(),
+            warnings: vec!["prompts/list failed: Method not found".into()],
+            hidden: vec![
+                HiddenTool { tool: "read_file".into(), hidden_by: "files".into() },
+                HiddenTool { tool: "list_directory".into(), hidden_by: "files".into() },
+            ],
+            ..Default::default()
+        },
     ];
     let table = status_table(&rows, None);
     assert!(
-        table.contains("demo    ready   stdio      2026-07-28 (modern)  8      1        2          1          -"),
+        table.contains("demo     ready     stdio      2026-07-28 (modern)  8      1        2          1          -"),
         "{table}"
     );
-    assert!(table.contains("broken  failed             -"), "{table}");
+    assert!(table.contains("broken   failed               -"), "{table}");
     let doc = status_json(&rows);
     assert_eq!(doc["servers"][0]["protocolVersion"], "2026-07-28");
     assert_eq!(doc["servers"][1]["lastError"], "exited");
@@ -225,4 +238,12 @@ fn status_rows() {
     assert!(table.contains("client credentials (private_key_jwt), DPoP: authorized"), "{table}");
     assert_eq!(doc["servers"][2]["grant"], "client_credentials");
     assert!(doc["servers"][0]["grant"].is_null());
+    // Degraded says why; hidden tools are counted with who hides them, and listed in JSON.
+    let desktop = table.lines().find(|l| l.starts_with("desktop")).unwrap();
+    assert!(
+        desktop.contains("2 (by files)") && desktop.ends_with("prompts/list failed: Method not found"),
+        "{desktop}"
+    );
+    assert_eq!(doc["servers"][3]["hidden"][1], json!({"tool": "list_directory", "hiddenBy": "files"}));
+    assert_eq!(doc["servers"][3]["warnings"][0], "prompts/list failed: Method not found");
 }
