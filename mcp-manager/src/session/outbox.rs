@@ -23,6 +23,9 @@ pub(crate) const MAX_SENDS_IN_FLIGHT: usize = 64;
 /// How long the background send of a reply may take.
 pub(crate) const REPLY_SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long [`Outbox::close`] lets the sends in flight finish before it stops them.
+const FLUSH_WAIT: Duration = Duration::from_millis(200);
+
 /// How long [`Outbox::close`] waits for the stopped sends to be dropped.
 const STOP_WAIT: Duration = Duration::from_secs(1);
 
@@ -97,14 +100,26 @@ impl Outbox {
         true
     }
 
-    /// Stop every send in flight and take no more. Returns once the stopped sends are dropped
-    /// (so a transport that waits for them can close), waiting at most a short bound.
+    /// Take no more sends, give those in flight [`FLUSH_WAIT`] to finish (a
+    /// `notifications/cancelled` for a request dropped just before the close should reach the
+    /// server), then stop the rest. Returns once the stopped sends are dropped (so a transport
+    /// that waits for them can close), waiting at most a short bound.
     pub(crate) async fn close(&self) {
-        let tasks: Vec<JoinHandle<()>> = {
+        let mut tasks: Vec<JoinHandle<()>> = {
             let mut state = lock(&self.state);
             state.closed = true;
             state.tasks.drain().map(|(_, task)| task).collect()
         };
+        if !tasks.is_empty() {
+            let flush = async {
+                for task in tasks.iter_mut() {
+                    let _ = task.await;
+                }
+            };
+            let _ = tokio::time::timeout(FLUSH_WAIT, flush).await;
+            // A finished handle must not be polled again.
+            tasks.retain(|task| !task.is_finished());
+        }
         for task in &tasks {
             task.abort();
         }
@@ -116,6 +131,35 @@ impl Drop for Outbox {
     fn drop(&mut self) {
         for (_, task) in lock(&self.state).tasks.drain() {
             task.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_transport::{MemoryTransport, TransportEvent};
+
+    use super::*;
+
+    fn note(method: &str) -> Message {
+        Message::notification::<()>(method, None).expect("a notification encodes")
+    }
+
+    /// A send taken just before the close (here: not even started yet, on a current-thread
+    /// runtime) still reaches the peer: the close lets it finish instead of stopping it.
+    #[tokio::test]
+    async fn a_send_taken_just_before_the_close_is_delivered() {
+        let (ours, theirs) = MemoryTransport::pair();
+        let outbox = Outbox::new("s".into(), Arc::new(ours));
+        assert!(outbox.send("notifications/cancelled", note("notifications/cancelled"), Duration::from_secs(5)));
+        tokio::time::timeout(Duration::from_secs(10), outbox.close()).await.expect("close returns");
+        assert!(!outbox.send("notifications/late", note("notifications/late"), Duration::from_secs(5)), "closed");
+        let event = tokio::time::timeout(Duration::from_secs(10), theirs.recv()).await.expect("the peer hears it");
+        match event {
+            TransportEvent::Message(message) => {
+                assert!(format!("{message:?}").contains("notifications/cancelled"), "{message:?}")
+            }
+            other => panic!("expected the notification, got {other:?}"),
         }
     }
 }
