@@ -142,11 +142,12 @@ fn server_startup(argv: &[String]) -> Result<Duration> {
     Ok(at - started)
 }
 
-/// `mcp --stdio tools -- <server>`, start to exit; exit code 0 required.
+/// `mcp --timeout 60s --stdio tools -- <server>`, start to exit; exit code 0 required.
 fn mcp_tools(mcp: &Path, argv: &[String], scratch: &Path) -> Result<Duration> {
     let started = Instant::now();
     let output = Command::new(mcp)
-        .args(["--stdio", "tools", "--"])
+        // `mcp`'s own bound on the whole command: a hang fails the bench instead of stalling it.
+        .args(["--timeout", "60s", "--stdio", "tools", "--"])
         .args(argv)
         .current_dir(scratch)
         .stdin(Stdio::null())
