@@ -5,8 +5,8 @@
 //!
 //! Main types:
 //!
-//! - [`ToolSpec`]: what a tool is (name, schemas, icons, [`ToolAnnotation`], provider,
-//!   namespace, [`ToolVisibility`], [`ToolCallers`], metadata).
+//! - [`ToolSpec`]: what a tool is (name, [`ToolParameters`] and output schema, icons,
+//!   [`ToolAnnotation`], provider, namespace, [`ToolVisibility`], [`ToolCallers`], metadata).
 //! - [`ToolInvocation`] and [`ToolExecutionContext`]: one call, and the host context (session,
 //!   chat stream, user, platform, anchor message) carried through to the provider.
 //! - [`ToolExecutionResult`] with its [`ContentItem`]s and
@@ -71,6 +71,7 @@ mod exposed;
 mod invocation;
 pub mod names;
 mod native;
+mod parameters;
 mod provider;
 mod registry;
 mod result;
@@ -87,6 +88,7 @@ pub use dialect::LlmDialect;
 pub use exposed::ExposedTool;
 pub use invocation::{ToolExecutionContext, ToolInvocation};
 pub use native::{NATIVE_PROVIDER_TYPE, NativeTool, NativeToolProvider, NoArgs, schema_for};
+pub use parameters::{SchemaSource, ToolParameters};
 pub use provider::{ToolError, ToolProvider};
 pub use registry::availability::ToolAvailability;
 pub use registry::search::{

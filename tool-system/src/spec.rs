@@ -1,11 +1,9 @@
 //! What a tool is: [`ToolSpec`] with its [`ToolIcon`]s, [`ToolAnnotation`] and [`ToolCallers`].
 
-use std::sync::Arc;
-
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::ToolVisibility;
+use crate::{ToolParameters, ToolVisibility};
 
 /// The description of one tool, as a provider declares it.
 ///
@@ -25,12 +23,8 @@ pub struct ToolSpec {
     /// The JSON Schema of the arguments object, shared rather than copied: an adapter hands
     /// over the schema it decoded (the MCP one shares the tool's `inputSchema`), and the
     /// registry's listings and LLM definitions read it in place.
-    #[serde(
-        default = "shared_empty_object_schema",
-        serialize_with = "serialize_shared",
-        deserialize_with = "deserialize_shared"
-    )]
-    pub parameters: Arc<Value>,
+    #[serde(default = "shared_empty_object_schema")]
+    pub parameters: ToolParameters,
     /// The JSON Schema of the structured output, if the tool declares one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
@@ -96,16 +90,8 @@ impl ToolCallers {
     }
 }
 
-fn shared_empty_object_schema() -> Arc<Value> {
-    Arc::new(empty_object_schema())
-}
-
-fn serialize_shared<S: Serializer>(value: &Arc<Value>, serializer: S) -> Result<S::Ok, S::Error> {
-    value.as_ref().serialize(serializer)
-}
-
-fn deserialize_shared<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Arc::new)
+fn shared_empty_object_schema() -> ToolParameters {
+    empty_object_schema().into()
 }
 
 /// The schema of a tool that takes no arguments: `{"type": "object", "properties": {}}`.
@@ -148,8 +134,9 @@ impl ToolSpec {
         self
     }
 
-    /// Sets the arguments schema (a [`Value`], or an `Arc<Value>` to share one without a copy).
-    pub fn with_parameters(mut self, parameters: impl Into<Arc<Value>>) -> Self {
+    /// Sets the arguments schema (a [`Value`], an `Arc<Value>` or a [`ToolParameters`] to share
+    /// one without a copy).
+    pub fn with_parameters(mut self, parameters: impl Into<ToolParameters>) -> Self {
         self.parameters = parameters.into();
         self
     }

@@ -136,7 +136,7 @@ pub fn tools_schemas(entries: &[ToolEntry]) -> String {
         if let Some(description) = e.tool.description.as_deref() {
             out.push_str(&format!("  {}\n", one_line(description)));
         }
-        out.push_str(&indented("input schema", &e.tool.input_schema.shared()));
+        out.push_str(&indented("input schema", e.tool.input_schema.as_value()));
         if let Some(schema) = &e.tool.output_schema {
             out.push_str(&indented("output schema", &Value::Object(schema.clone())));
         }

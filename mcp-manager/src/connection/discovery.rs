@@ -9,7 +9,7 @@ use mcp_protocol::types::prompts::{ListPrompts, Prompt};
 use mcp_protocol::types::resources::{ListResourceTemplates, ListResources, Resource, ResourceTemplate};
 use mcp_protocol::types::tools::{ListTools, Tool};
 use mcp_protocol::{Era, RequestMethod};
-use mcp_transport::http::params::tool_param_headers;
+use mcp_transport::http::params::{ANNOTATION, tool_param_headers};
 
 use super::pagination::{CursorGuard, ListLimits, for_each_page};
 use super::{ConnectionError, McpConnection};
@@ -89,11 +89,18 @@ impl Lister {
     pub(crate) async fn tools(&self) -> Result<Listed<Tool>, ConnectionError> {
         self.list_all::<ListTools>("tools", |tools| {
             if self.modern {
-                tools.retain(|tool| match tool_param_headers(&tool.input_schema) {
-                    Ok(_) => true,
-                    Err(why) => {
-                        tracing::warn!(server = %self.name, tool = %tool.name, "left out a tool: {why}");
-                        false
+                // Most schemas cannot hold an annotation: their text never says `x-mcp-header`,
+                // and they stay unparsed.
+                tools.retain(|tool| {
+                    if !tool.input_schema.may_contain(ANNOTATION) {
+                        return true;
+                    }
+                    match tool_param_headers(&tool.input_schema) {
+                        Ok(_) => true,
+                        Err(why) => {
+                            tracing::warn!(server = %self.name, tool = %tool.name, "left out a tool: {why}");
+                            false
+                        }
                     }
                 });
             }

@@ -11,12 +11,16 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 use mcp_protocol::types::common::Icon;
 use mcp_protocol::types::meta::JsonObject;
-use mcp_protocol::types::tools::{CallToolResult, Tool, ToolAnnotations};
+use mcp_protocol::types::tools::{CallToolResult, SharedSchema, Tool, ToolAnnotations};
 use mcp_protocol::types::ui::UiToolMeta;
 use serde_json::{Map, Value};
-use tool_system::{ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon, ToolSpec, ToolVisibility};
+use tool_system::{
+    SchemaSource, ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon, ToolParameters, ToolSpec, ToolVisibility,
+};
 
 pub use guard::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANSION, MAX_SCHEMA_TEXT, MAX_SCHEMA_VALUES, screen_schema};
 pub use schema::{SchemaCheck, SchemaError, SchemaOptions, check_arguments};
@@ -30,6 +34,15 @@ pub const SERVER_NAME_KEY: &str = "server_name";
 /// The metadata key of a tool's MCP Apps declaration (its `_meta.ui`, read leniently as a
 /// [`UiToolMeta`]: the view's `ui://` URI and who may call the tool).
 pub const UI_KEY: &str = "ui";
+
+/// A tool's `inputSchema` as the parameters of its host spec: the inventory's own schema.
+struct InputSchema(SharedSchema);
+
+impl SchemaSource for InputSchema {
+    fn schema(&self) -> &Value {
+        self.0.as_value()
+    }
+}
 
 /// The host spec of the MCP tool `tool` of the server named `server`.
 ///
@@ -74,9 +87,9 @@ pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolS
         name: tool.name.clone(),
         title,
         description: tool.description.clone(),
-        // Shared with the inventory, not copied: a host listing thousands of tools keeps each
-        // schema once.
-        parameters: tool.input_schema.shared(),
+        // Shared with the inventory, not copied, and parsed (once, for both) only when read: a
+        // host listing thousands of tools keeps each schema once, as the text it came as.
+        parameters: ToolParameters::from_source(Arc::new(InputSchema(tool.input_schema.clone()))),
         output_schema: tool.output_schema.clone().map(Value::Object),
         icons: tool.icons.iter().flatten().map(tool_icon).collect(),
         annotation: tool.annotations.as_ref().map(annotation),

@@ -1,10 +1,12 @@
 //! Tools: listing, calling, annotations, and the list_changed notification.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use serde::de::{Error as _, Unexpected};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::common::{Icon, PaginatedParams, ResultType};
 use super::content::ContentBlock;
@@ -45,19 +47,62 @@ pub struct Tool {
     pub extra: JsonObject,
 }
 
-/// A JSON Schema object held once and shared by reference count: a tool's `inputSchema`, which
-/// a host's tool spec reuses ([`SharedSchema::shared`]) instead of copying, so that a host
-/// listing thousands of tools keeps one copy of each schema.
+/// A JSON Schema object held once, shared by reference count and parsed only when read: a
+/// tool's `inputSchema`. A host listing thousands of tools keeps each schema as the JSON text
+/// it came as (one allocation) until something reads it (a call's argument check, an LLM
+/// definition); a host's tool spec shares it instead of copying it.
 ///
-/// Reads as a [`JsonObject`]; a write (through `DerefMut`) copies the schema first if it is
-/// shared. On the wire it is the object itself; anything else is refused when decoding.
-#[derive(Clone, PartialEq)]
-pub struct SharedSchema(Arc<Value>);
+/// Reads as a [`JsonObject`] (the first read parses the text, once); a write (through
+/// `DerefMut`) copies the schema first if it is shared. On the wire it is the object itself,
+/// encoded as the text it came as until written; anything but an object is refused when
+/// decoding.
+#[derive(Clone)]
+pub struct SharedSchema(Arc<SchemaCell>);
+
+#[derive(Clone)]
+struct SchemaCell {
+    /// The JSON text the schema was decoded from, while no write has changed the tree.
+    raw: Option<Box<RawValue>>,
+    /// The tree, built from `raw` by the first read (or given when built in memory).
+    tree: OnceLock<Value>,
+}
 
 impl SharedSchema {
-    /// The schema as a shared JSON value (always an object), for a holder that wants no copy.
-    pub fn shared(&self) -> Arc<Value> {
-        self.0.clone()
+    /// The schema as a JSON value (always an object), parsed from its text on the first read.
+    pub fn as_value(&self) -> &Value {
+        self.0.tree.get_or_init(|| {
+            let parsed = self.0.raw.as_deref().and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
+            // The text was checked to be a JSON object when it was decoded, within the codec's
+            // depth limit, so it parses; an empty object only satisfies the type.
+            parsed.filter(Value::is_object).unwrap_or_else(|| Value::Object(JsonObject::new()))
+        })
+    }
+
+    /// The JSON text the schema was decoded from, unless a write has changed it since.
+    pub fn raw_json(&self) -> Option<&str> {
+        self.0.raw.as_deref().map(RawValue::get)
+    }
+
+    /// Whether the schema has been parsed into a tree (by a read, a write, or by being built
+    /// from one).
+    pub fn is_parsed(&self) -> bool {
+        self.0.tree.get().is_some()
+    }
+
+    /// Whether `self` and `other` are the same shared schema (not a copy).
+    pub fn ptr_eq(&self, other: &SharedSchema) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// False when the schema's text proves that `needle` (plain text without a quote or a
+    /// backslash, such as a keyword) occurs nowhere in it, neither as it is nor behind a JSON
+    /// escape; true otherwise. Lets a reader skip parsing the many schemas that cannot hold
+    /// what it looks for.
+    pub fn may_contain(&self, needle: &str) -> bool {
+        match self.raw_json() {
+            Some(raw) => raw.contains(needle) || raw.contains('\\'),
+            None => true,
+        }
     }
 }
 
@@ -69,7 +114,15 @@ impl Default for SharedSchema {
 
 impl From<JsonObject> for SharedSchema {
     fn from(schema: JsonObject) -> Self {
-        SharedSchema(Arc::new(Value::Object(schema)))
+        SharedSchema(Arc::new(SchemaCell { raw: None, tree: OnceLock::from(Value::Object(schema)) }))
+    }
+}
+
+impl PartialEq for SharedSchema {
+    fn eq(&self, other: &Self) -> bool {
+        self.ptr_eq(other)
+            || matches!((self.raw_json(), other.raw_json()), (Some(a), Some(b)) if a == b)
+            || self.as_value() == other.as_value()
     }
 }
 
@@ -79,13 +132,17 @@ impl Deref for SharedSchema {
     fn deref(&self) -> &JsonObject {
         static EMPTY: std::sync::LazyLock<JsonObject> = std::sync::LazyLock::new(JsonObject::new);
         // Always an object (every constructor makes one); the fallback only satisfies the type.
-        self.0.as_object().unwrap_or(&*EMPTY)
+        self.as_value().as_object().unwrap_or(&*EMPTY)
     }
 }
 
 impl DerefMut for SharedSchema {
     fn deref_mut(&mut self) -> &mut JsonObject {
-        let value = Arc::make_mut(&mut self.0);
+        self.as_value();
+        let cell = Arc::make_mut(&mut self.0);
+        // The tree is about to change: the text no longer describes it.
+        cell.raw = None;
+        let value = cell.tree.get_mut().expect("parsed just above");
         if !value.is_object() {
             *value = Value::Object(JsonObject::new());
         }
@@ -104,13 +161,27 @@ impl std::fmt::Debug for SharedSchema {
 
 impl Serialize for SharedSchema {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        match &self.0.raw {
+            Some(raw) => raw.serialize(serializer),
+            None => self.as_value().serialize(serializer),
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for SharedSchema {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        JsonObject::deserialize(deserializer).map(SharedSchema::from)
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        let found = match raw.get().trim_start().as_bytes().first() {
+            Some(b'{') => {
+                return Ok(SharedSchema(Arc::new(SchemaCell { raw: Some(raw), tree: OnceLock::new() })));
+            }
+            Some(b'[') => Unexpected::Seq,
+            Some(b'"') => Unexpected::Other("a string"),
+            Some(b'n') => Unexpected::Unit,
+            Some(b't' | b'f') => Unexpected::Other("a boolean"),
+            _ => Unexpected::Other("a number"),
+        };
+        Err(D::Error::invalid_type(found, &"a map"))
     }
 }
 
@@ -243,14 +314,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_input_schema_is_decoded_once_and_shared_and_encodes_as_it_came() {
-        let wire = json!({"name": "t", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}});
-        let tool: Tool = serde_json::from_value(wire.clone()).expect("a valid tool");
-        assert!(Arc::ptr_eq(&tool.input_schema.shared(), &tool.input_schema.shared()), "shared() copies");
-        assert_eq!(*tool.input_schema.shared(), wire["inputSchema"]);
+    fn an_input_schema_stays_text_until_read_then_is_parsed_once_and_encodes_as_it_came() {
+        let text = r#"{"name":"t","inputSchema":{"type":"object", "properties":{"a":{"type":"string"}}}}"#;
+        let tool: Tool = serde_json::from_str(text).expect("a valid tool");
+        assert!(!tool.input_schema.is_parsed(), "decoding parsed the schema");
+        assert_eq!(tool.input_schema.raw_json(), Some(r#"{"type":"object", "properties":{"a":{"type":"string"}}}"#));
+        // Encoding writes the text as it came, without parsing it.
+        assert_eq!(serde_json::to_string(&tool).expect("encodes"), text);
+        assert!(!tool.input_schema.is_parsed());
+        let shared = tool.input_schema.clone();
         assert_eq!(tool.input_schema["properties"]["a"]["type"], "string");
+        assert!(shared.is_parsed() && shared.ptr_eq(&tool.input_schema), "a clone is not the one shared schema");
+        assert!(std::ptr::eq(shared.as_value(), tool.input_schema.as_value()), "parsed twice");
+        let wire: Value = serde_json::from_str(text).unwrap();
         assert_eq!(serde_json::to_value(&tool).expect("encodes"), wire);
         assert_eq!(format!("{:?}", tool.input_schema), format!("{:?}", wire["inputSchema"].as_object().unwrap()));
+        // Decoded from a tree (not text) it works the same.
+        let from_tree: Tool = serde_json::from_value(wire.clone()).expect("a valid tool");
+        assert_eq!(from_tree, tool);
+        assert_eq!(*from_tree.input_schema.as_value(), wire["inputSchema"]);
+    }
+
+    #[test]
+    fn may_contain_is_false_only_when_the_text_proves_absence() {
+        let decode = |schema: &str| -> SharedSchema { serde_json::from_str(schema).unwrap() };
+        assert!(!decode(r#"{"properties":{"a":{"type":"string"}}}"#).may_contain("x-mcp-header"));
+        assert!(decode(r#"{"properties":{"a":{"x-mcp-header":"A"}}}"#).may_contain("x-mcp-header"));
+        // The name behind an escape is the same name: the text proves nothing.
+        assert!(decode(r#"{"properties":{"a":{"x\u002dmcp-header":"A"}}}"#).may_contain("x-mcp-header"));
+        // Built in memory, there is no text to prove anything with.
+        assert!(SharedSchema::default().may_contain("x-mcp-header"));
     }
 
     #[test]
@@ -267,14 +360,25 @@ mod tests {
     #[test]
     fn writing_to_a_shared_schema_leaves_the_other_holders_alone() {
         let mut tool = Tool { name: "t".into(), input_schema: JsonObject::new().into(), ..Default::default() };
-        let held = tool.input_schema.shared();
+        let held = tool.input_schema.clone();
         tool.input_schema.insert("type".into(), json!("object"));
-        assert_eq!(*held, json!({}), "the other holder saw the write");
-        assert_eq!(*tool.input_schema.shared(), json!({"type": "object"}));
+        assert_eq!(*held.as_value(), json!({}), "the other holder saw the write");
+        assert_eq!(*tool.input_schema.as_value(), json!({"type": "object"}));
         // Unshared, a write happens in place.
-        let before = Arc::as_ptr(&tool.input_schema.shared());
+        let before = tool.input_schema.as_value() as *const Value;
         tool.input_schema.insert("properties".into(), json!({}));
-        assert_eq!(Arc::as_ptr(&tool.input_schema.shared()), before);
+        assert!(std::ptr::eq(tool.input_schema.as_value(), before));
         assert_eq!(SharedSchema::default(), SharedSchema::from(JsonObject::new()));
+    }
+
+    #[test]
+    fn a_write_to_a_decoded_schema_drops_its_text() {
+        let mut schema: SharedSchema = serde_json::from_str(r#"{"type":"object"}"#).unwrap();
+        let held = schema.clone();
+        schema.insert("required".into(), json!(["a"]));
+        assert_eq!(schema.raw_json(), None);
+        assert_eq!(serde_json::to_value(&schema).unwrap(), json!({"type": "object", "required": ["a"]}));
+        assert_eq!(held.raw_json(), Some(r#"{"type":"object"}"#), "the other holder lost its text");
+        assert_ne!(held, schema);
     }
 }

@@ -55,9 +55,12 @@ fn tool_spec_maps_every_field() {
     assert_eq!(spec.name, "forecast");
     assert_eq!(spec.title.as_deref(), Some("Forecast (annotation)"));
     assert_eq!(spec.description.as_deref(), Some("Weather forecast"));
+    // Building the spec neither copied nor parsed the schema: a host listing thousands of tools
+    // keeps each once, and parses only those it reads.
+    assert!(!mcp.input_schema.is_parsed(), "building the spec parsed the schema");
     assert_eq!(*spec.parameters, json!({"type": "object", "properties": {"city": {"type": "string"}}}));
-    // The spec shares the decoded schema: a host listing thousands of tools keeps one copy.
-    assert!(std::sync::Arc::ptr_eq(&spec.parameters, &mcp.input_schema.shared()), "the schema was copied");
+    assert!(mcp.input_schema.is_parsed());
+    assert!(std::ptr::eq(&*spec.parameters, mcp.input_schema.as_value()), "the schema was copied");
     assert_eq!(spec.output_schema, Some(json!({"type": "object", "properties": {"temperature": {"type": "number"}}})));
     assert_eq!(
         spec.icons,
