@@ -156,7 +156,7 @@ fn shape(text: &str) -> &'static str {
 /// Reject nesting deeper than `max` without recursion, ignoring brackets inside strings.
 ///
 /// This pass reads every byte of the line before the parser does, so strings (most of a large
-/// tool result) are skipped eight bytes at a time.
+/// tool result) are skipped a vector at a time.
 fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
     let mut depth = 0usize;
     let mut i = 0;
@@ -188,30 +188,13 @@ fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
 }
 
 /// The index of the first `"` or `\` at or after `i`; `bytes.len()` or more if there is none.
-fn find_quote_or_backslash(bytes: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
-    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
-    // A high bit in each byte of `v` that is zero; bits above the lowest such byte may be set
-    // spuriously (borrows), so only the lowest one is trusted.
-    fn zero_bytes(v: u64) -> u64 {
-        v.wrapping_sub(ONES) & !v & HIGHS
+/// `memchr2` scans with the widest vector instructions the machine has, so the strings that make
+/// up most of a large result cost little more than reading them.
+fn find_quote_or_backslash(bytes: &[u8], i: usize) -> usize {
+    match bytes.get(i..) {
+        Some(rest) => memchr::memchr2(b'"', b'\\', rest).map_or(bytes.len(), |at| i + at),
+        None => i,
     }
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let v = u64::from_le_bytes(word);
-        let hits = zero_bytes(v ^ QUOTES) | zero_bytes(v ^ BACKSLASHES);
-        if hits != 0 {
-            return i + (hits.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\\' {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 
 use std::collections::HashSet;
 
+use foldhash::fast::RandomState;
+
 /// The shortest `max_len` the allocator accepts: room for a few characters and a hash suffix.
 pub const MIN_NAME_LEN: usize = 16;
 /// The longest name LLM APIs accept.
@@ -44,14 +46,15 @@ pub fn sanitize(name: &str) -> String {
 pub struct NameAllocator {
     max_len: usize,
     letter_first: bool,
-    taken: HashSet<String>,
+    /// Seeded per process like std's hasher, several times faster on short names.
+    taken: HashSet<String, RandomState>,
 }
 
 impl NameAllocator {
     /// An allocator of names at most `max_len` long (clamped to
     /// [`MIN_NAME_LEN`]..=[`MAX_NAME_LEN`]).
     pub fn new(max_len: usize) -> Self {
-        Self { max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN), letter_first: false, taken: HashSet::new() }
+        Self { max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN), letter_first: false, taken: HashSet::default() }
     }
 
     /// Names that start with a letter or `_` (a name starting with a digit or `-` gets a `_`

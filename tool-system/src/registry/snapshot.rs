@@ -4,10 +4,17 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
+use foldhash::fast::RandomState;
+
 use super::availability::Gate;
 use super::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
 use crate::names::NameAllocator;
 use crate::{AppOrigin, ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
+
+/// A table keyed by tool name, hashed with a per-process seed (names come from servers) by a
+/// hasher several times faster than std's on short keys: a listing of thousands of tools fills
+/// three of them.
+type NameMap<V> = HashMap<String, V, RandomState>;
 
 /// The registry's view of its providers' tools at one moment: immutable, shared behind an `Arc`
 /// so that a call needs no lock while it looks a name up.
@@ -23,9 +30,9 @@ pub(super) struct Snapshot {
     /// The provider of each tool (same index as `tools`).
     pub(super) routes: Vec<Arc<dyn ToolProvider>>,
     /// Exposed LLM name -> index.
-    by_llm_name: HashMap<String, usize>,
+    by_llm_name: NameMap<usize>,
     /// Qualified and original names -> index, `None` when the name is ambiguous.
-    aliases: HashMap<String, Option<usize>>,
+    aliases: NameMap<Option<usize>>,
     /// Whether any tool is deferred (then `tool_search` is offered).
     pub(super) has_deferred: bool,
 }
@@ -48,10 +55,10 @@ impl Snapshot {
         let total: usize = listings.iter().map(|l| l.as_ref().map_or(0, Vec::len)).sum();
         let mut tools = Vec::with_capacity(total);
         let mut routes = Vec::with_capacity(total);
-        let mut by_llm_name = HashMap::with_capacity(total);
-        let mut aliases: HashMap<String, Option<usize>> = HashMap::with_capacity(total);
+        let mut by_llm_name = NameMap::with_capacity_and_hasher(total, RandomState::default());
+        let mut aliases: NameMap<Option<usize>> = NameMap::with_capacity_and_hasher(total, RandomState::default());
         // The provider (its index) that first offered each qualified name.
-        let mut owners: HashMap<String, usize> = HashMap::with_capacity(total);
+        let mut owners: NameMap<usize> = NameMap::with_capacity_and_hasher(total, RandomState::default());
         for (provider_index, (provider, listing)) in providers.iter().zip(listings).enumerate() {
             let provider_name = provider.name();
             let specs = match listing {
