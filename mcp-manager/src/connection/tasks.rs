@@ -314,6 +314,12 @@ impl McpConnection {
         self.is_modern().await
     }
 
+    /// Whether the server declared tool-call tasks (read in place: a call must not clone the
+    /// server's info and capabilities to ask).
+    async fn offers_tool_call_tasks(&self) -> bool {
+        self.live.lock().await.as_ref().is_some_and(|l| l.server.capabilities.supports_tool_call_tasks())
+    }
+
     /// The `execution.taskSupport` of tool `name`: from the cached inventory, else from a
     /// listing when the server offers tool-call tasks (`None` when the tool is not listed, the
     /// listing fails, or the server offers no tasks).
@@ -321,9 +327,7 @@ impl McpConnection {
         // A listing only for a server that runs tool calls as tasks (2025-11-25 capability).
         let inventory = match self.cached_inventory() {
             Some(inventory) => inventory,
-            None if self.server_info().await?.capabilities.supports_tool_call_tasks() => {
-                Box::pin(self.inventory()).await.ok()?
-            }
+            None if self.offers_tool_call_tasks().await => Box::pin(self.inventory()).await.ok()?,
             None => return None,
         };
         let tool = inventory.tools.iter().find(|t| t.name == name)?;
