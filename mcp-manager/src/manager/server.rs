@@ -251,8 +251,9 @@ impl ManagedServer {
         let mut attempts = 0u32;
         let mut was_ready = false;
         loop {
+            // Boxed: connecting is the largest state of this task by far, and only passing.
             let attempt = tokio::select! {
-                r = tokio::time::timeout(self.config.startup_timeout, self.connect_and_discover()) => r,
+                r = tokio::time::timeout(self.config.startup_timeout, Box::pin(self.connect_and_discover())) => r,
                 _ = stopped(&mut stop) => return,
             };
             let failure = match attempt {
