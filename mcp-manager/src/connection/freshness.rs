@@ -236,7 +236,8 @@ impl Freshness {
                 return;
             }
             last = Some(tokio::time::Instant::now());
-            self.refresh_marked(&lister).await;
+            // Boxed: a refresh is the largest state of this task, which waits idle most of its life.
+            Box::pin(self.refresh_marked(&lister)).await;
         }
     }
 

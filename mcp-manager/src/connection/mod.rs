@@ -58,7 +58,7 @@ pub fn stdio_factory(config: mcp_transport::StdioConfig) -> TransportFactory {
     Arc::new(move || {
         let config = config.clone();
         Box::pin(async move {
-            let transport = mcp_transport::StdioTransport::spawn(config)?;
+            let transport = mcp_transport::StdioTransport::start(config).await?;
             Ok(Arc::new(transport) as Arc<dyn Transport>)
         })
     })

@@ -217,6 +217,11 @@ pub(crate) struct ManagerShared {
     closed: std::sync::atomic::AtomicBool,
     /// Held while the routing table is rebuilt.
     rebuild: std::sync::Mutex<()>,
+    /// Rebuilds asked for so far ([`ManagerShared::rebuild_routing`] numbers each one).
+    rebuilds_asked: std::sync::atomic::AtomicU64,
+    /// The number of the last ask the current table covers: every change made before that
+    /// ask is in it. Sent once the rebuild lock is released.
+    rebuilt: watch::Sender<u64>,
 }
 
 impl Drop for ManagerShared {
@@ -251,9 +256,59 @@ impl ManagerShared {
     /// they have been in it before: so config order decides a clash from the first table on,
     /// whichever server was ready first, and a name the host sees never moves to an earlier
     /// server just because that one was slower to start.
+    ///
+    /// Asks are coalesced: a caller that finds a table built after its ask (by a rebuild that
+    /// waited for the lock with it) takes that table instead of building another.
     pub(crate) fn rebuild_routing(&self) -> Arc<Routing> {
+        let asked = self.ask_rebuild();
+        let guard = self.rebuild.lock().unwrap_or_else(|p| p.into_inner());
+        if *self.rebuilt.borrow() >= asked {
+            return read(&self.routing).clone();
+        }
+        self.rebuild_locked(guard)
+    }
+
+    /// [`ManagerShared::rebuild_routing`] for a task: while another rebuild runs, wait for it
+    /// (without blocking the thread) and build at most one more table for every ask made
+    /// meanwhile. So servers that become ready together cost one rebuild, not one each, and
+    /// the table is rebuilt at most as often as a rebuild can finish.
+    pub(crate) async fn rebuild_routing_coalesced(&self) {
+        let mut rebuilt = self.rebuilt.subscribe();
+        let asked = self.ask_rebuild();
+        loop {
+            if *rebuilt.borrow_and_update() >= asked {
+                return;
+            }
+            if !self.try_rebuild() {
+                // The holder of the lock sends `rebuilt` after letting go of it: this wakes up.
+                let _ = rebuilt.changed().await;
+            }
+        }
+    }
+
+    /// Rebuild unless a rebuild is under way; whether this one ran.
+    fn try_rebuild(&self) -> bool {
+        let guard = match self.rebuild.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        self.rebuild_locked(guard);
+        true
+    }
+
+    /// Number an ask for a rebuild (after the change it is for).
+    fn ask_rebuild(&self) -> u64 {
+        self.rebuilds_asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
+    }
+
+    /// Build and publish the table, holding the rebuild lock (`guard`); released before the
+    /// waiters are told.
+    fn rebuild_locked(&self, guard: std::sync::MutexGuard<'_, ()>) -> Arc<Routing> {
+        // Every ask numbered up to here was made after its change, so this build sees them all.
+        let covers = self.rebuilds_asked.load(std::sync::atomic::Ordering::SeqCst);
         let (table, included) = {
-            let _one_at_a_time = self.rebuild.lock().unwrap_or_else(|p| p.into_inner());
+            let _one_at_a_time = guard;
             let servers = read(&self.servers).clone();
             let mut ahead_settled = true;
             let mut included = Vec::new();
@@ -279,6 +334,7 @@ impl ManagerShared {
             self.changes.send_modify(|g| *g = g.wrapping_add(1));
             (table, included)
         };
+        self.rebuilt.send_modify(|done| *done = (*done).max(covers));
         // Observers hear of a connection once its lists are in the table (outside the lock).
         for (server, _) in &included {
             server.announce(&table, &self.hooks);
@@ -286,18 +342,29 @@ impl ManagerShared {
         table
     }
 
-    /// Remember who owns each tool of `table`; forget the servers no longer configured, and
-    /// the tools no longer routed once there are too many.
+    /// Remember who owns each tool of `table` (a route kept from the table before is known
+    /// already), and forget the tools no longer routed once there are too many.
     fn remember_owners(&self, table: &Routing) {
-        let configured: Vec<Arc<str>> = read(&self.servers).iter().map(|s| s.name.clone()).collect();
         let mut owners = self.former_owners.lock().unwrap_or_else(|p| p.into_inner());
-        for route in table.tools() {
-            owners.insert(route.tool().name.clone(), route.server.clone());
+        for route in table.fresh_tools() {
+            match owners.get_mut(route.tool().name.as_str()) {
+                Some(owner) => *owner = route.server.clone(),
+                None => {
+                    owners.insert(route.tool().name.clone(), route.server.clone());
+                }
+            }
         }
-        owners.retain(|_, server| configured.contains(server));
         if owners.len() > table.tools().len() + MAX_FORMER_OWNERS {
             owners.retain(|tool, _| table.tool(tool).is_some());
         }
+    }
+
+    /// Forget the tools of servers no longer configured (after a reload).
+    fn forget_unconfigured_owners(&self) {
+        let configured: std::collections::HashSet<Arc<str>> =
+            read(&self.servers).iter().map(|s| s.name.clone()).collect();
+        let mut owners = self.former_owners.lock().unwrap_or_else(|p| p.into_inner());
+        owners.retain(|_, server| configured.contains(server));
     }
 
     /// The server `tool` was last routed to, if it is still configured.
@@ -377,6 +444,8 @@ impl McpManager {
                 hooks,
                 closed: std::sync::atomic::AtomicBool::new(false),
                 rebuild: std::sync::Mutex::new(()),
+                rebuilds_asked: std::sync::atomic::AtomicU64::new(0),
+                rebuilt: watch::Sender::new(0),
             }),
         }
     }
@@ -549,6 +618,7 @@ impl McpManager {
         // The replaced servers leave the table first, so that no new call is routed to them;
         // calls already in flight finish before they close.
         *write(&self.shared.servers) = next;
+        self.shared.forget_unconfigured_owners();
         self.shared.rebuild_routing();
         futures::future::join_all(to_stop.iter().map(|s| s.stop(true))).await;
         for s in &to_start {

@@ -13,10 +13,17 @@
 //!   in `enabled_tools` that the server does not have is warned about once per manager.
 //!
 //! Lookups are one hash probe; input and output schema checks are compiled on first use and
-//! kept with the route.
+//! kept with the route. A rebuild keeps the route (with its spec and compiled checks) of every
+//! tool whose server still lists it from the same inventory, so a server that connects or
+//! changes its lists costs the others nothing but a hash probe per tool, and no tool name is
+//! copied again. A conflict is logged by the first table that has it, not by every rebuild.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
+
+// foldhash (randomly seeded) rather than SipHash: a rebuild hashes every routed name a few
+// times, and each server that connects rebuilds the table.
+use foldhash::{HashMap, HashMapExt};
 
 use mcp_protocol::types::prompts::Prompt;
 use mcp_protocol::types::resources::{Resource, ResourceTemplate};
@@ -137,7 +144,7 @@ pub struct RoutedTemplate {
 }
 
 /// Why a name was not routed to a server that offers it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ConflictKind {
     /// The host reserved the tool name.
     Reserved,
@@ -148,7 +155,7 @@ pub enum ConflictKind {
 }
 
 /// A name that was not routed to a server that offers it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Conflict {
     /// `tool`, `prompt`, `resource` or `template`.
     pub what: &'static str,
@@ -201,7 +208,12 @@ const MAX_WARNED: usize = 4096;
 #[derive(Debug, Default)]
 pub struct Routing {
     tools: Vec<Arc<RoutedTool>>,
-    tool_index: HashMap<String, usize>,
+    /// Keys shared with the table this one replaced, for the tools both route.
+    tool_index: HashMap<Arc<str>, usize>,
+    /// What each server has in the table: tools, prompts, resources, templates.
+    counts: HashMap<Arc<str>, [usize; 4]>,
+    /// The tools (indices into `tools`) whose routes this table made rather than kept.
+    fresh: Vec<usize>,
     /// Tool name -> the first server (config order) whose config drops it.
     disabled: HashMap<String, Arc<str>>,
     filter_warnings: Vec<FilterWarning>,
@@ -219,32 +231,43 @@ pub struct Routing {
 /// reported as a conflict.
 struct Claims<'a> {
     what: &'static str,
-    owner: HashMap<String, Arc<str>>,
-    seen_in_server: HashSet<&'a str>,
+    /// Each name's owner, and the place (in config order) of the last server that offered it:
+    /// one probe tells a repeat within a server from a clash. Borrowed from the inventories: a
+    /// rebuild copies no name to claim it.
+    owner: HashMap<&'a str, (&'a Arc<str>, usize)>,
+    /// The place of the server whose names are claimed now.
+    server: usize,
 }
 
 impl<'a> Claims<'a> {
     fn new(what: &'static str) -> Self {
-        Claims { what, owner: HashMap::new(), seen_in_server: HashSet::new() }
+        Claims { what, owner: HashMap::new(), server: 0 }
     }
 
     fn next_server(&mut self) {
-        self.seen_in_server.clear();
+        self.server += 1;
     }
 
     /// Whether `server` gets `name`.
-    fn claim(&mut self, server: &Arc<str>, name: &'a str, conflicts: &mut Vec<Conflict>) -> bool {
-        let conflict = |kind| Conflict { what: self.what, name: name.to_owned(), server: server.to_string(), kind };
-        if !self.seen_in_server.insert(name) {
-            conflicts.push(conflict(ConflictKind::DuplicateInServer));
-            return false;
-        }
-        if let Some(winner) = self.owner.get(name) {
-            conflicts.push(conflict(ConflictKind::TakenBy(winner.to_string())));
-            return false;
-        }
-        self.owner.insert(name.to_owned(), server.clone());
-        true
+    fn claim(&mut self, server: &'a Arc<str>, name: &'a str, conflicts: &mut Vec<Conflict>) -> bool {
+        use std::collections::hash_map::Entry;
+        let here = self.server;
+        let kind = match self.owner.entry(name) {
+            Entry::Vacant(slot) => {
+                slot.insert((server, here));
+                return true;
+            }
+            Entry::Occupied(mut slot) => {
+                let (winner, last) = slot.get_mut();
+                if std::mem::replace(last, here) == here {
+                    ConflictKind::DuplicateInServer
+                } else {
+                    ConflictKind::TakenBy(winner.to_string())
+                }
+            }
+        };
+        conflicts.push(Conflict { what: self.what, name: name.to_owned(), server: server.to_string(), kind });
+        false
     }
 }
 
@@ -288,9 +311,16 @@ impl Routing {
                     continue;
                 }
                 if tools.claim(server, &tool.name, &mut r.conflicts) {
-                    r.tool_index.insert(tool.name.clone(), r.tools.len());
-                    let route = RoutedTool::new(server.clone(), input.inventory.clone(), index, input.visibility);
-                    r.tools.push(Arc::new(route));
+                    let (key, route) = previous
+                        .same_route(&tool.name, server, input.inventory, index, input.visibility)
+                        .unwrap_or_else(|| {
+                            r.fresh.push(r.tools.len());
+                            let route =
+                                RoutedTool::new(server.clone(), input.inventory.clone(), index, input.visibility);
+                            (Arc::from(tool.name.as_str()), Arc::new(route))
+                        });
+                    r.tool_index.insert(key, r.tools.len());
+                    r.tools.push(route);
                 }
             }
             for prompt in input.inventory.prompts.iter() {
@@ -318,11 +348,67 @@ impl Routing {
                 }
             }
         }
-        for conflict in &r.conflicts {
-            tracing::warn!("{conflict}");
-        }
+        r.count();
+        r.warn_conflicts(previous);
         r.warn_filters();
         r
+    }
+
+    /// The route `previous` (this table's predecessor) has for tool `name` at `index` of
+    /// `inventory` on `server`, with its key: kept as it is, spec and compiled checks included.
+    fn same_route(
+        &self,
+        name: &str,
+        server: &Arc<str>,
+        inventory: &Arc<Inventory>,
+        index: usize,
+        visibility: ToolVisibility,
+    ) -> Option<(Arc<str>, Arc<RoutedTool>)> {
+        let (key, &i) = self.tool_index.get_key_value(name)?;
+        let route = &self.tools[i];
+        let same = Arc::ptr_eq(&route.inventory, inventory)
+            && route.index == index
+            && route.visibility == visibility
+            && route.server == *server;
+        same.then(|| (key.clone(), route.clone()))
+    }
+
+    /// The routes this table made rather than kept from the one it replaced.
+    pub(crate) fn fresh_tools(&self) -> impl Iterator<Item = &Arc<RoutedTool>> {
+        self.fresh.iter().map(|&i| &self.tools[i])
+    }
+
+    /// Count what each server has in the table.
+    fn count(&mut self) {
+        let servers = [
+            self.tools.iter().map(|t| &t.server).collect::<Vec<_>>(),
+            self.prompts.iter().map(|p| &p.server).collect(),
+            self.resources.iter().map(|r| &r.server).collect(),
+            self.templates.iter().map(|t| &t.server).collect(),
+        ];
+        let mut counts: HashMap<Arc<str>, [usize; 4]> = HashMap::new();
+        for (kind, list) in servers.into_iter().enumerate() {
+            for server in list {
+                // Consecutive entries mostly share a server: a probe, and a clone only for a new one.
+                match counts.get_mut(&**server) {
+                    Some(count) => count[kind] += 1,
+                    None => counts.entry(server.clone()).or_default()[kind] += 1,
+                }
+            }
+        }
+        self.counts = counts;
+    }
+
+    /// Log the conflicts that `previous` did not have: a clash is logged once, not at every
+    /// rebuild of the table (each server that connects rebuilds it).
+    fn warn_conflicts(&self, previous: &Routing) {
+        if self.conflicts.is_empty() || !tracing::enabled!(tracing::Level::WARN) {
+            return;
+        }
+        let known: HashSet<&Conflict> = previous.conflicts.iter().collect();
+        for conflict in self.conflicts.iter().filter(|c| !known.contains(c)) {
+            tracing::warn!("{conflict}");
+        }
     }
 
     /// Logs each filter warning the first time a table of this manager has it.
@@ -417,24 +503,13 @@ impl Routing {
 
     /// How many tools, prompts, resources and templates `server` has in the table.
     pub fn counts(&self, server: &str) -> [usize; 4] {
-        self.all_counts().get(server).copied().unwrap_or_default()
+        self.counts.get(server).copied().unwrap_or_default()
     }
 
-    /// [`Routing::counts`] of every server with something routed, in one pass.
-    pub fn all_counts(&self) -> HashMap<&str, [usize; 4]> {
-        let mut counts: HashMap<&str, [usize; 4]> = HashMap::new();
-        let servers = [
-            self.tools.iter().map(|t| &*t.server).collect::<Vec<&str>>(),
-            self.prompts.iter().map(|p| &*p.server).collect(),
-            self.resources.iter().map(|r| &*r.server).collect(),
-            self.templates.iter().map(|t| &*t.server).collect(),
-        ];
-        for (kind, list) in servers.into_iter().enumerate() {
-            for server in list {
-                counts.entry(server).or_default()[kind] += 1;
-            }
-        }
-        counts
+    /// [`Routing::counts`] of every server with something routed (counted once, when the
+    /// table was built).
+    pub fn all_counts(&self) -> std::collections::HashMap<&str, [usize; 4]> {
+        self.counts.iter().map(|(server, counts)| (&**server, *counts)).collect()
     }
 }
 

@@ -241,7 +241,7 @@ impl ManagedServer {
         if let Some(shared) = shared.upgrade()
             && !shared.is_closing()
         {
-            shared.rebuild_routing();
+            shared.rebuild_routing_coalesced().await;
         }
         self.settled.send_replace(true);
     }
@@ -251,8 +251,9 @@ impl ManagedServer {
         let mut attempts = 0u32;
         let mut was_ready = false;
         loop {
+            // Boxed: connecting is the largest state of this task by far, and only passing.
             let attempt = tokio::select! {
-                r = tokio::time::timeout(self.config.startup_timeout, self.connect_and_discover()) => r,
+                r = tokio::time::timeout(self.config.startup_timeout, Box::pin(self.connect_and_discover())) => r,
                 _ = stopped(&mut stop) => return,
             };
             let failure = match attempt {
@@ -299,7 +300,7 @@ impl ManagedServer {
                 && let Some(shared) = shared.upgrade()
                 && !shared.is_closing()
             {
-                shared.rebuild_routing();
+                shared.rebuild_routing_coalesced().await;
             }
             self.settled.send_replace(true);
             if give_up {
@@ -336,7 +337,7 @@ impl ManagedServer {
         let transport = session.transport().clone();
         let mut changes = self.conn.subscribe_changes();
         changes.borrow_and_update();
-        self.publish(shared, &info, inventory, transport.process_id(), true);
+        self.publish(shared, &info, inventory, transport.process_id(), true).await;
         let reason = loop {
             tokio::select! {
                 reason = session.closed() => break reason,
@@ -346,11 +347,11 @@ impl ManagedServer {
                     // look that needs it), so a change is published once, and a stop never
                     // waits for a listing.
                     if let Some(inventory) = self.conn.cached_inventory() {
-                        self.publish(shared, &info, inventory, transport.process_id(), false);
+                        self.publish(shared, &info, inventory, transport.process_id(), false).await;
                     }
                 }
                 _ = stopped(stop) => {
-                    self.unpublish(shared);
+                    self.unpublish(shared).await;
                     self.disconnected(shared, &info, &transport, "stopped".into());
                     return Served::Stopped;
                 }
@@ -361,13 +362,15 @@ impl ManagedServer {
             _ => transport.diagnostics_tail(),
         };
         let reason = format!("server {:?} was lost: {reason}", self.name);
-        self.unpublish(shared);
+        self.unpublish(shared).await;
         self.disconnected(shared, &info, &transport, reason.clone());
         Served::Lost(reason, tail)
     }
 
-    /// Make a fresh inventory visible: status, routing, and (on connect) the hook.
-    fn publish(
+    /// Make a fresh inventory visible: status, routing, and (on connect) the hook. Servers that
+    /// publish together share a rebuild of the routing table; each is `Ready` only once a
+    /// table with its lists is out.
+    async fn publish(
         &self,
         shared: &std::sync::Weak<ManagerShared>,
         info: &ServerInfo,
@@ -393,7 +396,7 @@ impl ManagedServer {
                 at: SystemTime::now(),
             });
         }
-        shared.rebuild_routing();
+        shared.rebuild_routing_coalesced().await;
         self.set_status(|s| {
             s.state = if warnings.is_empty() { ServerState::Ready } else { ServerState::Degraded };
             s.transport = info.transport.to_string();
@@ -416,13 +419,13 @@ impl ManagedServer {
         self.settled.send_replace(true);
     }
 
-    fn unpublish(&self, shared: &std::sync::Weak<ManagerShared>) {
+    async fn unpublish(&self, shared: &std::sync::Weak<ManagerShared>) {
         *lock(&self.inventory) = None;
         // A closing manager rebuilds once, after every server has stopped.
         if let Some(shared) = shared.upgrade()
             && !shared.is_closing()
         {
-            shared.rebuild_routing();
+            shared.rebuild_routing_coalesced().await;
         }
     }
 

@@ -72,12 +72,14 @@ impl Drop for AbortInFlight {
 
 pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
     // Notifications go through one queue to one task, so they reach the handler in order
-    // without holding up answers to pending requests.
-    let (note_tx, mut note_rx) = mpsc::channel::<ServerNotification>(1024);
+    // without holding up answers to pending requests. Boxed in the queue: its slots are
+    // allocated 32 at a time, and a session that never gets a notification (most) then holds
+    // 32 pointers, not 32 notifications.
+    let (note_tx, mut note_rx) = mpsc::channel::<Box<ServerNotification>>(1024);
     let note_handler = handler.clone();
     let notes = tokio::spawn(async move {
         while let Some(n) = note_rx.recv().await {
-            note_handler.handle_notification(n).await;
+            note_handler.handle_notification(*n).await;
         }
     });
     let in_flight: InFlight = Arc::default();
@@ -107,7 +109,7 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
                     }
                     _ => {}
                 }
-                if note_tx.send(typed).await.is_err() {
+                if note_tx.send(Box::new(typed)).await.is_err() {
                     tracing::debug!(server = %shared.name, "notification handler stopped");
                 }
             }

@@ -2,8 +2,10 @@
 //! its head is kept, to report it), never buffered whole.
 //!
 //! The stream is read straight into one buffer that lives as long as the reader, and a line is
-//! handed out as a slice of it: no copy between buffers, and no allocation per line. A buffer
-//! grown for a large line is given back before the next read.
+//! handed out as a slice of it: no copy between buffers, and no allocation per line. The room
+//! made for a read grows with the line pending (from 4 KiB to 64 KiB), so a reader of a quiet
+//! pipe (most servers' stderr, a server that sends small replies) holds a few KiB, not 64; a
+//! buffer grown for a large line is given back before the next read.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -12,8 +14,11 @@ use mcp_protocol::RequestId;
 /// How many bytes of an over-long line are kept for the report.
 pub(crate) const HEAD_BYTES: usize = 4096;
 
-/// The room made for each read from the stream.
+/// The most room made for one read from the stream (a pipe holds 64 KiB).
 const READ_CHUNK: usize = 64 * 1024;
+
+/// The least room made for one read: what an idle reader holds.
+const FIRST_READ: usize = 4 * 1024;
 
 /// A buffer grown past this for a large line is shrunk once that line has been handled.
 const KEEP_CAPACITY: usize = 1024 * 1024;
@@ -108,7 +113,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         if self.buf.capacity() > KEEP_CAPACITY && self.buf.len() < KEEP_CAPACITY / 2 {
             self.buf.shrink_to(self.buf.len().max(READ_CHUNK));
         }
-        self.buf.reserve(READ_CHUNK);
+        // In proportion to the line pending: small lines keep the buffer small, a large one is
+        // read in large chunks (and the buffer doubles, as a `Vec` does).
+        self.buf.reserve(self.buf.len().clamp(FIRST_READ, READ_CHUNK));
     }
 }
 
@@ -343,6 +350,27 @@ mod tests {
         assert!(matches!(r.next_line().await.unwrap(), Some(Line::Full(b"small"))));
         assert!(r.next_line().await.unwrap().is_none());
         assert!(r.buf.capacity() <= KEEP_CAPACITY, "capacity {} kept after the large line", r.buf.capacity());
+    }
+
+    #[tokio::test]
+    async fn small_lines_keep_the_buffer_small_and_a_long_one_still_comes_whole() {
+        test_support::within(async {
+            let mut input: Vec<u8> = (0..500).flat_map(|i| format!("{{\"id\":{i}}}\n").into_bytes()).collect();
+            // The reader may take as much as it makes room for: only its own sizing bounds it.
+            let mut r = LineReader::new(Chunked { data: &input, chunk: 1 << 20 }, usize::MAX);
+            for i in 0..500 {
+                let line = r.next_line().await.unwrap();
+                assert_eq!(line, Some(Line::Full(format!("{{\"id\":{i}}}").as_bytes())));
+            }
+            assert!(r.next_line().await.unwrap().is_none());
+            assert!(r.buf.capacity() <= 2 * FIRST_READ, "capacity {} for lines of 10 bytes", r.buf.capacity());
+
+            input = vec![b'y'; 3 * READ_CHUNK + 5];
+            input.push(b'\n');
+            let mut r = LineReader::new(Chunked { data: &input, chunk: 1 << 20 }, usize::MAX);
+            assert!(matches!(r.next_line().await.unwrap(), Some(Line::Full(b)) if b.len() == 3 * READ_CHUNK + 5));
+        })
+        .await;
     }
 
     #[test]

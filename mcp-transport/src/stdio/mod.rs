@@ -152,8 +152,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 const REASON_WAIT: Duration = Duration::from_secs(5);
 
 impl StdioTransport {
-    /// Start the server. Must be called within a Tokio runtime.
+    /// Start the server. Must be called within a Tokio runtime. It blocks the calling thread
+    /// for the fork and exec; a task that starts servers uses [`StdioTransport::start`].
     pub fn spawn(config: StdioConfig) -> Result<StdioTransport, TransportError> {
+        let child = spawn::spawn(Self::command(&config));
+        Self::adopt(config, child)
+    }
+
+    /// [`StdioTransport::spawn`] without blocking the runtime's thread while the process is
+    /// forked: many servers start at once while those already started are served.
+    pub async fn start(config: StdioConfig) -> Result<StdioTransport, TransportError> {
+        let child = spawn::spawn_async(Self::command(&config)).await;
+        Self::adopt(config, child)
+    }
+
+    /// The command that runs the server of `config`.
+    fn command(config: &StdioConfig) -> Command {
         let mut cmd = Command::new(&config.command);
         cmd.args(&config.args)
             .env_clear()
@@ -166,7 +180,12 @@ impl StdioTransport {
         if let Some(cwd) = &config.cwd {
             cmd.current_dir(cwd);
         }
-        let mut child = spawn::spawn(cmd).map_err(|e| TransportError::Spawn {
+        cmd
+    }
+
+    /// The transport over a `child` just started (or the error of starting it).
+    fn adopt(config: StdioConfig, child: std::io::Result<tokio::process::Child>) -> Result<Self, TransportError> {
+        let mut child = child.map_err(|e| TransportError::Spawn {
             command: config.command.clone(),
             source: Arc::new(e),
             stderr_tail: Vec::new(),

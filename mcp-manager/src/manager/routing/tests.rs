@@ -71,3 +71,38 @@ fn concrete_uris_go_to_the_most_specific_matching_template() {
     assert_eq!(r.resource_server("http://elsewhere/x"), None);
     assert_eq!(r.templates().len(), 3, "a template that does not parse is listed, not routed");
 }
+
+#[test]
+fn a_rebuild_keeps_the_routes_of_unchanged_inventories_and_reports_clashes_alike() {
+    let names: Vec<Arc<str>> = ["a", "b"].map(Arc::from).to_vec();
+    let a = Arc::new(inventory(&["x", "y", "y"], &[]));
+    let b = Arc::new(inventory(&["y", "z", "z"], &[]));
+    let filter = ToolFilter::default();
+    let input =
+        |server, inventory| RoutingInput { server, inventory, filter: &filter, visibility: ToolVisibility::Visible };
+    let first = Routing::build([input(&names[0], &a)], &[], &Routing::default());
+    assert_eq!(first.fresh_tools().count(), 2);
+    // `a` unchanged, `b` new: only b's tool is made anew; a's routes are the same objects.
+    let second = Routing::build([input(&names[0], &a), input(&names[1], &b)], &[], &first);
+    assert!(Arc::ptr_eq(first.tool("x").unwrap(), second.tool("x").unwrap()));
+    assert!(Arc::ptr_eq(first.tool("y").unwrap(), second.tool("y").unwrap()));
+    let fresh: Vec<_> = second.fresh_tools().map(|t| t.tool().name.as_str()).collect();
+    assert_eq!(fresh, ["z"]);
+    let kinds: Vec<_> =
+        second.conflicts().iter().map(|c| (c.name.as_str(), c.server.as_str(), c.kind.clone())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("y", "a", ConflictKind::DuplicateInServer),
+            ("y", "b", ConflictKind::TakenBy("a".into())),
+            ("z", "b", ConflictKind::DuplicateInServer),
+        ]
+    );
+    assert_eq!((second.counts("a"), second.counts("b")), ([2, 0, 0, 0], [1, 0, 0, 0]));
+    // A new inventory of `a` (its lists changed) gets new routes.
+    let a2 = Arc::new(inventory(&["x"], &[]));
+    let third = Routing::build([input(&names[0], &a2), input(&names[1], &b)], &[], &second);
+    assert!(!Arc::ptr_eq(second.tool("x").unwrap(), third.tool("x").unwrap()));
+    assert_eq!(&*third.tool("y").unwrap().server, "b", "y passes to b once a no longer lists it");
+    assert!(third.conflicts().iter().all(|c| c.kind == ConflictKind::DuplicateInServer));
+}
