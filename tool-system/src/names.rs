@@ -1,9 +1,7 @@
 //! Names valid for LLM APIs (`^[a-zA-Z0-9_-]{1,64}$`): sanitising, truncation with a stable hash
 //! suffix, and collision handling ([`NameAllocator`]).
 
-use std::collections::HashSet;
-
-use foldhash::fast::RandomState;
+use foldhash::{HashSet, HashSetExt};
 
 /// The shortest `max_len` the allocator accepts: room for a few characters and a hash suffix.
 pub const MIN_NAME_LEN: usize = 16;
@@ -46,15 +44,16 @@ pub fn sanitize(name: &str) -> String {
 pub struct NameAllocator {
     max_len: usize,
     letter_first: bool,
-    /// Seeded per process like std's hasher, several times faster on short names.
-    taken: HashSet<String, RandomState>,
+    /// Hashed by foldhash: seeded per process like std's hasher, several times faster on short
+    /// names.
+    taken: HashSet<String>,
 }
 
 impl NameAllocator {
     /// An allocator of names at most `max_len` long (clamped to
     /// [`MIN_NAME_LEN`]..=[`MAX_NAME_LEN`]).
     pub fn new(max_len: usize) -> Self {
-        Self { max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN), letter_first: false, taken: HashSet::default() }
+        Self { max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN), letter_first: false, taken: HashSet::new() }
     }
 
     /// Names that start with a letter or `_` (a name starting with a digit or `-` gets a `_`

@@ -380,20 +380,16 @@ impl Routing {
 
     /// Count what each server has in the table.
     fn count(&mut self) {
-        let servers = [
-            self.tools.iter().map(|t| &t.server).collect::<Vec<_>>(),
-            self.prompts.iter().map(|p| &p.server).collect(),
-            self.resources.iter().map(|r| &r.server).collect(),
-            self.templates.iter().map(|t| &t.server).collect(),
-        ];
+        let servers = (self.tools.iter().map(|t| (0, &t.server)))
+            .chain(self.prompts.iter().map(|p| (1, &p.server)))
+            .chain(self.resources.iter().map(|r| (2, &r.server)))
+            .chain(self.templates.iter().map(|t| (3, &t.server)));
         let mut counts: HashMap<Arc<str>, [usize; 4]> = HashMap::new();
-        for (kind, list) in servers.into_iter().enumerate() {
-            for server in list {
-                // Consecutive entries mostly share a server: a probe, and a clone only for a new one.
-                match counts.get_mut(&**server) {
-                    Some(count) => count[kind] += 1,
-                    None => counts.entry(server.clone()).or_default()[kind] += 1,
-                }
+        for (kind, server) in servers {
+            // Consecutive entries mostly share a server: a probe, and a clone only for a new one.
+            match counts.get_mut(&**server) {
+                Some(count) => count[kind] += 1,
+                None => counts.entry(server.clone()).or_default()[kind] += 1,
             }
         }
         self.counts = counts;

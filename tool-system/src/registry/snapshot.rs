@@ -1,20 +1,14 @@
 //! One listing of every provider, with the name table built from it.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
-use foldhash::fast::RandomState;
+use foldhash::{HashMap, HashMapExt};
 
 use super::availability::Gate;
 use super::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
 use crate::names::NameAllocator;
 use crate::{AppOrigin, ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
-
-/// A table keyed by tool name, hashed with a per-process seed (names come from servers) by a
-/// hasher several times faster than std's on short keys: a listing of thousands of tools fills
-/// three of them.
-type NameMap<V> = HashMap<String, V, RandomState>;
 
 /// The registry's view of its providers' tools at one moment: immutable, shared behind an `Arc`
 /// so that a call needs no lock while it looks a name up.
@@ -29,10 +23,12 @@ pub(super) struct Snapshot {
     pub(super) tools: Vec<ExposedTool>,
     /// The provider of each tool (same index as `tools`).
     pub(super) routes: Vec<Arc<dyn ToolProvider>>,
-    /// Exposed LLM name -> index.
-    by_llm_name: NameMap<usize>,
+    /// Exposed LLM name -> index. The name tables hash with foldhash (seeded per process, as
+    /// names come from servers), several times faster than std's SipHash on short keys: a
+    /// listing of thousands of tools fills three of them.
+    by_llm_name: HashMap<String, usize>,
     /// Qualified and original names -> index, `None` when the name is ambiguous.
-    aliases: NameMap<Option<usize>>,
+    aliases: HashMap<String, Option<usize>>,
     /// Whether any tool is deferred (then `tool_search` is offered).
     pub(super) has_deferred: bool,
 }
@@ -55,10 +51,10 @@ impl Snapshot {
         let total: usize = listings.iter().map(|l| l.as_ref().map_or(0, Vec::len)).sum();
         let mut tools = Vec::with_capacity(total);
         let mut routes = Vec::with_capacity(total);
-        let mut by_llm_name = NameMap::with_capacity_and_hasher(total, RandomState::default());
-        let mut aliases: NameMap<Option<usize>> = NameMap::with_capacity_and_hasher(total, RandomState::default());
+        let mut by_llm_name = HashMap::with_capacity(total);
+        let mut aliases: HashMap<String, Option<usize>> = HashMap::with_capacity(total);
         // The provider (its index) that first offered each qualified name.
-        let mut owners: NameMap<usize> = NameMap::with_capacity_and_hasher(total, RandomState::default());
+        let mut owners: HashMap<String, usize> = HashMap::with_capacity(total);
         for (provider_index, (provider, listing)) in providers.iter().zip(listings).enumerate() {
             let provider_name = provider.name();
             let specs = match listing {
