@@ -89,20 +89,20 @@ fn tool(i: usize) -> Tool {
         )),
         input_schema: object(schema).into(),
         output_schema: i.is_multiple_of(3).then(|| {
-            object(json!({
+            Box::new(object(json!({
                 "type": "object",
                 "properties": {"matches": {"type": "array", "items": {"type": "object"}}, "truncated": {"type": "boolean"}},
                 "required": ["matches"],
-            }))
+            })))
         }),
-        annotations: Some(ToolAnnotations {
+        annotations: Some(Box::new(ToolAnnotations {
             title: Some(format!("Workspace tool #{i}")),
             read_only_hint: Some(i.is_multiple_of(2)),
             destructive_hint: Some(i.is_multiple_of(5)),
             idempotent_hint: Some(true),
             open_world_hint: Some(false),
             ..Default::default()
-        }),
+        })),
         ..Default::default()
     }
 }

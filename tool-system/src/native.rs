@@ -87,13 +87,13 @@ impl NativeTool {
 
     /// Sets the annotation.
     pub fn with_annotation(mut self, annotation: ToolAnnotation) -> Self {
-        self.spec_mut().annotation = Some(annotation);
+        self.spec_mut().annotation = Some(Box::new(annotation));
         self
     }
 
     /// Sets the output schema from a type.
     pub fn with_output<O: JsonSchema>(mut self) -> Self {
-        self.spec_mut().output_schema = Some(schema_for::<O>());
+        self.spec_mut().output_schema = Some(Box::new(schema_for::<O>()));
         self
     }
 

@@ -9,6 +9,9 @@ use crate::{ToolParameters, ToolVisibility};
 ///
 /// A spec carries no wire shape of any protocol: adapters (such as the MCP one) convert into it.
 /// Build one with [`ToolSpec::new`] and the `with_*` helpers, or set the public fields directly.
+///
+/// The members most tools leave out (`output_schema`, `annotation`) are boxed: a registry holds
+/// a spec for every tool of every provider, and inline they would nearly double each one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
     /// The tool's name as its provider knows it (not necessarily valid for LLM APIs; the
@@ -27,13 +30,13 @@ pub struct ToolSpec {
     pub parameters: ToolParameters,
     /// The JSON Schema of the structured output, if the tool declares one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Box<Value>>,
     /// Icons for user interfaces.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<ToolIcon>,
     /// Hints about the tool's behaviour and audience.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotation: Option<ToolAnnotation>,
+    pub annotation: Option<Box<ToolAnnotation>>,
     /// The name of the provider that declares the tool (the registry fills it in when empty).
     #[serde(default)]
     pub provider_name: String,
@@ -143,7 +146,7 @@ impl ToolSpec {
 
     /// Sets the output schema.
     pub fn with_output_schema(mut self, schema: Value) -> Self {
-        self.output_schema = Some(schema);
+        self.output_schema = Some(Box::new(schema));
         self
     }
 
@@ -155,7 +158,7 @@ impl ToolSpec {
 
     /// Sets the annotation.
     pub fn with_annotation(mut self, annotation: ToolAnnotation) -> Self {
-        self.annotation = Some(annotation);
+        self.annotation = Some(Box::new(annotation));
         self
     }
 

@@ -43,12 +43,12 @@ fn tool(name: &str, title: &str, description: &str, input: Value, output: Option
         title: Some(title.into()),
         description: Some(description.into()),
         input_schema: object(input).into(),
-        output_schema: output.map(object),
-        annotations: Some(ToolAnnotations {
+        output_schema: output.map(|o| Box::new(object(o))),
+        annotations: Some(Box::new(ToolAnnotations {
             read_only_hint: Some(true),
             open_world_hint: Some(false),
             ..Default::default()
-        }),
+        })),
         ..Default::default()
     }
 }

@@ -138,7 +138,7 @@ pub fn tools_schemas(entries: &[ToolEntry]) -> String {
         }
         out.push_str(&indented("input schema", e.tool.input_schema.as_value()));
         if let Some(schema) = &e.tool.output_schema {
-            out.push_str(&indented("output schema", &Value::Object(schema.clone())));
+            out.push_str(&indented("output schema", &Value::Object(schema.as_ref().clone())));
         }
         out.push('\n');
     }

@@ -283,21 +283,27 @@ impl McpManager {
         options: RequestOptions,
         task: TaskOptions,
     ) -> (Option<JsonObject>, ToolExecutionResult) {
-        let (arguments, call) = match self.intercept(route, caller, arguments.clone()).await {
-            Ok(intercepted) => intercepted,
-            Err(vetoed) => {
-                telemetry::record_error(&tracing::Span::current(), vetoed.kind());
-                let interceptor = match &vetoed {
-                    ManagerError::Vetoed { interceptor, .. } => interceptor.clone(),
-                    _ => String::new(),
-                };
-                let failed = ToolExecutionResult::failed(vetoed.to_string())
-                    .with_metadata("server_name", route.server.to_string().into())
-                    .with_metadata("vetoed_by", interceptor.into());
-                return (arguments, failed);
+        // The arguments are copied only for whoever reads them afterwards: a vetoed call reports
+        // the originals, and the observers see what was sent.
+        let (arguments, call) = if self.shared.options.interceptors.is_empty() {
+            (arguments, None)
+        } else {
+            match self.intercept(route, caller, arguments.clone()).await {
+                Ok(intercepted) => intercepted,
+                Err(vetoed) => {
+                    telemetry::record_error(&tracing::Span::current(), vetoed.kind());
+                    let interceptor = match &vetoed {
+                        ManagerError::Vetoed { interceptor, .. } => interceptor.clone(),
+                        _ => String::new(),
+                    };
+                    let failed = ToolExecutionResult::failed(vetoed.to_string())
+                        .with_metadata("server_name", route.server.to_string().into())
+                        .with_metadata("vetoed_by", interceptor.into());
+                    return (arguments, failed);
+                }
             }
         };
-        let sent = arguments.clone();
+        let sent = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
         let result = match self.call_route(route, arguments, options, task).await {
             Ok((result, served)) => {
                 let task_id = crate::connection::tasks::result_task_id(&result);

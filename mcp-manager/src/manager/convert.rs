@@ -90,9 +90,9 @@ pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolS
         // Shared with the inventory, not copied, and parsed (once, for both) only when read: a
         // host listing thousands of tools keeps each schema once, as the text it came as.
         parameters: ToolParameters::from_source(Arc::new(InputSchema(tool.input_schema.clone()))),
-        output_schema: tool.output_schema.clone().map(Value::Object),
+        output_schema: tool.output_schema.as_deref().map(|schema| Box::new(Value::Object(schema.clone()))),
         icons: tool.icons.iter().flatten().map(tool_icon).collect(),
-        annotation: tool.annotations.as_ref().map(annotation),
+        annotation: tool.annotations.as_deref().map(|a| Box::new(annotation(a))),
         provider_name: MCP_PROVIDER.to_owned(),
         provider_type: MCP_PROVIDER.to_owned(),
         namespace: Some(server.to_owned()),
@@ -232,7 +232,9 @@ pub fn tool_result(
 }
 
 fn result_metadata(meta: Option<JsonObject>, extra: JsonObject, cx: &ResultContext<'_>) -> Map<String, Value> {
-    let mut metadata = Map::new();
+    let mut metadata = Map::with_capacity(
+        3 + usize::from(cx.session_id.is_some()) + usize::from(meta.is_some()) + usize::from(!extra.is_empty()),
+    );
     metadata.insert(SERVER_NAME_KEY.into(), Value::String(cx.server.to_owned()));
     metadata.insert("tool_name".into(), Value::String(cx.tool.to_owned()));
     metadata.insert("protocol_version".into(), Value::String(cx.protocol_version.to_owned()));

@@ -14,6 +14,9 @@ use super::meta::{JsonObject, Meta};
 use super::mrtr::{InputResponses, Outcome};
 
 /// A tool the server offers.
+///
+/// The members a tool rarely has (`outputSchema`, `annotations`, `execution`, `_meta`) are boxed:
+/// a host keeps every tool of every server, and inline they would triple the size of each one.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
@@ -29,19 +32,19 @@ pub struct Tool {
     pub input_schema: SharedSchema,
     /// JSON Schema of `structuredContent` (2025-06-18+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<JsonObject>,
+    pub output_schema: Option<Box<JsonObject>>,
     /// Behaviour hints (2025-03-26+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<ToolAnnotations>,
+    pub annotations: Option<Box<ToolAnnotations>>,
     /// Execution properties such as task support (2025-11-25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub execution: Option<ToolExecution>,
+    pub execution: Option<Box<ToolExecution>>,
     /// Icons (2025-11-25+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icons: Option<Vec<Icon>>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
     pub extra: JsonObject,

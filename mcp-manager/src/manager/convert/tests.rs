@@ -61,7 +61,10 @@ fn tool_spec_maps_every_field() {
     assert_eq!(*spec.parameters, json!({"type": "object", "properties": {"city": {"type": "string"}}}));
     assert!(mcp.input_schema.is_parsed());
     assert!(std::ptr::eq(&*spec.parameters, mcp.input_schema.as_value()), "the schema was copied");
-    assert_eq!(spec.output_schema, Some(json!({"type": "object", "properties": {"temperature": {"type": "number"}}})));
+    assert_eq!(
+        spec.output_schema.as_deref(),
+        Some(&json!({"type": "object", "properties": {"temperature": {"type": "number"}}}))
+    );
     assert_eq!(
         spec.icons,
         vec![ToolIcon {

@@ -27,31 +27,32 @@ pub fn tool(rev: Rev, full: bool) -> Tool {
     .into();
     tool.description = Some("Current weather of a city".to_owned());
     if rev >= Rev::V2025_03_26 {
-        tool.annotations = Some(ToolAnnotations {
+        tool.annotations = Some(Box::new(ToolAnnotations {
             title: Some("Weather".to_owned()),
             read_only_hint: Some(true),
             destructive_hint: Some(false),
             idempotent_hint: Some(true),
             open_world_hint: Some(true),
             ..Default::default()
-        });
+        }));
     }
     if rev >= Rev::V2025_06_18 {
         tool.title = Some("Get weather".to_owned());
-        tool.output_schema = Some(object(json!({
+        tool.output_schema = Some(Box::new(object(json!({
             "type": "object",
             "properties": {"temperature": {"type": "number"}},
             "required": ["temperature"]
-        })));
+        }))));
         if rev >= Rev::V2025_11_25 {
             let dialect = json!("https://json-schema.org/draft/2020-12/schema");
             tool.input_schema.insert("$schema".to_owned(), dialect.clone());
             tool.output_schema.as_mut().expect("set above").insert("$schema".to_owned(), dialect);
         }
-        tool.meta = item_meta(rev, true);
+        tool.meta = item_meta(rev, true).map(Box::new);
     }
     if rev == Rev::V2025_11_25 {
-        tool.execution = Some(ToolExecution { task_support: Some("optional".to_owned()), ..Default::default() });
+        tool.execution =
+            Some(Box::new(ToolExecution { task_support: Some("optional".to_owned()), ..Default::default() }));
     }
     tool.icons = icons(rev, true);
     tool
