@@ -18,6 +18,11 @@ use super::lock;
 /// How many encoded lines may wait for the writer. A full queue makes `send` wait.
 pub(crate) const QUEUE_LINES: usize = 32;
 
+/// At most how many bytes of queued lines the writer gathers into one write. Lines that wait
+/// behind the one being taken go out with it: one system call (and one wake-up of the child)
+/// for a burst of pipelined requests rather than one per line. A longer line goes out alone.
+const BATCH_BYTES: usize = 64 * 1024;
+
 /// The sending side: the queue, the writer's failure, and how to stop it.
 pub(crate) struct Writer {
     queue: mpsc::Sender<Vec<u8>>,
@@ -85,24 +90,33 @@ async fn run(
         return;
     };
     let mut finishing = false;
+    // The lines gathered for one write, and a line taken from the queue that did not fit in it
+    // (written next, before anything else is taken).
+    let mut batch = Vec::new();
+    let mut carry = None;
     loop {
-        let line = tokio::select! {
-            biased;
-            _ = finish.wait_for(|f| *f), if !finishing => {
-                // Pending and later sends are refused; the lines already queued still go out.
-                finishing = true;
-                rx.close();
-                continue;
-            }
-            line = rx.recv() => line,
+        let line = match carry.take() {
+            Some(line) => Some(line),
+            None => tokio::select! {
+                biased;
+                _ = finish.wait_for(|f| *f), if !finishing => {
+                    // Pending and later sends are refused; the lines already queued still go out.
+                    finishing = true;
+                    rx.close();
+                    continue;
+                }
+                line = rx.recv() => line,
+            },
         };
         let Some(line) = line else { break };
-        // Once started, a line is written whole (or the pipe fails): nothing here is cancelled.
+        let out = if gather(&mut rx, &line, &mut batch, &mut carry) { &batch } else { &line };
+        // Once started, a write is whole (or the pipe fails): nothing here is cancelled.
         let written = async {
-            stdin.write_all(&line).await?;
+            stdin.write_all(out).await?;
             stdin.flush().await
         }
         .await;
+        batch.clear();
         if let Err(e) = written {
             if e.kind() != std::io::ErrorKind::BrokenPipe {
                 tracing::warn!(server = %name, error = %e, "writing to the server's stdin failed");
@@ -113,4 +127,25 @@ async fn run(
         }
     }
     // Dropping stdin here closes the pipe: end of file for the child.
+}
+
+/// Gathers into `batch` (empty) `line` and the lines queued behind it, in order, while they fit
+/// in [`BATCH_BYTES`]; a queued line that does not fit is left in `carry`. Whether anything was
+/// gathered (else `line` goes out alone, uncopied).
+fn gather(rx: &mut mpsc::Receiver<Vec<u8>>, line: &[u8], batch: &mut Vec<u8>, carry: &mut Option<Vec<u8>>) -> bool {
+    if line.len() >= BATCH_BYTES {
+        return false;
+    }
+    while let Ok(next) = rx.try_recv() {
+        let start = if batch.is_empty() { line.len() } else { batch.len() };
+        if start + next.len() > BATCH_BYTES {
+            *carry = Some(next);
+            break;
+        }
+        if batch.is_empty() {
+            batch.extend_from_slice(line);
+        }
+        batch.extend_from_slice(&next);
+    }
+    !batch.is_empty()
 }

@@ -161,3 +161,49 @@ async fn the_stderr_sink_gets_each_line_as_it_comes_a_long_one_cut() {
     })
     .await;
 }
+
+/// The size of request `id` in [`queued_lines_go_out_whole_and_in_order`]: small ones that the
+/// writer gathers into one write, and now and then one longer than a whole gathered write.
+fn mixed_size(id: i64) -> usize {
+    match id % 7 {
+        3 => 70 * 1024,
+        5 => 9 * 1024,
+        _ => 40 + id as usize,
+    }
+}
+
+#[tokio::test]
+async fn queued_lines_go_out_whole_and_in_order() {
+    let out = scratch("order");
+    within(async {
+        // The child reads nothing at first: sends queue up behind a full pipe, and the writer
+        // takes them in bursts.
+        let transport = StdioTransport::spawn(slow_reader(&out, Duration::from_millis(300))).unwrap();
+        let ids: Vec<i64> = (0..300).collect();
+        for &id in &ids {
+            transport.send(request(id, mixed_size(id))).await.unwrap();
+        }
+        let expected: usize =
+            ids.iter().map(|&id| mcp_protocol::codec::encode_line(&request(id, mixed_size(id))).len()).sum();
+        while std::fs::metadata(&out).map(|m| m.len() as usize).unwrap_or(0) < expected {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        transport.close().await;
+        let written = std::fs::read(&out).unwrap();
+        assert_eq!(written.len(), expected, "exactly the sent bytes");
+        let got: Vec<i64> = written
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .enumerate()
+            .map(|(n, line)| {
+                let value: serde_json::Value = serde_json::from_slice(line)
+                    .unwrap_or_else(|e| panic!("line {n} ({} bytes) is not whole JSON: {e}", line.len()));
+                assert_eq!(value["params"]["payload"].as_str().map(str::len), Some(mixed_size(n as i64)), "line {n}");
+                value["id"].as_i64().unwrap()
+            })
+            .collect();
+        assert_eq!(got, ids, "every line once, in the order sent");
+    })
+    .await;
+    let _ = std::fs::remove_file(&out);
+}
