@@ -211,6 +211,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_depth_check_skips_strings_of_every_length_with_escapes_anywhere() {
+        // An escaped quote or backslash anywhere in a string (at either end of a vector the
+        // search reads at once, too), followed by brackets that are text, must neither end the
+        // string early nor count as nesting.
+        let limits = DecodeLimits { max_depth: 2, ..DecodeLimits::default() };
+        for len in 0..48 {
+            for at in 0..=len {
+                for escape in [r#"\""#, r#"\\"#] {
+                    let text = format!("{}{escape}[[{{{{{}", "a".repeat(at), "b".repeat(len - at));
+                    let line = format!(r#"{{"jsonrpc":"2.0","method":"m","params":{{"s":"{text}"}}}}"#);
+                    let decoded = decode_line(line.as_bytes(), &limits);
+                    assert!(matches!(decoded, Ok(Decoded::Single(_))), "{line}: {decoded:?}");
+                    let deeper = format!(r#"{{"jsonrpc":"2.0","method":"m","params":{{"s":"{text}","d":[]}}}}"#);
+                    let refused = decode_line(deeper.as_bytes(), &limits);
+                    assert!(matches!(refused, Err(DecodeError::TooDeep { max: 2 })), "{deeper}: {refused:?}");
+                }
+            }
+        }
+    }
+
     fn params(m: &Message) -> Option<&str> {
         match m {
             Message::Request(r) => r.params.as_deref().map(RawValue::get),

@@ -278,6 +278,27 @@ async fn nulls_for_skipped_optional_arguments_never_reach_the_provider() {
 }
 
 #[tokio::test]
+async fn a_null_found_only_deep_inside_is_still_dropped_and_calls_without_one_are_untouched() {
+    within(async {
+        let schema = json!({"type": "object", "properties": {
+            "steps": {"type": "number"},
+            "list": {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "string"}}}}}});
+        let registry = ToolRegistry::new();
+        let provider = TestProvider::new("p", vec![ToolSpec::new("op").with_parameters(schema)]);
+        registry.register(Arc::clone(&provider)).await;
+        for (sent, seen) in [
+            (json!({"steps": 3, "list": [{"k": "v"}, {"k": null}]}), json!({"steps": 3, "list": [{"k": "v"}, {}]})),
+            (json!({"steps": 3, "list": [{"k": "v"}]}), json!({"steps": 3, "list": [{"k": "v"}]})),
+        ] {
+            assert!(registry.invoke(ToolInvocation::from_value("op", sent.clone()), ctx()).await.success);
+            let (call, _) = provider.last_call().unwrap();
+            assert_eq!(serde_json::Value::Object(call.arguments), seen, "sent {sent}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn gemini_gets_the_openapi_subset_with_references_inlined() {
     within(async {
         let nasty = json!({

@@ -144,13 +144,21 @@ impl McpManager {
         options: RequestOptions,
         task: TaskOptions,
     ) -> Result<(CallToolResult, Served), ManagerError> {
-        if !self.shared.options.skip_argument_validation
-            && let Some(check) = route.input_check()
-        {
-            let empty = JsonObject::new();
-            convert::check_arguments(&check, &route.tool().name, arguments.as_ref().unwrap_or(&empty))
-                .map_err(ManagerError::InvalidArguments)?;
-        }
+        let arguments = match route.input_check() {
+            Some(check) if !self.shared.options.skip_argument_validation => {
+                // Checked in place: the validator reads a `Value`, which the arguments become
+                // and then are again, without a copy (and still absent if they were).
+                let given = arguments.is_some();
+                let value = serde_json::Value::Object(arguments.unwrap_or_default());
+                convert::check_argument_value(&check, &route.tool().name, &value)
+                    .map_err(ManagerError::InvalidArguments)?;
+                match value {
+                    serde_json::Value::Object(arguments) if given => Some(arguments),
+                    _ => None,
+                }
+            }
+            _ => arguments,
+        };
         let server =
             self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownTool(route.tool().name.clone()))?;
         let _in_flight = server.in_flight.read().await;

@@ -23,7 +23,7 @@ use tool_system::{
 };
 
 pub use guard::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANSION, MAX_SCHEMA_TEXT, MAX_SCHEMA_VALUES, screen_schema};
-pub use schema::{SchemaCheck, SchemaError, SchemaOptions, check_arguments};
+pub use schema::{SchemaCheck, SchemaError, SchemaOptions, check_argument_value, check_arguments};
 
 /// The provider name and type of every spec [`tool_spec`] makes.
 pub const MCP_PROVIDER: &str = "mcp";
@@ -187,11 +187,11 @@ pub fn tool_result(
 ) -> ToolExecutionResult {
     let CallToolResult { content, structured_content, is_error, result_type: _, meta, extra } = result;
     let items: Vec<_> = content.into_iter().map(content::content_item).collect();
-    let texts: Vec<&str> = items.iter().filter_map(tool_system::ContentItem::as_text).collect();
-    let text = if texts.is_empty() { None } else { Some(texts.join("\n")) };
+    let texts = || items.iter().filter_map(tool_system::ContentItem::as_text);
+    let text = join_lines(texts());
 
     let failure = if is_error == Some(true) {
-        let said: Vec<&str> = texts.iter().copied().filter(|t| !t.trim().is_empty()).collect();
+        let said: Vec<&str> = texts().filter(|t| !t.trim().is_empty()).collect();
         Some(if !said.is_empty() {
             said.join("\n")
         } else if structured_content.is_some() {
@@ -229,6 +229,18 @@ pub fn tool_result(
     out.structured_content = structured_content;
     out.metadata = result_metadata(meta.map(|m| m.0), extra, cx);
     out
+}
+
+/// The texts joined by line breaks, in one allocation; `None` when there is none.
+fn join_lines<'a>(mut texts: impl Iterator<Item = &'a str> + Clone) -> Option<String> {
+    let len = texts.clone().map(|t| t.len() + 1).sum::<usize>().checked_sub(1)?;
+    let mut joined = String::with_capacity(len);
+    joined.push_str(texts.next()?);
+    for text in texts {
+        joined.push('\n');
+        joined.push_str(text);
+    }
+    Some(joined)
 }
 
 fn result_metadata(meta: Option<JsonObject>, extra: JsonObject, cx: &ResultContext<'_>) -> Map<String, Value> {

@@ -18,8 +18,25 @@ const MAX_NODES: usize = 10_000;
 /// Removes from `arguments` (at any depth reached through `properties` and `items`) each `null`
 /// member that is optional and whose schema refuses `null`.
 pub(crate) fn drop_refused_nulls(parameters: &Value, arguments: &mut Map<String, Value>) {
+    // Most calls hold no `null` at all: then there is nothing to look up in the schema.
+    if !arguments.values().any(|member| holds_null(member, 0)) {
+        return;
+    }
     let mut walk = Walk { root: parameters, budget: MAX_NODES };
     walk.object(parameters, arguments, 0);
+}
+
+/// Whether `value` is or may hold a `null` (past the depth the walk follows, the walk decides).
+fn holds_null(value: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return true;
+    }
+    match value {
+        Value::Null => true,
+        Value::Object(members) => members.values().any(|member| holds_null(member, depth + 1)),
+        Value::Array(items) => items.iter().any(|item| holds_null(item, depth + 1)),
+        _ => false,
+    }
 }
 
 struct Walk<'a> {

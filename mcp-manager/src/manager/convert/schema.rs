@@ -177,6 +177,10 @@ impl SchemaCheck {
             Check::Compiled(validator) => validator,
             Check::Refused(reason) => return Err(reason.clone()),
         };
+        // Most values are valid: the plain check builds no error to find that out.
+        if validator.is_valid(value) {
+            return Ok(());
+        }
         let mut errors = validator.iter_errors(value);
         let Some(first) = errors.next() else {
             return Ok(());
@@ -257,10 +261,17 @@ fn cut(mut problem: String) -> String {
 /// With a refused schema, the error is the refusal (which names the server and the tool) and
 /// says that the call is not sent.
 pub fn check_arguments(check: &SchemaCheck, tool: &str, arguments: &JsonObject) -> Result<(), String> {
+    // The validator takes a `Value`: one copy of the arguments (the manager's own calls use
+    // `check_argument_value` on arguments it already holds as one).
+    check_argument_value(check, tool, &Value::Object(arguments.clone()))
+}
+
+/// [`check_arguments`] of arguments held as a `Value` (an object), read in place.
+pub fn check_argument_value(check: &SchemaCheck, tool: &str, arguments: &Value) -> Result<(), String> {
     if let Some(reason) = check.refusal() {
         return Err(format!("{reason}; the call is not sent"));
     }
-    // The validator takes a `Value`: one copy of the arguments, which are small next to a call.
-    let value = Value::Object(arguments.clone());
-    check.check(&value).map_err(|problem| format!("arguments of tool `{tool}` do not match its inputSchema {problem}"))
+    check
+        .check(arguments)
+        .map_err(|problem| format!("arguments of tool `{tool}` do not match its inputSchema {problem}"))
 }
