@@ -93,7 +93,7 @@ async fn a_veto_keeps_the_call_off_the_wire_and_says_who_and_why() {
 
         // Through the registry: the context's user and session reach the interceptor.
         let bob = ToolExecutionContext::new("session-9", "chat-1").with_user("bob");
-        let vetoed = registry.invoke(ToolInvocation::from_value("lab__card", json!({})), bob.clone()).await;
+        let vetoed = registry.invoke(ToolInvocation::from_value("lab__card", json!({"id": 7})), bob.clone()).await;
         assert!(!vetoed.success);
         let message = vetoed.error_message.clone().unwrap();
         assert!(message.contains("\"policy\"") && message.contains("bob may not read cards"), "{message}");
@@ -111,6 +111,7 @@ async fn a_veto_keeps_the_call_off_the_wire_and_says_who_and_why() {
         let summary: Vec<_> = executed.iter().map(|e| (e.caller.user_id.as_str(), e.success)).collect();
         assert_eq!(summary, [("bob", false), ("ann", true)]);
         assert_eq!(executed[0].metadata["vetoed_by"], "policy");
+        assert_eq!(executed[0].arguments, json!({"id": 7}), "the observers see the vetoed call's arguments");
 
         // The raw call path honours the veto too, as an error of its own kind.
         let bob_caller = Caller::from(&bob);

@@ -72,7 +72,7 @@ impl McpManager {
             telemetry::record_server(&span, &route.server);
             let arguments = match self.intercept(&route, caller, arguments).await {
                 Ok((arguments, _)) => arguments,
-                Err(vetoed) => return Err(vetoed),
+                Err((vetoed, _)) => return Err(vetoed),
             };
             let (result, _) = self.call_route(&route, arguments, options, task).await?;
             Ok((route, result))
@@ -106,13 +106,13 @@ impl McpManager {
     }
 
     /// Run the before-call interceptors: the arguments to send and the call as they saw it
-    /// (`None` without interceptors), or the veto.
+    /// (`None` without interceptors), or the veto with the arguments as they were given.
     async fn intercept(
         &self,
         route: &RoutedTool,
         caller: &Caller,
         arguments: Option<JsonObject>,
-    ) -> Result<(Option<JsonObject>, Option<ToolCall>), ManagerError> {
+    ) -> Result<(Option<JsonObject>, Option<ToolCall>), (ManagerError, Option<JsonObject>)> {
         let interceptors = &self.shared.options.interceptors;
         if interceptors.is_empty() {
             return Ok((arguments, None));
@@ -131,7 +131,7 @@ impl McpManager {
                 Ok((Some(rewritten), Some(call)))
             }
             Before::Vetoed { by, reason } => {
-                Err(ManagerError::Vetoed { server: call.server, tool: call.tool, interceptor: by, reason })
+                Err((ManagerError::Vetoed { server: call.server, tool: call.tool, interceptor: by, reason }, arguments))
             }
         }
     }
@@ -291,26 +291,21 @@ impl McpManager {
         options: RequestOptions,
         task: TaskOptions,
     ) -> (Option<JsonObject>, ToolExecutionResult) {
-        // The arguments are copied only for whoever reads them afterwards: a vetoed call reports
-        // the originals, and the observers see what was sent.
-        let (arguments, call) = if self.shared.options.interceptors.is_empty() {
-            (arguments, None)
-        } else {
-            match self.intercept(route, caller, arguments.clone()).await {
-                Ok(intercepted) => intercepted,
-                Err(vetoed) => {
-                    telemetry::record_error(&tracing::Span::current(), vetoed.kind());
-                    let interceptor = match &vetoed {
-                        ManagerError::Vetoed { interceptor, .. } => interceptor.clone(),
-                        _ => String::new(),
-                    };
-                    let failed = ToolExecutionResult::failed(vetoed.to_string())
-                        .with_metadata("server_name", route.server.to_string().into())
-                        .with_metadata("vetoed_by", interceptor.into());
-                    return (arguments, failed);
-                }
+        let (arguments, call) = match self.intercept(route, caller, arguments).await {
+            Ok(intercepted) => intercepted,
+            Err((vetoed, arguments)) => {
+                telemetry::record_error(&tracing::Span::current(), vetoed.kind());
+                let interceptor = match &vetoed {
+                    ManagerError::Vetoed { interceptor, .. } => interceptor.clone(),
+                    _ => String::new(),
+                };
+                let failed = ToolExecutionResult::failed(vetoed.to_string())
+                    .with_metadata("server_name", route.server.to_string().into())
+                    .with_metadata("vetoed_by", interceptor.into());
+                return (arguments, failed);
             }
         };
+        // Copied only for the observers, who see what was sent.
         let sent = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
         let result = match self.call_route(route, arguments, options, task).await {
             Ok((result, served)) => {
