@@ -1,13 +1,18 @@
 //! Discovery against a server whose lists never end: every list is bounded in items, bytes and
-//! cursor length, and the error names the server and the list.
+//! cursor length, and the error names the server and the list. And how pages are asked for: the
+//! next one before this one is decoded, on the cursor read from the page's text, which the
+//! decoded page confirms.
 
 use std::sync::Arc;
 
 use mcp_manager::connection::{
     ConnectionError, ConnectionOptions, EraPreference, McpConnection, PaginationError, single_use_factory,
 };
+use mcp_protocol::{Message, Response};
 use mcp_transport::MemoryTransport;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use test_support::scripted::{Event, Got};
 use test_support::{ScriptedServer, within};
 
 type Page = Box<dyn FnMut(&str, Option<&str>) -> Value + Send>;
@@ -111,6 +116,86 @@ async fn a_cursor_that_is_too_long_is_not_followed() {
             "{err}"
         );
         assert!(err.to_string().starts_with("server \"endless\" sent a tools cursor of 9000 bytes"), "{err}");
+        conn.close().await;
+    })
+    .await
+}
+
+/// A legacy-era server whose `tools/list` answers are the JSON texts `page(cursor)` gives, as
+/// written (`None`: the request is never answered).
+async fn raw_pages(
+    mut page: impl FnMut(Option<&str>) -> Option<&'static str> + Send + 'static,
+) -> (McpConnection, ScriptedServer) {
+    let (client, server) = MemoryTransport::pair();
+    let server = ScriptedServer::start_with(server, move |got, outbox| {
+        let Got::Request(request, params) = got else { return None };
+        if request.method == "initialize" {
+            return Some(Ok(json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw", "version": "1"}
+            })));
+        }
+        let text = page(params["cursor"].as_str())?;
+        let raw = RawValue::from_string(text.to_owned()).expect("the test's page is JSON");
+        outbox.send(Message::Response(Response::result(request.id.clone(), raw)));
+        None
+    });
+    let mut o = ConnectionOptions::new("raw");
+    o.era = EraPreference::Legacy;
+    let conn = McpConnection::new(single_use_factory(Arc::new(client)), o);
+    conn.connect().await.unwrap();
+    (conn, server)
+}
+
+#[tokio::test]
+async fn the_next_page_is_asked_for_before_this_one_is_decoded_and_cancelled_when_it_does_not_decode() {
+    within(async {
+        let (conn, server) = raw_pages(|cursor| match cursor {
+            None => Some(r#"{"tools":[{"name":7,"inputSchema":{"type":"object"}}],"nextCursor":"p1"}"#),
+            Some(_) => None,
+        })
+        .await;
+        let err = conn.list_all_tools().await.unwrap_err();
+        assert!(err.to_string().contains("tools/list"), "{err}");
+        // The second page was asked for on the cursor read from the first page's text, before
+        // the first page failed to decode; the failure cancelled it.
+        server
+            .until(|events| {
+                let asked = events.iter().find_map(|e| match e {
+                    Event::Request { request, params, .. } if params["cursor"] == "p1" => Some(request.id.clone()),
+                    _ => None,
+                });
+                asked.is_some_and(|id| {
+                    let id = serde_json::to_value(&id).unwrap();
+                    events.iter().any(|e| {
+                        matches!(e, Event::Notification { method, params }
+                            if method == "notifications/cancelled" && params["requestId"] == id)
+                    })
+                })
+            })
+            .await;
+        conn.close().await;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_cursor_the_early_look_misses_is_followed_once_the_page_is_decoded() {
+    within(async {
+        // A member name written with an escape is still `nextCursor` to the decoder.
+        let (conn, server) = raw_pages(|cursor| match cursor {
+            None => Some(r#"{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"next\u0043ursor":"p1"}"#),
+            Some("p1") => Some(r#"{"tools":[{"name":"b","inputSchema":{"type":"object"}}],"nextCursor":"p2"}"#),
+            Some(_) => Some(r#"{"tools":[{"name":"c","inputSchema":{"type":"object"}}]}"#),
+        })
+        .await;
+        let tools = conn.list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        let cursors: Vec<Value> = server.requests_of("tools/list").iter().map(|p| p["cursor"].clone()).collect();
+        assert_eq!(cursors, [Value::Null, json!("p1"), json!("p2")]);
+        assert!(!server.notifications().iter().any(|m| m == "notifications/cancelled"));
         conn.close().await;
     })
     .await

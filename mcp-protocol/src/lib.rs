@@ -4,6 +4,8 @@
 //!   [`Response`]), [`RequestId`], [`ErrorObject`] and the open [`ErrorCode`].
 //! - [`codec`]: framing, one message per line under [`DecodeLimits`], with a [`DecodeError`] that
 //!   keeps noise ([`DecodeError::is_noise`]) apart from broken JSON-RPC; batches decode too.
+//! - [`scan`]: a look at one member of an object's text without decoding the rest (a page's
+//!   `nextCursor`, read early so that the next page is asked for while this one decodes).
 //! - [`revision`]: [`ProtocolVersion`] and its [`Era`], with predicates for what each revision has.
 //! - [`method`]: the typed method table, [`RequestMethod`] and [`NotificationMethod`].
 //! - [`types`]: the MCP messages by domain (tools, prompts, resources, content, sampling, ...).
@@ -23,6 +25,7 @@ pub mod jsonrpc;
 pub mod messages;
 pub mod method;
 pub mod revision;
+pub mod scan;
 pub mod types;
 
 pub use codec::{DecodeError, DecodeLimits, Decoded, decode_line, encode_line};

@@ -3,6 +3,9 @@
 
 use std::collections::HashSet;
 use std::hash::{BuildHasher, RandomState};
+use std::pin::Pin;
+
+use futures::future::maybe_done;
 
 use mcp_protocol::RequestMethod;
 use mcp_protocol::types::common::{Paginated, PaginatedParams};
@@ -79,6 +82,12 @@ pub enum PaginationError {
 /// Every page of the `*/list` request `M`, in order, each handed to `each` as it arrives: the one
 /// loop behind every listing (tools, prompts, resources, templates, skills). Stops after the last
 /// page, or with an error at the first page past `guard`'s bounds.
+///
+/// The next page is asked for before this one is decoded: its cursor is read from the result's
+/// text first ([`mcp_protocol::scan::next_cursor`]), so that the server prepares the next page
+/// while the client decodes this one. The decoded page has the final word: when its cursor is
+/// not the one read early, the early request is dropped (which cancels it) and the page's own
+/// cursor is followed.
 pub(crate) async fn for_each_page<M>(
     session: &Session,
     mut guard: CursorGuard,
@@ -88,17 +97,36 @@ where
     M: RequestMethod<Params = PaginatedParams>,
     M::Result: Paginated,
 {
-    let mut cursor = None;
-    loop {
-        let params = PaginatedParams { cursor: cursor.take(), ..Default::default() };
-        let (page, bytes) = session.request_sized::<M>(&params, RequestOptions::default()).await?;
-        let next = guard.page(page.items().len(), bytes, page.next_cursor())?;
-        each(page);
-        match next {
-            Some(c) => cursor = Some(c),
-            None => return Ok(()),
+    let fetch = |cursor: Option<String>| {
+        maybe_done(Box::pin(async move {
+            let params = PaginatedParams { cursor, ..Default::default() };
+            session.request_undecoded::<M>(&params, RequestOptions::default()).await
+        }))
+    };
+    let mut next = Some(fetch(None));
+    while let Some(mut request) = next.take() {
+        (&mut request).await;
+        let raw = Pin::new(&mut request).take_output().expect("a finished request holds its answer")?;
+        guard.received(raw.get().len())?;
+        let early = mcp_protocol::scan::next_cursor(raw.get());
+        if early.is_some() {
+            let mut request = fetch(guard.follow(early.as_deref())?);
+            // One poll hands the request to the transport; the yield lets the transport's writer
+            // send it before the decode below holds this thread.
+            if futures::poll!(&mut request).is_pending() {
+                tokio::task::yield_now().await;
+            }
+            next = Some(request);
         }
+        let page = session.decode_result::<M>(&raw)?;
+        drop(raw);
+        if page.next_cursor() != early.as_deref() {
+            next = guard.follow(page.next_cursor())?.map(|cursor| fetch(Some(cursor)));
+        }
+        guard.items(page.items().len())?;
+        each(page);
     }
+    Ok(())
 }
 
 /// The bounds of one listing.
@@ -136,28 +164,28 @@ impl CursorGuard {
         }
     }
 
-    /// Account for one page received, of `items` items and `bytes` bytes; `next` is its cursor.
-    /// Returns the cursor to follow.
-    pub(crate) fn page(
-        &mut self,
-        items: usize,
-        bytes: usize,
-        next: Option<&str>,
-    ) -> Result<Option<String>, PaginationError> {
-        self.items = self.items.saturating_add(items);
+    /// Account for a page's result of `bytes` bytes, before it is decoded.
+    pub(crate) fn received(&mut self, bytes: usize) -> Result<(), PaginationError> {
         self.bytes = self.bytes.saturating_add(bytes);
-        let (server, what) = (self.server.clone(), self.what);
-        if self.items > self.limits.max_items {
-            return Err(PaginationError::TooManyItems { server, what, max: self.limits.max_items });
-        }
         if self.bytes > self.limits.max_bytes {
+            let (server, what) = (self.server.clone(), self.what);
             return Err(PaginationError::TooLarge { server, what, max: self.limits.max_bytes });
         }
-        self.next(next)
+        Ok(())
+    }
+
+    /// Account for the `items` items of a decoded page.
+    pub(crate) fn items(&mut self, items: usize) -> Result<(), PaginationError> {
+        self.items = self.items.saturating_add(items);
+        if self.items > self.limits.max_items {
+            let (server, what) = (self.server.clone(), self.what);
+            return Err(PaginationError::TooManyItems { server, what, max: self.limits.max_items });
+        }
+        Ok(())
     }
 
     /// Account for one page received; `next` is its cursor. Returns the cursor to follow.
-    fn next(&mut self, next: Option<&str>) -> Result<Option<String>, PaginationError> {
+    pub(crate) fn follow(&mut self, next: Option<&str>) -> Result<Option<String>, PaginationError> {
         self.pages += 1;
         let Some(cursor) = next else { return Ok(None) };
         if self.pages >= self.limits.max_pages {
@@ -197,41 +225,46 @@ mod tests {
     #[test]
     fn repeated_cursor_and_page_cap_are_errors() {
         let mut g = CursorGuard::new("s", "tools", limits(10));
-        assert_eq!(g.next(Some("a")).unwrap(), Some("a".into()));
-        assert_eq!(g.next(Some("b")).unwrap(), Some("b".into()));
-        let err = g.next(Some("a")).unwrap_err();
+        assert_eq!(g.follow(Some("a")).unwrap(), Some("a".into()));
+        assert_eq!(g.follow(Some("b")).unwrap(), Some("b".into()));
+        let err = g.follow(Some("a")).unwrap_err();
         assert!(err.to_string().contains("repeated the tools cursor \"a\""), "{err}");
 
         let mut g = CursorGuard::new("s", "prompts", limits(3));
-        g.next(Some("1")).unwrap();
-        g.next(Some("2")).unwrap();
-        let err = g.next(Some("3")).unwrap_err();
+        g.follow(Some("1")).unwrap();
+        g.follow(Some("2")).unwrap();
+        let err = g.follow(Some("3")).unwrap_err();
         assert!(matches!(err, PaginationError::TooManyPages { max: 3, .. }));
         let mut g = CursorGuard::new("s", "prompts", limits(1));
-        assert_eq!(g.next(None).unwrap(), None, "a last page within the cap is fine");
+        assert_eq!(g.follow(None).unwrap(), None, "a last page within the cap is fine");
     }
 
     #[test]
     fn items_bytes_and_cursor_length_are_bounded() {
         let mut g = CursorGuard::new("srv", "tools", ListLimits { max_pages: 100, max_items: 10, max_bytes: 1000 });
-        assert_eq!(g.page(6, 100, Some("a")).unwrap(), Some("a".into()));
-        assert_eq!(g.page(4, 100, None).unwrap(), None, "exactly at the item cap is fine");
-        let err = g.page(1, 1, Some("b")).unwrap_err();
+        g.received(100).unwrap();
+        assert_eq!(g.follow(Some("a")).unwrap(), Some("a".into()));
+        g.items(6).unwrap();
+        g.received(100).unwrap();
+        assert_eq!(g.follow(None).unwrap(), None);
+        g.items(4).expect("exactly at the item cap is fine");
+        let err = g.items(1).unwrap_err();
         assert_eq!(err, PaginationError::TooManyItems { server: "srv".into(), what: "tools", max: 10 });
         assert_eq!(err.to_string(), "server \"srv\" listed more than 10 tools; refusing to continue");
 
         let mut g = CursorGuard::new("srv", "prompts", ListLimits { max_pages: 100, max_items: 10, max_bytes: 1000 });
-        g.page(1, 600, Some("a")).unwrap();
-        let err = g.page(1, 401, Some("b")).unwrap_err();
+        g.received(600).unwrap();
+        g.received(400).expect("exactly at the byte cap is fine");
+        let err = g.received(1).unwrap_err();
         assert!(matches!(err, PaginationError::TooLarge { max: 1000, what: "prompts", .. }), "{err}");
         assert!(err.to_string().contains("\"srv\"") && err.to_string().contains("prompts"), "{err}");
 
         let mut g = CursorGuard::new("srv", "resources", limits(100));
         let long = "c".repeat(MAX_CURSOR_BYTES + 1);
-        let err = g.page(1, 1, Some(&long)).unwrap_err();
+        let err = g.follow(Some(&long)).unwrap_err();
         assert!(matches!(err, PaginationError::CursorTooLong { len, .. } if len == MAX_CURSOR_BYTES + 1), "{err}");
         assert!(err.to_string().contains("resources cursor of 8193 bytes"), "{err}");
         let fits = "c".repeat(MAX_CURSOR_BYTES);
-        assert_eq!(g.page(1, 1, Some(&fits)).unwrap(), Some(fits));
+        assert_eq!(g.follow(Some(&fits)).unwrap(), Some(fits));
     }
 }

@@ -245,15 +245,18 @@ impl Session {
         params: &M::Params,
         options: RequestOptions,
     ) -> Result<M::Result, SessionError> {
-        self.request_sized::<M>(params, options).await.map(|(result, _)| result)
+        let raw = self.request_undecoded::<M>(params, options).await?;
+        self.decode_result::<M>(&raw)
     }
 
-    /// A typed request; also returns the size in bytes of the result's JSON text.
-    pub(crate) async fn request_sized<M: RequestMethod>(
+    /// A typed request whose result is handed back as its JSON text, for a caller that looks
+    /// at it before decoding it with [`Session::decode_result`] (pagination reads the next
+    /// cursor first).
+    pub(crate) async fn request_undecoded<M: RequestMethod>(
         &self,
         params: &M::Params,
         options: RequestOptions,
-    ) -> Result<(M::Result, usize), SessionError> {
+    ) -> Result<RawJson, SessionError> {
         if let Some(reason) = self.close_reason() {
             return Err(SessionError::Closed { server: self.shared.name.clone(), reason });
         }
@@ -263,14 +266,17 @@ impl Session {
         let params = meta::typed_params(params, meta.as_deref(), token)
             .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
         let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
-        let raw = self.exchange(id, M::METHOD, Some(params), Some(timeout), options.progress).await?;
-        let size = raw.get().len();
-        let result = M::decode_result(&raw).map_err(|e| SessionError::InvalidResult {
+        self.exchange(id, M::METHOD, Some(params), Some(timeout), options.progress).await
+    }
+
+    /// Decode the result of request `M` from its JSON text.
+    #[allow(clippy::result_large_err)] // the error every request returns, by value
+    pub(crate) fn decode_result<M: RequestMethod>(&self, raw: &RawJson) -> Result<M::Result, SessionError> {
+        M::decode_result(raw).map_err(|e| SessionError::InvalidResult {
             server: self.shared.name.clone(),
             method: M::METHOD.into(),
             error: Arc::new(e),
-        })?;
-        Ok((result, size))
+        })
     }
 
     /// A typed notification. Its send takes at most the session's request timeout.
@@ -339,11 +345,7 @@ impl Session {
                 return Err(SessionError::Closed { server: session.shared.name.clone(), reason });
             }
             let raw = session.exchange(request_id, M::METHOD, Some(params?), None, None).await?;
-            M::decode_result(&raw).map_err(|e| SessionError::InvalidResult {
-                server: session.shared.name.clone(),
-                method: M::METHOD.into(),
-                error: Arc::new(e),
-            })
+            session.decode_result::<M>(&raw)
         };
         (id, Box::pin(answer))
     }
