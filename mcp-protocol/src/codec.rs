@@ -8,7 +8,7 @@
 use serde_json::value::RawValue;
 
 pub use crate::jsonrpc::DecodeError;
-use crate::jsonrpc::{Message, RawEnvelope, classify_envelope};
+use crate::jsonrpc::{Message, Notification, RawEnvelope, Request, ResponsePayload, classify_envelope};
 
 /// Limits applied while decoding a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,13 +47,7 @@ impl Decoded {
 
 /// Decode one line (without its terminator; a trailing `\r` is tolerated) under `limits`.
 pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
-    if line.len() > limits.max_line_bytes {
-        return Err(DecodeError::TooLong { len: line.len(), max: limits.max_line_bytes });
-    }
-    let text = std::str::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.valid_up_to() })?;
-    // A byte-order mark may precede JSON text (RFC 8259 lets a parser ignore it).
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim_matches(|c: char| c.is_ascii_whitespace());
-    check_depth(text.as_bytes(), limits.max_depth.min(120))?;
+    let text = checked_text(line, limits)?;
     match text.as_bytes().first() {
         Some(b'[') => {
             let elements: Vec<Box<RawValue>> = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
@@ -64,6 +58,66 @@ pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, Decode
         }
         _ => decode_object(text).map(Decoded::Single),
     }
+}
+
+/// [`decode_line`] for a line the caller hands over: a message whose payload (`params` or
+/// `result`) is most of the line gets the line's own buffer as its payload, moved to its front
+/// instead of copied, so that a large message is held once, not twice. Other lines decode as
+/// [`decode_line`] does them.
+pub fn decode_owned_line(mut line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
+    let base = line.as_ptr() as usize;
+    let mut moved = None;
+    let mut message = {
+        let text = checked_text(&line, limits)?;
+        if !text.starts_with('{') {
+            return decode_line(&line, limits);
+        }
+        let raw: RawEnvelope<&RawValue> = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
+        let large = text.len() / 2;
+        classify_envelope(raw, |payload: &RawValue| {
+            let text = payload.get();
+            if text.len() < large {
+                return payload.to_owned();
+            }
+            // Taken from the line below, once the line is no longer borrowed.
+            moved = Some((text.as_ptr() as usize - base, text.len()));
+            RawValue::NULL.to_owned()
+        })?
+    };
+    if let Some((start, len)) = moved {
+        line.copy_within(start..start + len, 0);
+        line.truncate(len);
+        // As `without_line_breaks` does: a line break can only be whitespace here.
+        if memchr::memchr2(b'\n', b'\r', &line).is_some() {
+            for byte in line.iter_mut().filter(|b| matches!(**b, b'\n' | b'\r')) {
+                *byte = b' ';
+            }
+        }
+        // The payload was read as JSON, from text checked to be UTF-8: neither step can fail.
+        let text =
+            String::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
+        let payload = RawValue::from_string(text).map_err(|e| DecodeError::NotJson(e.to_string()))?;
+        match &mut message {
+            Message::Request(Request { params, .. }) | Message::Notification(Notification { params, .. }) => {
+                *params = Some(payload)
+            }
+            Message::Response(response) => response.payload = ResponsePayload::Result(payload),
+        }
+    }
+    Ok(Decoded::Single(message))
+}
+
+/// The line's text, checked against `limits` (length, UTF-8, nesting), without a byte-order
+/// mark and surrounding whitespace.
+fn checked_text<'a>(line: &'a [u8], limits: &DecodeLimits) -> Result<&'a str, DecodeError> {
+    if line.len() > limits.max_line_bytes {
+        return Err(DecodeError::TooLong { len: line.len(), max: limits.max_line_bytes });
+    }
+    let text = std::str::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.valid_up_to() })?;
+    // A byte-order mark may precede JSON text (RFC 8259 lets a parser ignore it).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim_matches(|c: char| c.is_ascii_whitespace());
+    check_depth(text.as_bytes(), limits.max_depth.min(120))?;
+    Ok(text)
 }
 
 /// Decode one JSON-RPC message from text that must hold a single object (no batch).
@@ -127,8 +181,8 @@ fn decode_object(text: &str) -> Result<Message, DecodeError> {
             Err(e) => Err(DecodeError::NotJson(e.to_string())),
         };
     }
-    let raw: RawEnvelope = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
-    classify_envelope(raw)
+    let raw: RawEnvelope<&RawValue> = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
+    classify_envelope(raw, ToOwned::to_owned)
 }
 
 fn json_error(text: &str, e: serde_json::Error) -> DecodeError {

@@ -21,6 +21,12 @@ pub trait RequestMethod: 'static {
     fn decode_result(raw: &RawValue) -> Result<Self::Result, serde_json::Error> {
         serde_json::from_str(raw.get())
     }
+
+    /// Decode a raw result the caller gives up. Methods whose result may be one large text
+    /// override this to decode the text where it lies instead of copying it.
+    fn decode_owned(raw: Box<RawValue>) -> Result<Self::Result, serde_json::Error> {
+        Self::decode_result(&raw)
+    }
 }
 
 /// A notification method: its wire name and parameter type.

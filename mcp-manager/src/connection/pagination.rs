@@ -118,8 +118,7 @@ where
             }
             next = Some(request);
         }
-        let page = session.decode_result::<M>(&raw)?;
-        drop(raw);
+        let page = session.decode_result::<M>(raw)?;
         if page.next_cursor() != early.as_deref() {
             next = guard.follow(page.next_cursor())?.map(|cursor| fetch(Some(cursor)));
         }

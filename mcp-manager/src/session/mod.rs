@@ -246,7 +246,7 @@ impl Session {
         options: RequestOptions,
     ) -> Result<M::Result, SessionError> {
         let raw = self.request_undecoded::<M>(params, options).await?;
-        self.decode_result::<M>(&raw)
+        self.decode_result::<M>(raw)
     }
 
     /// A typed request whose result is handed back as its JSON text, for a caller that looks
@@ -269,10 +269,11 @@ impl Session {
         self.exchange(id, M::METHOD, Some(params), Some(timeout), options.progress).await
     }
 
-    /// Decode the result of request `M` from its JSON text.
+    /// Decode the result of request `M` from its JSON text, which it may keep (a large text
+    /// stays in the buffer it arrived in).
     #[allow(clippy::result_large_err)] // the error every request returns, by value
-    pub(crate) fn decode_result<M: RequestMethod>(&self, raw: &RawJson) -> Result<M::Result, SessionError> {
-        M::decode_result(raw).map_err(|e| SessionError::InvalidResult {
+    pub(crate) fn decode_result<M: RequestMethod>(&self, raw: RawJson) -> Result<M::Result, SessionError> {
+        M::decode_owned(raw).map_err(|e| SessionError::InvalidResult {
             server: self.shared.name.clone(),
             method: M::METHOD.into(),
             error: Arc::new(e),
@@ -345,7 +346,7 @@ impl Session {
                 return Err(SessionError::Closed { server: session.shared.name.clone(), reason });
             }
             let raw = session.exchange(request_id, M::METHOD, Some(params?), None, None).await?;
-            session.decode_result::<M>(&raw)
+            session.decode_result::<M>(raw)
         };
         (id, Box::pin(answer))
     }

@@ -1,6 +1,8 @@
 //! The JSON-RPC 2.0 rules a decoded envelope must keep, and [`DecodeError`], why bytes did not
 //! become a message (the framing's limits in [`crate::codec`] and these rules).
 
+use std::ops::Deref;
+
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -107,8 +109,13 @@ fn without_line_breaks(raw: RawJson) -> RawJson {
     RawValue::from_string(raw.get().replace(['\n', '\r'], " ")).unwrap_or(raw)
 }
 
-/// Turn a raw envelope into a message, applying the JSON-RPC 2.0 rules.
-pub(crate) fn classify_envelope(raw: RawEnvelope) -> Result<Message, DecodeError> {
+/// Turn a raw envelope into a message, applying the JSON-RPC 2.0 rules. `own` makes the owned
+/// payload (`params` or `result`) of the message from the one read: a copy of text borrowed from
+/// the line, or the payload itself.
+pub(crate) fn classify_envelope<P: Deref<Target = RawValue>>(
+    raw: RawEnvelope<P>,
+    own: impl FnOnce(P) -> RawJson,
+) -> Result<Message, DecodeError> {
     let Some(version) = raw.jsonrpc else {
         return Err(DecodeError::NotJsonRpc("no \"jsonrpc\" member".into()));
     };
@@ -131,18 +138,22 @@ pub(crate) fn classify_envelope(raw: RawEnvelope) -> Result<Message, DecodeError
                 _ => return Err(DecodeError::InvalidParams(p.get().chars().take(60).collect())),
             }
         }
-        let params = raw.params.map(without_line_breaks);
-        return match raw.id {
-            None => Ok(Message::Notification(Notification { method, params })),
-            Some(Value::Null) => Err(DecodeError::NullRequestId { method }),
-            Some(id) => Ok(Message::Request(Request { id: parse_id(id)?, method, params })),
+        let id = match raw.id {
+            None => None,
+            Some(Value::Null) => return Err(DecodeError::NullRequestId { method }),
+            Some(id) => Some(parse_id(id)?),
         };
+        let params = raw.params.map(|p| without_line_breaks(own(p)));
+        return Ok(match id {
+            None => Message::Notification(Notification { method, params }),
+            Some(id) => Message::Request(Request { id, method, params }),
+        });
     }
     match (raw.result, raw.error) {
         (Some(_), Some(_)) => Err(DecodeError::ResultAndError),
         (Some(result), None) => match raw.id {
             None | Some(Value::Null) => Err(DecodeError::MissingResponseId),
-            Some(id) => Ok(Message::Response(Response::result(parse_id(id)?, without_line_breaks(result)))),
+            Some(id) => Ok(Message::Response(Response::result(parse_id(id)?, without_line_breaks(own(result))))),
         },
         (None, Some(error)) => {
             let error: ErrorObject =
@@ -159,9 +170,11 @@ pub(crate) fn classify_envelope(raw: RawEnvelope) -> Result<Message, DecodeError
 }
 
 /// The envelope as read from the wire, before it is classified. Small members are read as
-/// values; payloads stay raw.
+/// values; payloads stay raw: owned (`Box<RawValue>`), or borrowed from the line
+/// (`&RawValue`) when the decoder reads from text.
 #[derive(Deserialize)]
-pub(crate) struct RawEnvelope {
+#[serde(bound(deserialize = "P: Deserialize<'de>"))]
+pub(crate) struct RawEnvelope<P> {
     #[serde(default, deserialize_with = "super::present")]
     pub(crate) jsonrpc: Option<Value>,
     #[serde(default, deserialize_with = "super::present")]
@@ -169,16 +182,16 @@ pub(crate) struct RawEnvelope {
     #[serde(default, deserialize_with = "super::present")]
     pub(crate) method: Option<Value>,
     #[serde(default, deserialize_with = "super::present")]
-    pub(crate) params: Option<RawJson>,
+    pub(crate) params: Option<P>,
     #[serde(default, deserialize_with = "super::present")]
-    pub(crate) result: Option<RawJson>,
+    pub(crate) result: Option<P>,
     #[serde(default, deserialize_with = "super::present")]
-    pub(crate) error: Option<RawJson>,
+    pub(crate) error: Option<P>,
 }
 
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = RawEnvelope::deserialize(d)?;
-        classify_envelope(raw).map_err(|e: DecodeError| serde::de::Error::custom(e))
+        let raw = RawEnvelope::<RawJson>::deserialize(d)?;
+        classify_envelope(raw, |payload| payload).map_err(|e: DecodeError| serde::de::Error::custom(e))
     }
 }

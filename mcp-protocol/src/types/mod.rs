@@ -10,6 +10,7 @@ pub mod completion;
 pub mod content;
 pub mod discover;
 pub mod elicitation;
+mod large_text;
 pub mod lifecycle;
 pub mod logging;
 pub mod meta;

@@ -303,6 +303,9 @@ impl crate::method::RequestMethod for CallTool {
     fn decode_result(raw: &serde_json::value::RawValue) -> Result<Self::Result, serde_json::Error> {
         Outcome::decode(raw)
     }
+    fn decode_owned(raw: Box<serde_json::value::RawValue>) -> Result<Self::Result, serde_json::Error> {
+        super::large_text::decode_call_outcome(raw)
+    }
 }
 
 crate::notification_methods! {

@@ -23,11 +23,19 @@ const FIRST_READ: usize = 4 * 1024;
 /// A buffer grown past this for a large line is shrunk once that line has been handled.
 const KEEP_CAPACITY: usize = 1024 * 1024;
 
+/// A line at least this long that starts the buffer is handed over with the buffer
+/// ([`Line::Owned`]) rather than lent.
+pub(crate) const OWN_LINE: usize = KEEP_CAPACITY;
+
 /// One line read from the stream.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Line<'a> {
     /// A complete line within the limit, without its terminator. It borrows the reader's buffer.
     Full(&'a [u8]),
+    /// A complete line of at least [`OWN_LINE`] bytes within the limit, without its
+    /// terminator: the buffer it was read into, handed over (the reader starts a new one), so
+    /// that its decoder can keep the bytes where they are.
+    Owned(Vec<u8>),
     /// A line over the limit: its first bytes and its full length.
     TooLong { head: Vec<u8>, len: usize },
 }
@@ -81,6 +89,17 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// The line in `buf[start..end]` (without its `\n`), or the end of the line being discarded.
     fn line(&mut self, start: usize, end: usize) -> Line<'_> {
+        if start == 0 && end >= OWN_LINE && end <= self.max && self.discarding.is_none() {
+            // What follows the line (part of the next read) starts the next buffer.
+            let rest = self.buf.split_off((end + 1).min(self.buf.len()));
+            let mut line = std::mem::replace(&mut self.buf, rest);
+            line.truncate(end);
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            self.start = 0;
+            return Line::Owned(line);
+        }
         let bytes = &self.buf[start..end];
         if let Some((mut head, len)) = self.discarding.take() {
             let room = HEAD_BYTES.saturating_sub(head.len());
@@ -278,6 +297,7 @@ mod tests {
         while let Some(l) = r.next_line().await.unwrap() {
             out.push(match l {
                 Line::Full(b) => Got::Full(b.to_vec()),
+                Line::Owned(b) => Got::Full(b),
                 Line::TooLong { head, len } => Got::TooLong { head, len },
             });
         }
@@ -346,10 +366,35 @@ mod tests {
         let mut input = vec![b'x'; 4 * KEEP_CAPACITY];
         input.extend_from_slice(b"\nsmall\n");
         let mut r = LineReader::new(Chunked { data: &input, chunk: READ_CHUNK }, usize::MAX);
-        assert!(matches!(r.next_line().await.unwrap(), Some(Line::Full(b)) if b.len() == 4 * KEEP_CAPACITY));
+        assert!(matches!(r.next_line().await.unwrap(), Some(Line::Owned(b)) if b.len() == 4 * KEEP_CAPACITY));
         assert!(matches!(r.next_line().await.unwrap(), Some(Line::Full(b"small"))));
         assert!(r.next_line().await.unwrap().is_none());
         assert!(r.buf.capacity() <= KEEP_CAPACITY, "capacity {} kept after the large line", r.buf.capacity());
+    }
+
+    #[tokio::test]
+    async fn a_large_line_is_handed_over_with_its_buffer_and_what_follows_starts_the_next() {
+        let large = |c: u8| vec![c; OWN_LINE + 3];
+        let mut input = large(b'a');
+        input.extend_from_slice(b"\r\nnext\n");
+        input.extend(large(b'b'));
+        input.extend_from_slice(b"\nshort\n");
+        input.extend(large(b'c'));
+        for chunk in [7, READ_CHUNK, 1 << 24] {
+            let mut r = LineReader::new(Chunked { data: &input, chunk }, usize::MAX);
+            assert_eq!(r.next_line().await.unwrap(), Some(Line::Owned(large(b'a'))), "chunk {chunk}");
+            assert_eq!(r.next_line().await.unwrap(), Some(Line::Full(b"next")), "chunk {chunk}");
+            // Reads are at most 64 KiB, and spent bytes are dropped before each: a large line
+            // always starts its buffer.
+            assert_eq!(r.next_line().await.unwrap(), Some(Line::Owned(large(b'b'))), "chunk {chunk}");
+            assert_eq!(r.next_line().await.unwrap(), Some(Line::Full(b"short")), "chunk {chunk}");
+            // The last line, without a newline, too.
+            assert_eq!(r.next_line().await.unwrap(), Some(Line::Owned(large(b'c'))), "chunk {chunk}");
+            assert!(r.next_line().await.unwrap().is_none());
+        }
+        // Over the limit, a large line is still discarded, not handed over.
+        let mut r = LineReader::new(Chunked { data: &input, chunk: READ_CHUNK }, OWN_LINE);
+        assert!(matches!(r.next_line().await.unwrap(), Some(Line::TooLong { len, .. }) if len == OWN_LINE + 4));
     }
 
     #[tokio::test]

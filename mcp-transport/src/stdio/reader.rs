@@ -19,6 +19,11 @@ use super::process::{self, ExitWatch};
 use super::stderr::StderrRing;
 use crate::{CloseReason, TransportError, TransportEvent};
 
+/// How many characters of a dropped line a warning quotes.
+const QUOTE_CHARS: usize = 200;
+/// The bytes that hold them at most.
+const QUOTE_BYTES: usize = 4 * QUOTE_CHARS;
+
 /// How long stdout is still read after the main process exited.
 pub(crate) const EXIT_DRAIN: Duration = Duration::from_millis(500);
 
@@ -96,25 +101,16 @@ impl StdoutReader {
     async fn handle(&mut self, line: Line<'_>) -> bool {
         match line {
             Line::Full(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => true,
-            Line::Full(bytes) => match codec::decode_line(bytes, &self.limits) {
-                Ok(decoded) => {
-                    for item in decoded.into_messages() {
-                        match item {
-                            Ok(m) => {
-                                if self.tx.send(TransportEvent::Message(m)).await.is_err() {
-                                    return false;
-                                }
-                            }
-                            Err(e) => self.warn_bad_line(bytes, &e),
-                        }
-                    }
-                    true
-                }
-                Err(e) => {
-                    self.warn_bad_line(bytes, &e);
-                    true
-                }
-            },
+            Line::Full(bytes) => {
+                let decoded = codec::decode_line(bytes, &self.limits);
+                self.deliver(decoded, bytes).await
+            }
+            Line::Owned(bytes) => {
+                // The line's buffer becomes the message's payload: keep its head for a warning.
+                let head = bytes[..bytes.len().min(QUOTE_BYTES)].to_vec();
+                let decoded = codec::decode_owned_line(bytes, &self.limits);
+                self.deliver(decoded, &head).await
+            }
             Line::TooLong { head, len } => {
                 let id = sniff_id(&head);
                 tracing::warn!(
@@ -139,9 +135,34 @@ impl StdoutReader {
         }
     }
 
+    /// Send the messages of a decoded line on, with a warning for what did not decode (quoting
+    /// the line from `bytes`, its start). Returns false when the receiving side is gone.
+    async fn deliver(&mut self, decoded: Result<codec::Decoded, codec::DecodeError>, bytes: &[u8]) -> bool {
+        match decoded {
+            Ok(decoded) => {
+                for item in decoded.into_messages() {
+                    match item {
+                        Ok(m) => {
+                            if self.tx.send(TransportEvent::Message(m)).await.is_err() {
+                                return false;
+                            }
+                        }
+                        Err(e) => self.warn_bad_line(bytes, &e),
+                    }
+                }
+                true
+            }
+            Err(e) => {
+                self.warn_bad_line(bytes, &e);
+                true
+            }
+        }
+    }
+
     fn warn_bad_line(&self, bytes: &[u8], e: &codec::DecodeError) {
-        let text = String::from_utf8_lossy(bytes);
-        let quote: String = text.chars().take(200).collect();
+        // The quote is cut to whole characters; a cut inside one shows as a replacement mark.
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(QUOTE_BYTES)]);
+        let quote: String = text.chars().take(QUOTE_CHARS).collect();
         if e.is_noise() {
             tracing::warn!(server = %self.name, line = %quote, "dropped a stdout line that is not JSON-RPC");
         } else {
@@ -178,6 +199,9 @@ pub(crate) async fn read_stderr(
     while let Ok(Some(line)) = reader.next_line().await {
         let text = match line {
             Line::Full(b) => String::from_utf8_lossy(b).into_owned(),
+            Line::Owned(b) => {
+                String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+            }
             Line::TooLong { head, len } => format!("{}… ({len} bytes)", String::from_utf8_lossy(&head)),
         };
         tracing::debug!(server = %name, "stderr: {text}");

@@ -1,0 +1,148 @@
+//! Large payloads are held once: a line handed over to the decoder becomes the payload's buffer
+//! ([`codec::decode_owned_line`]), and a tool result that is one large text becomes the text's
+//! buffer ([`RequestMethod::decode_owned`]). Checked by what they decode to (the same as the
+//! borrowing decoders) and by where the result lies: at the start of the buffer given up.
+
+use mcp_protocol::codec::{self, DecodeLimits, Decoded};
+use mcp_protocol::types::content::ContentBlock;
+use mcp_protocol::types::mrtr::Outcome;
+use mcp_protocol::types::tools::CallTool;
+use mcp_protocol::{Message, RequestMethod};
+use serde_json::value::RawValue;
+
+const MIB: usize = 1024 * 1024;
+
+/// A text of `len` bytes with escapes, multi-byte characters and a surrogate pair spread through
+/// it, as a JSON string literal, and the text it stands for.
+fn text_literal(len: usize) -> (String, String) {
+    let mut text = String::with_capacity(len + 16);
+    let mut i = 0;
+    while text.len() < len {
+        text.push_str(match i % 7 {
+            0 => "line of text \"quoted\" ",
+            1 => "tab\tand\\backslash ",
+            2 => "é€ ",
+            3 => "😀\n",
+            _ => "plain words here ",
+        });
+        i += 1;
+    }
+    let mut literal = serde_json::to_string(&text).unwrap();
+    // serde_json writes non-ASCII as is: put some \u escapes in by hand.
+    literal = literal.replacen('€', "\\u20ac", 3).replacen('😀', "\\ud83d\\ude00", 3);
+    (literal, text)
+}
+
+fn limits() -> DecodeLimits {
+    DecodeLimits { max_line_bytes: 64 * MIB, max_depth: 64 }
+}
+
+#[test]
+fn an_owned_line_decodes_to_what_a_borrowed_one_does() {
+    let big = "y".repeat(3000);
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#.to_owned(),
+        format!(r#"{{"jsonrpc":"2.0","id":"a","method":"m","params":{{"t":"{big}"}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","method":"n","params":["{big}"]}}"#),
+        format!(r#"{{"result":{{"t":"{big}"}},"jsonrpc":"2.0","id":7}}"#),
+        format!("\u{feff}  {{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\r{{\"t\":\r\"{big}\"}}}}  \r"),
+        r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_owned(),
+        format!(r#"{{"jsonrpc":"2.0","id":7,"error":{{"code":-1,"message":"{big}"}}}}"#),
+        format!(r#"[{{"jsonrpc":"2.0","id":1,"result":"{big}"}},{{"jsonrpc":"2.0","id":2,"result":1}}]"#),
+        format!(r#"{{"jsonrpc":"2.0","id":null,"method":"m","params":{{"t":"{big}"}}}}"#),
+        format!(r#"{{"jsonrpc":"1.0","id":1,"result":"{big}"}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":"{big}","result":1}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":"{big}"#),
+        "not json at all".to_owned(),
+        "42".to_owned(),
+    ];
+    for line in &lines {
+        let borrowed = codec::decode_line(line.as_bytes(), &limits());
+        let owned = codec::decode_owned_line(line.as_bytes().to_vec(), &limits());
+        assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"), "{line}");
+        if let Ok(Decoded::Single(message)) = owned {
+            // What it encodes to decodes again to the same message.
+            let again = codec::decode_line(codec::encode_line(&message).trim_ascii_end(), &limits()).unwrap();
+            assert_eq!(format!("{again:?}"), format!("{:?}", Decoded::Single(message)), "{line}");
+        }
+    }
+}
+
+#[test]
+fn a_large_payload_takes_over_the_line_instead_of_being_copied() {
+    let (literal, _) = text_literal(4 * MIB);
+    let line = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{{"content":[{{"type":"text","text":{literal}}}]}}}}"#);
+    let borrowed = codec::decode_line(line.as_bytes(), &limits()).unwrap();
+    let bytes = line.clone().into_bytes();
+    let start = bytes.as_ptr();
+    let owned = codec::decode_owned_line(bytes, &limits()).unwrap();
+    assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"));
+    let Decoded::Single(Message::Response(response)) = owned else { panic!("a response") };
+    // Moved to the front of the line's buffer, which then shrinks where it is.
+    assert_eq!(response.into_result().unwrap().get().as_ptr(), start, "the payload was copied");
+}
+
+/// A `tools/call` result line's payload, owned.
+fn result(json: &str) -> Box<RawValue> {
+    RawValue::from_string(json.to_owned()).unwrap()
+}
+
+#[test]
+fn a_large_text_result_becomes_its_text_without_a_second_copy() {
+    let (literal, text) = text_literal(4 * MIB);
+    let json = format!(
+        r#"{{"isError":false,"content":[{{"type":"text","text":"small"}},{{"text":{literal},"type":"text","annotations":{{"priority":1}}}},{{"type":"image","data":"AAAA","mimeType":"image/png"}}],"_meta":{{"k":1}}}}"#
+    );
+    let expected = CallTool::decode_result(&result(&json)).unwrap();
+    let raw = result(&json);
+    let start = raw.get().as_ptr();
+    let decoded = CallTool::decode_owned(raw).unwrap();
+    assert_eq!(format!("{decoded:?}"), format!("{expected:?}"));
+    let Outcome::Complete(call) = decoded else { panic!("a complete result") };
+    let ContentBlock::Text(block) = &call.content[1] else { panic!("a text block") };
+    assert_eq!(block.text, text);
+    assert_eq!(block.text.as_ptr(), start, "the text was copied out of the result");
+    assert_eq!(call.content.len(), 3);
+}
+
+#[test]
+fn results_the_shortcut_does_not_fit_decode_the_usual_way() {
+    let (literal, _) = text_literal(2 * MIB);
+    let small = "z".repeat(MIB + 10);
+    let cases = [
+        // Under a mebibyte: the usual way.
+        r#"{"content":[{"type":"text","text":"hi"}]}"#.to_owned(),
+        // The bulk is structured content, not a text.
+        format!(r#"{{"content":[{{"type":"text","text":"hi"}}],"structuredContent":{{"t":"{small}"}}}}"#),
+        // A large string in a block that is not text.
+        format!(r#"{{"content":[{{"type":"image","data":{literal},"mimeType":"image/png"}}]}}"#),
+        // Text in a block whose `type` is written with an escape, which the scan does not read.
+        format!(r#"{{"content":[{{"type":"te\u0078t","text":{literal}}}]}}"#),
+        // A task result, whose content is no tool output.
+        format!(
+            r#"{{"task":{{"taskId":"t","status":"working","createdAt":"2025-01-01T00:00:00Z"}},"content":[{{"type":"text","text":{literal}}}]}}"#
+        ),
+    ];
+    for json in &cases {
+        let expected = CallTool::decode_result(&result(json));
+        let decoded = CallTool::decode_owned(result(json));
+        assert_eq!(
+            format!("{:?}", decoded.map_err(|e| e.to_string())),
+            format!("{:?}", expected.map_err(|e| e.to_string())),
+            "{}",
+            &json[..80]
+        );
+    }
+}
+
+#[test]
+fn a_lone_surrogate_in_a_large_text_is_an_error_naming_the_block() {
+    // JSON text that a parser skips over, but that does not decode to a string.
+    let (literal, _) = text_literal(2 * MIB);
+    let bad = literal.replacen("\\t", "\\ud83d", 1);
+    let json = format!(r#"{{"content":[{{"type":"text","text":{bad}}}]}}"#);
+    assert!(CallTool::decode_result(&result(&json)).is_err(), "the usual decoding refuses it too");
+    let err = CallTool::decode_owned(result(&json)).unwrap_err().to_string();
+    assert!(err.starts_with("content block 0: a lone leading surrogate at byte "), "{err}");
+}
