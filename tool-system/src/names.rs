@@ -35,6 +35,10 @@ pub fn is_valid_name(name: &str, max_len: usize) -> bool {
 
 /// `name` with every character outside `[a-zA-Z0-9_-]` replaced by `_` (one `_` per character).
 pub fn sanitize(name: &str) -> String {
+    // Most names are valid already: copied whole, not rebuilt a character at a time.
+    if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        return name.to_owned();
+    }
     name.chars().map(|c| if is_name_char(c) { c } else { '_' }).collect()
 }
 
@@ -92,8 +96,7 @@ impl NameAllocator {
         if self.letter_first && base.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
             base.insert(0, '_');
         }
-        if base.len() <= self.max_len && !self.taken.contains(&base) {
-            self.taken.insert(base.clone());
+        if base.len() <= self.max_len && self.taken.insert(base.clone()) {
             return base;
         }
         let head = &base[..base.len().min(self.max_len - SUFFIX_LEN)];

@@ -207,7 +207,14 @@ impl ToolSpec {
     /// `name`, or `name` alone without a namespace.
     pub fn qualified_name(&self, separator: &str) -> String {
         match &self.namespace {
-            Some(namespace) => format!("{namespace}{separator}{}", self.name),
+            Some(namespace) => {
+                // Sized and filled at once: a registry qualifies every tool it lists.
+                let mut qualified = String::with_capacity(namespace.len() + separator.len() + self.name.len());
+                qualified.push_str(namespace);
+                qualified.push_str(separator);
+                qualified.push_str(&self.name);
+                qualified
+            }
             None => self.name.clone(),
         }
     }

@@ -27,7 +27,7 @@ mod status;
 mod tasks;
 pub mod template;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -212,7 +212,7 @@ pub(crate) struct ManagerShared {
     status_events: broadcast::Sender<StatusChange>,
     /// The server each tool name was last routed to, so that a call for a tool whose server
     /// went away says so rather than "unknown tool" (bounded by [`MAX_FORMER_OWNERS`]).
-    former_owners: Mutex<HashMap<String, Arc<str>>>,
+    former_owners: Mutex<foldhash::HashMap<String, Arc<str>>>,
     pub(crate) hooks: Hooks,
     closed: std::sync::atomic::AtomicBool,
     /// Held while the routing table is rebuilt.
@@ -440,7 +440,7 @@ impl McpManager {
                 routing: RwLock::new(Arc::new(Routing::default())),
                 changes: watch::Sender::new(0),
                 status_events: broadcast::Sender::new(STATUS_CHANNEL_CAPACITY),
-                former_owners: Mutex::new(HashMap::new()),
+                former_owners: Mutex::new(foldhash::HashMap::default()),
                 hooks,
                 closed: std::sync::atomic::AtomicBool::new(false),
                 rebuild: std::sync::Mutex::new(()),

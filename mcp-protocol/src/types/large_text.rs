@@ -8,38 +8,34 @@
 
 use serde_json::value::RawValue;
 
-use super::content::ContentBlock;
-use super::mrtr::Outcome;
-use super::tools::CallToolOutcome;
 use crate::scan::{array_elements, member_span, unescape_in_place};
 
 /// Results shorter than this decode the usual way.
 const LARGE: usize = 1024 * 1024;
 
-/// Decode a `tools/call` result; one whose text block holds most of it keeps the text in the
-/// result's own buffer. Anything unexpected (the scan and the decoder disagree) falls back to
-/// the usual decoding, whose errors are the ones reported.
-pub(crate) fn decode_call_outcome(raw: Box<RawValue>) -> Result<CallToolOutcome, serde_json::Error> {
+/// Decode a result with `decode`; one whose `content` has a text block holding most of it
+/// keeps that text in the result's own buffer: `text_of` finds the decoded block's text by the
+/// block's index (`None` when the decoded result has no such text block). Anything unexpected
+/// (the scan and the decoder disagree) falls back to decoding the whole result with `decode`,
+/// whose errors are the ones reported.
+pub(crate) fn decode_keeping_large_text<T>(
+    raw: Box<RawValue>,
+    decode: impl Fn(&RawValue) -> Result<T, serde_json::Error>,
+    text_of: impl FnOnce(&mut T, usize) -> Option<&mut String>,
+) -> Result<T, serde_json::Error> {
     let json = raw.get();
     let Some((index, start, end)) =
         largest_text(json).filter(|&(_, s, e)| json.len() >= LARGE && e - s > json.len() / 2)
     else {
-        return Outcome::decode(&raw);
+        return decode(&raw);
     };
     // Everything but the text, with an empty string in its place.
     let mut rest = String::with_capacity(json.len() - (end - start) + 2);
     rest.push_str(&json[..start]);
     rest.push_str("\"\"");
     rest.push_str(&json[end..]);
-    let mut outcome: CallToolOutcome = match serde_json::from_str::<&RawValue>(&rest).and_then(Outcome::decode) {
-        Ok(outcome) => outcome,
-        Err(_) => return Outcome::decode(&raw),
-    };
-    let Outcome::Complete(result) = &mut outcome else { return Outcome::decode(&raw) };
-    let Some(ContentBlock::Text(block)) = result.content.get_mut(index) else { return Outcome::decode(&raw) };
-    if !block.text.is_empty() {
-        return Outcome::decode(&raw);
-    }
+    let Ok(mut decoded) = serde_json::from_str::<&RawValue>(&rest).and_then(&decode) else { return decode(&raw) };
+    let Some(text) = text_of(&mut decoded, index).filter(|text| text.is_empty()) else { return decode(&raw) };
     let mut bytes = String::from(Box::<str>::from(raw)).into_bytes();
     let len = unescape_in_place(&mut bytes, start + 1, end - 1)
         .map_err(|why| serde::de::Error::custom(format!("content block {index}: {why}")))?;
@@ -47,8 +43,8 @@ pub(crate) fn decode_call_outcome(raw: Box<RawValue>) -> Result<CallToolOutcome,
     // text and its escapes, a small part of it.
     bytes.truncate(len);
     // The string was part of UTF-8 text, and decoded escapes are whole characters.
-    block.text = String::from_utf8(bytes).map_err(serde::de::Error::custom)?;
-    Ok(outcome)
+    *text = String::from_utf8(bytes).map_err(serde::de::Error::custom)?;
+    Ok(decoded)
 }
 
 /// The largest `text` string of a `"type":"text"` block of the result's `content`: the block's

@@ -303,8 +303,17 @@ impl crate::method::RequestMethod for CallTool {
     fn decode_result(raw: &serde_json::value::RawValue) -> Result<Self::Result, serde_json::Error> {
         Outcome::decode(raw)
     }
+    /// A result that is one large text keeps the text where it arrived.
     fn decode_owned(raw: Box<serde_json::value::RawValue>) -> Result<Self::Result, serde_json::Error> {
-        super::large_text::decode_call_outcome(raw)
+        super::large_text::decode_keeping_large_text(raw, Outcome::decode, |outcome: &mut CallToolOutcome, index| {
+            match outcome {
+                Outcome::Complete(result) => match result.content.get_mut(index) {
+                    Some(super::content::ContentBlock::Text(block)) => Some(&mut block.text),
+                    _ => None,
+                },
+                _ => None,
+            }
+        })
     }
 }
 
