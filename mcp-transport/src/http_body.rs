@@ -129,17 +129,43 @@ pub(crate) fn is_event_stream(response: &reqwest::Response) -> bool {
     content_type(response) == "text/event-stream"
 }
 
+/// A body or event data at least this long is decoded from the buffer it was read into
+/// ([`decode_owned`]).
+pub(crate) const OWN_BODY: usize = 1024 * 1024;
+
 /// Decode a JSON body or an SSE event's data into messages, under `limit` bytes.
 pub(crate) fn decode(bytes: &[u8], limit: usize) -> Result<Vec<Result<Message, DecodeError>>, DecodeError> {
     let limits = DecodeLimits { max_line_bytes: limit, ..DecodeLimits::default() };
     codec::decode_line(bytes, &limits).map(|d| d.into_messages())
 }
 
+/// [`decode`] for a body the caller gives up: one of [`OWN_BODY`] or more becomes the buffer of
+/// its message's payload instead of being copied into one ([`codec::decode_owned_line`]).
+pub(crate) fn decode_owned(bytes: Vec<u8>, limit: usize) -> Result<Vec<Result<Message, DecodeError>>, DecodeError> {
+    if bytes.len() < OWN_BODY {
+        return decode(&bytes, limit);
+    }
+    let limits = DecodeLimits { max_line_bytes: limit, ..DecodeLimits::default() };
+    codec::decode_owned_line(bytes, &limits).map(|d| d.into_messages())
+}
+
+/// The start of a body, enough for its [`excerpt`]: what an error quotes once the body itself
+/// has been given up.
+pub(crate) fn excerpt_head(body: &[u8]) -> Vec<u8> {
+    body[..body.len().min(EXCERPT_BYTES + 1)].to_vec()
+}
+
 /// Decode an SSE event's data, dropping (with a log line) what is not JSON-RPC: priming
-/// placeholders such as `{}`, and invalid messages.
-pub(crate) fn decode_event_data(server: &str, data: &str, limit: usize) -> Vec<Message> {
+/// placeholders such as `{}`, and invalid messages. Large data is decoded where it lies.
+pub(crate) fn decode_event_data(server: &str, data: String, limit: usize) -> Vec<Message> {
     let quote = |s: &str| s.chars().take(200).collect::<String>();
-    match decode(data.as_bytes(), limit) {
+    let (decoded, data) = if data.len() >= OWN_BODY {
+        let head = quote(&data);
+        (decode_owned(data.into_bytes(), limit), head)
+    } else {
+        (decode(data.as_bytes(), limit), data)
+    };
+    match decoded {
         Ok(items) => items
             .into_iter()
             .filter_map(|item| match item {
@@ -151,11 +177,11 @@ pub(crate) fn decode_event_data(server: &str, data: &str, limit: usize) -> Vec<M
             })
             .collect(),
         Err(e) if e.is_noise() => {
-            tracing::debug!(server, data = %quote(data), "skipped SSE event data that is not JSON-RPC");
+            tracing::debug!(server, data = %quote(&data), "skipped SSE event data that is not JSON-RPC");
             Vec::new()
         }
         Err(e) => {
-            tracing::warn!(server, error = %e, data = %quote(data), "dropped an invalid JSON-RPC message from an SSE event");
+            tracing::warn!(server, error = %e, data = %quote(&data), "dropped an invalid JSON-RPC message from an SSE event");
             Vec::new()
         }
     }
@@ -279,9 +305,31 @@ mod tests {
 
     #[test]
     fn event_data_that_is_not_json_rpc_is_skipped() {
-        assert!(decode_event_data("s", "{}", 1024).is_empty());
-        assert!(decode_event_data("s", "hello", 1024).is_empty());
+        assert!(decode_event_data("s", "{}".into(), 1024).is_empty());
+        assert!(decode_event_data("s", "hello".into(), 1024).is_empty());
         let batch = r#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":1,"result":{}}]"#;
-        assert_eq!(decode_event_data("s", batch, 1024).len(), 2);
+        assert_eq!(decode_event_data("s", batch.into(), 1024).len(), 2);
+        // Large data too.
+        let big = format!("[{}{}]", "{}, ".repeat(OWN_BODY / 4), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert_eq!(decode_event_data("s", big, 64 * OWN_BODY).len(), 1);
+        assert!(decode_event_data("s", format!("x{}", "y".repeat(OWN_BODY)), 64 * OWN_BODY).is_empty());
+    }
+
+    #[test]
+    fn a_large_body_becomes_its_payload_where_it_lies() {
+        let text = "z".repeat(2 * OWN_BODY);
+        let body = format!(r#"{{"jsonrpc":"2.0","id":4,"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#);
+        let borrowed = decode(body.as_bytes(), 4 * OWN_BODY).unwrap();
+        let bytes = body.clone().into_bytes();
+        let start = bytes.as_ptr();
+        let mut owned = decode_owned(bytes, 4 * OWN_BODY).unwrap();
+        assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"));
+        let Some(Ok(Message::Response(response))) = owned.pop() else { panic!("a response") };
+        assert_eq!(response.into_result().unwrap().get().as_ptr(), start, "the payload was copied");
+        // Over the limit, a large body is refused as a borrowed one is.
+        let err = decode_owned(body.clone().into_bytes(), OWN_BODY).unwrap_err();
+        assert_eq!(err, decode(body.as_bytes(), OWN_BODY).unwrap_err());
+        assert_eq!(excerpt(&excerpt_head(body.as_bytes())), excerpt(body.as_bytes()));
+        assert_eq!(excerpt(&excerpt_head(b" {} ")), excerpt(b" {} "));
     }
 }

@@ -170,12 +170,14 @@ async fn deliver_reply(inner: &Arc<Inner>, mut response: reqwest::Response, requ
         return;
     }
     let content_type = body::content_type(&response);
-    let items = match body::decode(&bytes, inner.max_body) {
+    // A large body becomes its message's payload; errors quote its head.
+    let head = body::excerpt_head(&bytes);
+    let items = match body::decode_owned(bytes, inner.max_body) {
         Ok(items) if content_type.is_empty() || content_type.ends_with("json") => items,
         Ok(_) | Err(_) => {
             let error = format!(
                 "{context}: the reply (HTTP {status}, content type {content_type:?}) is not JSON-RPC: {}",
-                body::excerpt(&bytes)
+                body::excerpt(&head)
             );
             return match request {
                 Some(id) => inner.fail(id, TransportError::Other(error)).await,
@@ -197,7 +199,7 @@ async fn deliver_reply(inner: &Arc<Inner>, mut response: reqwest::Response, requ
     if let Some(id) = request
         && !answered
     {
-        let error = format!("{context}: the reply held no response to the request: {}", body::excerpt(&bytes));
+        let error = format!("{context}: the reply held no response to the request: {}", body::excerpt(&head));
         inner.fail(id, TransportError::Other(error)).await;
     }
 }

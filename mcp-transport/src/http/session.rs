@@ -139,7 +139,7 @@ async fn read_answer(
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| e.into_transport("reading the initialize reply"))?;
             if let Some(data) = event.data.filter(|d| !d.trim().is_empty()) {
-                take(inner, &mut found, id, body::decode_event_data(&inner.name, &data, limit));
+                take(inner, &mut found, id, body::decode_event_data(&inner.name, data, limit));
             }
             if found.is_some() {
                 break;

@@ -133,7 +133,7 @@ async fn pump(
         // An event without data is a priming event: it only carries an id to resume from.
         let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else { continue };
         let mut answered = false;
-        for message in body::decode_event_data(&inner.name, &data, inner.max_body) {
+        for message in body::decode_event_data(&inner.name, data, inner.max_body) {
             answered |= matches!((&message, awaited), (Message::Response(r), Some(id)) if r.id.as_ref() == Some(id));
             *progressed = true;
             inner.deliver(message).await;

@@ -258,7 +258,7 @@ impl Reader {
                 },
                 None | Some("message") => {
                     let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else { continue };
-                    for message in body::decode_event_data(&self.name, &data, self.max_body) {
+                    for message in body::decode_event_data(&self.name, data, self.max_body) {
                         self.queue.push(TransportEvent::Message(message)).await;
                     }
                 }
