@@ -60,11 +60,18 @@ pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, Decode
     }
 }
 
-/// [`decode_line`] for a line the caller hands over: a message whose payload (`params` or
-/// `result`) is most of the line gets the line's own buffer as its payload, moved to its front
-/// instead of copied, so that a large message is held once, not twice. Other lines decode as
-/// [`decode_line`] does them.
+/// The shortest line [`decode_owned_line`] decodes in place. Below it a copy costs less than
+/// the second check of the payload that keeping the line's buffer takes.
+pub const LARGE_LINE: usize = 1024 * 1024;
+
+/// [`decode_line`] for a line the caller hands over: in a line of [`LARGE_LINE`] or more, a
+/// payload (`params` or `result`) that is most of the line gets the line's own buffer, moved to
+/// its front instead of copied, so that a large message is held once, not twice. Other lines
+/// decode as [`decode_line`] does them.
 pub fn decode_owned_line(mut line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
+    if line.len() < LARGE_LINE {
+        return decode_line(&line, limits);
+    }
     let base = line.as_ptr() as usize;
     let mut moved = None;
     let mut message = {
@@ -217,15 +224,10 @@ fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
     while i < bytes.len() {
         match bytes[i] {
             b'"' => {
-                // Skip the string, honouring backslash escapes.
-                i += 1;
-                loop {
-                    i = find_quote_or_backslash(bytes, i);
-                    match bytes.get(i) {
-                        Some(b'\\') => i += 2,
-                        _ => break,
-                    }
-                }
+                // Skip the string, honouring backslash escapes (an unterminated one ends the
+                // text).
+                i = crate::scan::string_end(bytes, i).unwrap_or(bytes.len());
+                continue;
             }
             b'[' | b'{' => {
                 depth += 1;
@@ -239,16 +241,6 @@ fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
         i += 1;
     }
     Ok(())
-}
-
-/// The index of the first `"` or `\` at or after `i`; `bytes.len()` or more if there is none.
-/// `memchr2` scans with the widest vector instructions the machine has, so the strings that make
-/// up most of a large result cost little more than reading them.
-fn find_quote_or_backslash(bytes: &[u8], i: usize) -> usize {
-    match bytes.get(i..) {
-        Some(rest) => memchr::memchr2(b'"', b'\\', rest).map_or(bytes.len(), |at| i + at),
-        None => i,
-    }
 }
 
 #[cfg(test)]

@@ -185,7 +185,7 @@ fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
 
 /// The index just past the string that opens at `bytes[open]` (a `"`), honouring backslash
 /// escapes; `None` if it does not close.
-fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
+pub(crate) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
     let mut i = open + 1;
     loop {
         let at = i + memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?;

@@ -129,22 +129,15 @@ pub(crate) fn is_event_stream(response: &reqwest::Response) -> bool {
     content_type(response) == "text/event-stream"
 }
 
-/// A body or event data at least this long is decoded from the buffer it was read into
-/// ([`decode_owned`]).
-pub(crate) const OWN_BODY: usize = 1024 * 1024;
-
 /// Decode a JSON body or an SSE event's data into messages, under `limit` bytes.
 pub(crate) fn decode(bytes: &[u8], limit: usize) -> Result<Vec<Result<Message, DecodeError>>, DecodeError> {
     let limits = DecodeLimits { max_line_bytes: limit, ..DecodeLimits::default() };
     codec::decode_line(bytes, &limits).map(|d| d.into_messages())
 }
 
-/// [`decode`] for a body the caller gives up: one of [`OWN_BODY`] or more becomes the buffer of
-/// its message's payload instead of being copied into one ([`codec::decode_owned_line`]).
+/// [`decode`] for a body the caller gives up: a large one becomes the buffer of its message's
+/// payload instead of being copied into one ([`codec::decode_owned_line`]).
 pub(crate) fn decode_owned(bytes: Vec<u8>, limit: usize) -> Result<Vec<Result<Message, DecodeError>>, DecodeError> {
-    if bytes.len() < OWN_BODY {
-        return decode(&bytes, limit);
-    }
     let limits = DecodeLimits { max_line_bytes: limit, ..DecodeLimits::default() };
     codec::decode_owned_line(bytes, &limits).map(|d| d.into_messages())
 }
@@ -159,7 +152,7 @@ pub(crate) fn excerpt_head(body: &[u8]) -> Vec<u8> {
 /// placeholders such as `{}`, and invalid messages. Large data is decoded where it lies.
 pub(crate) fn decode_event_data(server: &str, data: String, limit: usize) -> Vec<Message> {
     let quote = |s: &str| s.chars().take(200).collect::<String>();
-    let (decoded, data) = if data.len() >= OWN_BODY {
+    let (decoded, data) = if data.len() >= codec::LARGE_LINE {
         let head = quote(&data);
         (decode_owned(data.into_bytes(), limit), head)
     } else {
@@ -310,25 +303,27 @@ mod tests {
         let batch = r#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":1,"result":{}}]"#;
         assert_eq!(decode_event_data("s", batch.into(), 1024).len(), 2);
         // Large data too.
-        let big = format!("[{}{}]", "{}, ".repeat(OWN_BODY / 4), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
-        assert_eq!(decode_event_data("s", big, 64 * OWN_BODY).len(), 1);
-        assert!(decode_event_data("s", format!("x{}", "y".repeat(OWN_BODY)), 64 * OWN_BODY).is_empty());
+        let big = format!("[{}{}]", "{}, ".repeat(codec::LARGE_LINE / 4), r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert_eq!(decode_event_data("s", big, 64 * codec::LARGE_LINE).len(), 1);
+        assert!(
+            decode_event_data("s", format!("x{}", "y".repeat(codec::LARGE_LINE)), 64 * codec::LARGE_LINE).is_empty()
+        );
     }
 
     #[test]
     fn a_large_body_becomes_its_payload_where_it_lies() {
-        let text = "z".repeat(2 * OWN_BODY);
+        let text = "z".repeat(2 * codec::LARGE_LINE);
         let body = format!(r#"{{"jsonrpc":"2.0","id":4,"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#);
-        let borrowed = decode(body.as_bytes(), 4 * OWN_BODY).unwrap();
+        let borrowed = decode(body.as_bytes(), 4 * codec::LARGE_LINE).unwrap();
         let bytes = body.clone().into_bytes();
         let start = bytes.as_ptr();
-        let mut owned = decode_owned(bytes, 4 * OWN_BODY).unwrap();
+        let mut owned = decode_owned(bytes, 4 * codec::LARGE_LINE).unwrap();
         assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"));
         let Some(Ok(Message::Response(response))) = owned.pop() else { panic!("a response") };
         assert_eq!(response.into_result().unwrap().get().as_ptr(), start, "the payload was copied");
         // Over the limit, a large body is refused as a borrowed one is.
-        let err = decode_owned(body.clone().into_bytes(), OWN_BODY).unwrap_err();
-        assert_eq!(err, decode(body.as_bytes(), OWN_BODY).unwrap_err());
+        let err = decode_owned(body.clone().into_bytes(), codec::LARGE_LINE).unwrap_err();
+        assert_eq!(err, decode(body.as_bytes(), codec::LARGE_LINE).unwrap_err());
         assert_eq!(excerpt(&excerpt_head(body.as_bytes())), excerpt(body.as_bytes()));
         assert_eq!(excerpt(&excerpt_head(b" {} ")), excerpt(b" {} "));
     }

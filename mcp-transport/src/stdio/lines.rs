@@ -24,8 +24,8 @@ const FIRST_READ: usize = 4 * 1024;
 const KEEP_CAPACITY: usize = 1024 * 1024;
 
 /// A line at least this long that starts the buffer is handed over with the buffer
-/// ([`Line::Owned`]) rather than lent.
-pub(crate) const OWN_LINE: usize = KEEP_CAPACITY;
+/// ([`Line::Owned`]) rather than lent: the length from which its decoder keeps it.
+pub(crate) const OWN_LINE: usize = mcp_protocol::codec::LARGE_LINE;
 
 /// One line read from the stream.
 #[derive(Debug, PartialEq)]
