@@ -46,10 +46,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         // Redaction: the host, its history and the observers see the redacted result.
         .after_call("redact", |_call: ToolCall, mut result: ToolExecutionResult| async move {
-            result.content = result.content.as_deref().map(redact_addresses);
+            result.content = result.content.as_deref().map(|c| redact_addresses(c).into());
             for item in &mut result.items {
                 if let tool_system::ContentItem::Text(text) = item {
-                    text.text = redact_addresses(&text.text);
+                    text.text = redact_addresses(&text.text).into();
                 }
             }
             result

@@ -161,7 +161,7 @@ async fn a_rewritten_result_is_what_the_host_and_the_observers_get() {
         let builder =
             McpManager::builder().after_call("redact", |_call: ToolCall, mut result: ToolExecutionResult| async move {
                 if let Some(content) = &mut result.content {
-                    *content = content.replace("4111 1111 1111 1111", "**** **** **** 1111");
+                    *content = content.replace("4111 1111 1111 1111", "**** **** **** 1111").into();
                 }
                 result.items.clear();
                 result

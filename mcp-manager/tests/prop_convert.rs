@@ -155,7 +155,12 @@ fn check(result: CallToolResult, output_check: Option<&SchemaCheck>) -> Result<T
     for (block, item) in blocks.iter().zip(&out.items) {
         prop_assert!(same_kind(block, item), "{:?} became {:?}", block, item);
     }
-    prop_assert_eq!(out.content.clone(), if texts.is_empty() { None } else { Some(texts.join("\n")) });
+    prop_assert_eq!(out.content.clone().map(String::from), if texts.is_empty() { None } else { Some(texts.join("\n")) });
+    let text_items: Vec<_> =
+        out.items.iter().filter_map(|i| if let ContentItem::Text(t) = i { Some(&t.text) } else { None }).collect();
+    if let ([only], Some(content)) = (text_items.as_slice(), &out.content) {
+        prop_assert!(content.shares_buffer_with(only), "one text item: the content is its buffer, not a copy");
+    }
     prop_assert_eq!(&out.structured_content, &structured);
     prop_assert_eq!(out.success, out.error_message.is_none());
     if is_error {

@@ -208,7 +208,7 @@ enum Outcome {
 fn classify(call: &Call, result: ToolExecutionResult) -> Outcome {
     if result.success {
         let content = result.content.unwrap_or_default();
-        return if call.act.succeeds() && content == call.token { Outcome::Ok } else { Outcome::Wrong(content) };
+        return if call.act.succeeds() && content == call.token { Outcome::Ok } else { Outcome::Wrong(content.into_string()) };
     }
     let message = result.error_message.unwrap_or_default();
     if message.contains("timed out") { Outcome::Timeout } else { Outcome::Error(message) }
@@ -387,7 +387,7 @@ async fn recovered(manager: &McpManager, registry: &Arc<ToolRegistry>, server: u
         let pid_state = status.as_ref().and_then(|s| s.pid).map(|p| (p, process_state(p)));
         return Err(format!(
             "{name}: no clean call after the soak succeeded within {RECOVERY_LIMIT:?} ({attempts} tries), the last: {:?} (status {:?}, pid (and its state) {pid_state:?})",
-            result.error_message.or(result.content),
+            result.error_message.or(result.content.map(String::from)),
             status.map(|s| s.state)
         ));
     }

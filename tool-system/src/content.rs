@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::SharedText;
+
 /// One piece of a tool's output.
 ///
 /// The variants carry what protocol content blocks carry (base64 data stays base64), plus the
@@ -34,8 +36,8 @@ pub enum ContentItem {
 /// A text block.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TextContent {
-    /// The text.
-    pub text: String,
+    /// The text (shared with the result's `content` when that is this text).
+    pub text: SharedText,
     /// The block's annotations (audience, priority, ...), as they came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
@@ -159,7 +161,7 @@ impl ContentItem {
     pub const MAX_SUMMARY_TEXT: usize = 64 * 1024;
 
     /// A text item.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<SharedText>) -> Self {
         Self::Text(TextContent { text: text.into(), ..TextContent::default() })
     }
 
@@ -250,7 +252,7 @@ impl ContentItem {
     /// - a block of an unknown type: `[unknown content: TYPE]`.
     pub fn summary(&self) -> String {
         match self {
-            Self::Text(text) => text.text.clone(),
+            Self::Text(text) => text.text.to_string(),
             Self::Image(media) => format!("[image: {}, {}]", or_unknown(&media.mime_type), base64_size(&media.data)),
             Self::Audio(media) => format!("[audio: {}, {}]", or_unknown(&media.mime_type), base64_size(&media.data)),
             Self::ResourceLink(link) => {

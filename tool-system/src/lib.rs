@@ -10,7 +10,8 @@
 //! - [`ToolInvocation`] and [`ToolExecutionContext`]: one call, and the host context (session,
 //!   chat stream, user, platform, anchor message) carried through to the provider.
 //! - [`ToolExecutionResult`] with its [`ContentItem`]s and
-//!   [`history_text`](ToolExecutionResult::history_text).
+//!   [`history_text`](ToolExecutionResult::history_text); their text is [`SharedText`], so the
+//!   result's `content` and its text item hold one buffer.
 //! - [`ToolProvider`]: an object-safe trait for a source of tools; [`ToolError`] for listing
 //!   failures.
 //! - [`ToolRegistry`]: many providers behind one list with names valid for LLM APIs
@@ -76,6 +77,7 @@ mod provider;
 mod registry;
 mod result;
 mod spec;
+mod text;
 
 use serde::{Deserialize, Serialize};
 
@@ -97,6 +99,7 @@ pub use registry::search::{
 pub use registry::{AppOrigin, RegistryChanges, RegistryOptions, ToolRegistry};
 pub use result::{GENERIC_FAILURE, ToolExecutionResult};
 pub use spec::{ToolAnnotation, ToolCallers, ToolIcon, ToolSpec, empty_object_schema};
+pub use text::SharedText;
 
 /// Whether a tool is offered to the LLM directly or only through tool search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

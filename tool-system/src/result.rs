@@ -6,8 +6,8 @@ use std::fmt::Display;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::ContentItem;
 use crate::content::bounded;
+use crate::{ContentItem, SharedText};
 
 /// The error message of a failed result whose cause gave none.
 pub const GENERIC_FAILURE: &str = "tool execution failed without an error message";
@@ -21,9 +21,11 @@ pub const GENERIC_FAILURE: &str = "tool execution failed without an error messag
 pub struct ToolExecutionResult {
     /// Whether the tool succeeded.
     pub success: bool,
-    /// The main text output, if the tool gave one.
+    /// The main text output, if the tool gave one. For an MCP tool, the text of its text items
+    /// joined with line breaks; when there is one, this holds the item's own buffer (see
+    /// [`SharedText`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<String>,
+    pub content: Option<SharedText>,
     /// The output as content items (text, images, resources, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<ContentItem>,
@@ -57,7 +59,7 @@ impl ToolExecutionResult {
     }
 
     /// A success whose content is `text`.
-    pub fn ok_text(text: impl Into<String>) -> Self {
+    pub fn ok_text(text: impl Into<SharedText>) -> Self {
         Self { content: Some(text.into()), ..Self::ok() }
     }
 
@@ -118,7 +120,7 @@ impl ToolExecutionResult {
     }
 
     /// Sets the content text.
-    pub fn with_content(mut self, text: impl Into<String>) -> Self {
+    pub fn with_content(mut self, text: impl Into<SharedText>) -> Self {
         self.content = Some(text.into());
         self
     }

@@ -18,7 +18,7 @@ fn text_resource(uri: &str, text: &str) -> ContentItem {
 /// What the MCP adapter makes of a result: the items, and `content` the join of the text items.
 fn mcp_like(items: Vec<ContentItem>) -> ToolExecutionResult {
     let texts: Vec<&str> = items.iter().filter_map(ContentItem::as_text).collect();
-    let content = (!texts.is_empty()).then(|| texts.join("\n"));
+    let content = (!texts.is_empty()).then(|| texts.join("\n").into());
     ToolExecutionResult { content, ..ToolExecutionResult::ok_items(items) }
 }
 

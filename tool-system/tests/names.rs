@@ -102,7 +102,8 @@ proptest! {
             prop_assert_eq!(&found.spec.name, name);
 
             let result = block_on(registry.invoke(ToolInvocation::new(tool.llm_name.clone(), Default::default()), ctx.clone()));
-            prop_assert_eq!(result.content, Some(format!("{provider}:{name}")));
+            let expected = format!("{provider}:{name}");
+            prop_assert_eq!(result.content.as_deref(), Some(expected.as_str()));
         }
 
         let definitions = block_on(registry.llm_definitions(&ctx));
@@ -148,6 +149,6 @@ fn a_sanitising_collision_gets_a_suffix_and_both_stay_reachable() {
         let result = block_on(
             registry.invoke(ToolInvocation::new(tool.llm_name.clone(), Default::default()), Default::default()),
         );
-        assert_eq!(result.content, Some(format!("p:{}", tool.spec.name)));
+        assert_eq!(result.content.as_deref(), Some(format!("p:{}", tool.spec.name).as_str()));
     }
 }

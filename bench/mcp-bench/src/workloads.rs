@@ -84,17 +84,21 @@ impl Caller for HostCaller {
     }
 }
 
-/// The text of a host result: its `content`, else its one text item.
+/// The text of a host result: its `content`, else its one text item. The items are let go
+/// before the content is taken, so when `content` holds the item's own buffer (one text item, as
+/// the MCP adapter makes it) it is taken without a copy, as a host that keeps the text would.
 pub fn result_text(tool: &str, result: ToolExecutionResult) -> Result<String, Failure> {
-    if !result.success {
-        return Err(format!("{tool} failed: {}", result.error_message.unwrap_or_default()));
+    let ToolExecutionResult { success, content, items, error_message, .. } = result;
+    if !success {
+        return Err(format!("{tool} failed: {}", error_message.unwrap_or_default()));
     }
-    if let Some(text) = result.content {
-        return Ok(text);
+    if let Some(text) = content {
+        drop(items);
+        return Ok(text.into_string());
     }
-    match result.items.first().and_then(|item| item.as_text()) {
+    match items.first().and_then(|item| item.as_text()) {
         Some(text) => Ok(text.to_owned()),
-        None => Err(format!("{tool}: no text in {:?}", result.items)),
+        None => Err(format!("{tool}: no text in {items:?}")),
     }
 }
 

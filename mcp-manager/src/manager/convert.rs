@@ -19,7 +19,8 @@ use mcp_protocol::types::tools::{CallToolResult, SharedSchema, Tool, ToolAnnotat
 use mcp_protocol::types::ui::UiToolMeta;
 use serde_json::{Map, Value};
 use tool_system::{
-    SchemaSource, ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon, ToolParameters, ToolSpec, ToolVisibility,
+    ContentItem, SchemaSource, SharedText, ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon, ToolParameters,
+    ToolSpec, ToolVisibility,
 };
 
 pub use guard::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANSION, MAX_SCHEMA_TEXT, MAX_SCHEMA_VALUES, screen_schema};
@@ -187,8 +188,8 @@ pub fn tool_result(
 ) -> ToolExecutionResult {
     let CallToolResult { content, structured_content, is_error, result_type: _, meta, extra } = result;
     let items: Vec<_> = content.into_iter().map(content::content_item).collect();
-    let texts = || items.iter().filter_map(tool_system::ContentItem::as_text);
-    let text = join_lines(texts());
+    let texts = || items.iter().filter_map(ContentItem::as_text);
+    let text = join_lines(&items);
 
     let failure = if is_error == Some(true) {
         let said: Vec<&str> = texts().filter(|t| !t.trim().is_empty()).collect();
@@ -231,16 +232,26 @@ pub fn tool_result(
     out
 }
 
-/// The texts joined by line breaks, in one allocation; `None` when there is none.
-fn join_lines<'a>(mut texts: impl Iterator<Item = &'a str> + Clone) -> Option<String> {
-    let len = texts.clone().map(|t| t.len() + 1).sum::<usize>().checked_sub(1)?;
+/// The text items' text joined by line breaks: `None` when there is none, the item's own buffer
+/// when there is one (the result holds the text once), else one allocation.
+fn join_lines(items: &[ContentItem]) -> Option<SharedText> {
+    let mut texts = items.iter().filter_map(|item| match item {
+        ContentItem::Text(text) => Some(&text.text),
+        _ => None,
+    });
+    let first = texts.next()?;
+    let Some(second) = texts.next() else {
+        return Some(first.clone());
+    };
+    let rest = texts;
+    let len = first.len() + 1 + second.len() + rest.clone().map(|t| t.len() + 1).sum::<usize>();
     let mut joined = String::with_capacity(len);
-    joined.push_str(texts.next()?);
-    for text in texts {
+    joined.push_str(first);
+    for text in std::iter::once(second).chain(rest) {
         joined.push('\n');
         joined.push_str(text);
     }
-    Some(joined)
+    Some(joined.into())
 }
 
 fn result_metadata(meta: Option<JsonObject>, extra: JsonObject, cx: &ResultContext<'_>) -> Map<String, Value> {

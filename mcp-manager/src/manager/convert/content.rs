@@ -15,7 +15,7 @@ use tool_system::{
 pub(super) fn content_item(block: ContentBlock) -> ContentItem {
     match block {
         ContentBlock::Text(text) => ContentItem::Text(TextContent {
-            text: text.text,
+            text: text.text.into(),
             annotations: annotations(text.annotations),
             metadata: metadata(text.meta, text.extra),
         }),
