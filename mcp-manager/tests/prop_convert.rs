@@ -155,7 +155,10 @@ fn check(result: CallToolResult, output_check: Option<&SchemaCheck>) -> Result<T
     for (block, item) in blocks.iter().zip(&out.items) {
         prop_assert!(same_kind(block, item), "{:?} became {:?}", block, item);
     }
-    prop_assert_eq!(out.content.clone().map(String::from), if texts.is_empty() { None } else { Some(texts.join("\n")) });
+    prop_assert_eq!(
+        out.content.clone().map(String::from),
+        if texts.is_empty() { None } else { Some(texts.join("\n")) }
+    );
     let text_items: Vec<_> =
         out.items.iter().filter_map(|i| if let ContentItem::Text(t) = i { Some(&t.text) } else { None }).collect();
     if let ([only], Some(content)) = (text_items.as_slice(), &out.content) {

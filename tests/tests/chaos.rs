@@ -208,7 +208,11 @@ enum Outcome {
 fn classify(call: &Call, result: ToolExecutionResult) -> Outcome {
     if result.success {
         let content = result.content.unwrap_or_default();
-        return if call.act.succeeds() && content == call.token { Outcome::Ok } else { Outcome::Wrong(content.into_string()) };
+        return if call.act.succeeds() && content == call.token {
+            Outcome::Ok
+        } else {
+            Outcome::Wrong(content.into_string())
+        };
     }
     let message = result.error_message.unwrap_or_default();
     if message.contains("timed out") { Outcome::Timeout } else { Outcome::Error(message) }

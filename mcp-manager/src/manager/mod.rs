@@ -212,7 +212,7 @@ pub(crate) struct ManagerShared {
     status_events: broadcast::Sender<StatusChange>,
     /// The server each tool name was last routed to, so that a call for a tool whose server
     /// went away says so rather than "unknown tool" (bounded by [`MAX_FORMER_OWNERS`]).
-    former_owners: Mutex<foldhash::HashMap<String, Arc<str>>>,
+    former_owners: Mutex<foldhash::HashMap<Arc<str>, Arc<str>>>,
     pub(crate) hooks: Hooks,
     closed: std::sync::atomic::AtomicBool,
     /// Held while the routing table is rebuilt.
@@ -347,10 +347,10 @@ impl ManagerShared {
     fn remember_owners(&self, table: &Routing) {
         let mut owners = self.former_owners.lock().unwrap_or_else(|p| p.into_inner());
         for route in table.fresh_tools() {
-            match owners.get_mut(route.tool().name.as_str()) {
+            match owners.get_mut(&**route.name()) {
                 Some(owner) => *owner = route.server.clone(),
                 None => {
-                    owners.insert(route.tool().name.clone(), route.server.clone());
+                    owners.insert(route.name().clone(), route.server.clone());
                 }
             }
         }

@@ -49,6 +49,8 @@ pub(crate) struct RoutingInput<'a> {
 pub struct RoutedTool {
     /// The server's name.
     pub server: Arc<str>,
+    /// The tool's name, shared with the table's index (and the manager's former owners).
+    name: Arc<str>,
     /// Offered directly or through tool search (the server's setting).
     pub visibility: ToolVisibility,
     /// The inventory the tool is in (shared, not copied: a rebuild of the table clones no tool).
@@ -63,6 +65,7 @@ pub struct RoutedTool {
 impl RoutedTool {
     fn new(server: Arc<str>, inventory: Arc<Inventory>, index: usize, visibility: ToolVisibility) -> Self {
         RoutedTool {
+            name: Arc::from(inventory.tools[index].name.as_str()),
             server,
             visibility,
             inventory,
@@ -71,6 +74,11 @@ impl RoutedTool {
             output_check: OnceLock::new(),
             spec: OnceLock::new(),
         }
+    }
+
+    /// The tool's name (shared: cloning it copies no text).
+    pub(crate) fn name(&self) -> &Arc<str> {
+        &self.name
     }
 
     /// The tool as the server described it.
@@ -241,7 +249,11 @@ struct Claims<'a> {
 
 impl<'a> Claims<'a> {
     fn new(what: &'static str) -> Self {
-        Claims { what, owner: HashMap::new(), server: 0 }
+        Self::with_capacity(what, 0)
+    }
+
+    fn with_capacity(what: &'static str, names: usize) -> Self {
+        Claims { what, owner: HashMap::with_capacity(names), server: 0 }
     }
 
     fn next_server(&mut self) {
@@ -280,8 +292,16 @@ impl Routing {
         previous: &Routing,
     ) -> Routing {
         let reserved: HashSet<&str> = reserved.iter().map(String::as_str).collect();
-        let mut r = Routing { warned: previous.warned.clone(), ..Routing::default() };
-        let mut tools = Claims::new("tool");
+        let inputs: Vec<RoutingInput<'a>> = inputs.into_iter().collect();
+        // Sized up front: a table of thousands of tools would otherwise be rehashed a dozen times.
+        let offered: usize = inputs.iter().map(|input| input.inventory.tools.len()).sum();
+        let mut r = Routing {
+            warned: previous.warned.clone(),
+            tools: Vec::with_capacity(offered),
+            tool_index: HashMap::with_capacity(offered),
+            ..Routing::default()
+        };
+        let mut tools = Claims::with_capacity("tool", offered);
         let mut prompts = Claims::new("prompt");
         let mut resources = Claims::new("resource");
         let mut templates = Claims::new("template");
@@ -311,15 +331,15 @@ impl Routing {
                     continue;
                 }
                 if tools.claim(server, &tool.name, &mut r.conflicts) {
-                    let (key, route) = previous
+                    let route = previous
                         .same_route(&tool.name, server, input.inventory, index, input.visibility)
                         .unwrap_or_else(|| {
                             r.fresh.push(r.tools.len());
                             let route =
                                 RoutedTool::new(server.clone(), input.inventory.clone(), index, input.visibility);
-                            (Arc::from(tool.name.as_str()), Arc::new(route))
+                            Arc::new(route)
                         });
-                    r.tool_index.insert(key, r.tools.len());
+                    r.tool_index.insert(route.name.clone(), r.tools.len());
                     r.tools.push(route);
                 }
             }
@@ -355,7 +375,7 @@ impl Routing {
     }
 
     /// The route `previous` (this table's predecessor) has for tool `name` at `index` of
-    /// `inventory` on `server`, with its key: kept as it is, spec and compiled checks included.
+    /// `inventory` on `server`: kept as it is, spec and compiled checks included.
     fn same_route(
         &self,
         name: &str,
@@ -363,14 +383,13 @@ impl Routing {
         inventory: &Arc<Inventory>,
         index: usize,
         visibility: ToolVisibility,
-    ) -> Option<(Arc<str>, Arc<RoutedTool>)> {
-        let (key, &i) = self.tool_index.get_key_value(name)?;
-        let route = &self.tools[i];
+    ) -> Option<Arc<RoutedTool>> {
+        let route = &self.tools[*self.tool_index.get(name)?];
         let same = Arc::ptr_eq(&route.inventory, inventory)
             && route.index == index
             && route.visibility == visibility
             && route.server == *server;
-        same.then(|| (key.clone(), route.clone()))
+        same.then(|| route.clone())
     }
 
     /// The routes this table made rather than kept from the one it replaced.
