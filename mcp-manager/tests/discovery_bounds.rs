@@ -200,3 +200,106 @@ async fn a_cursor_the_early_look_misses_is_followed_once_the_page_is_decoded() {
     })
     .await
 }
+
+/// A legacy server offering tools, prompts and resources whose script sees every list request
+/// and may answer it later through the outbox.
+async fn four_lists(
+    mut script: impl FnMut(&mcp_protocol::Request, &test_support::scripted::Outbox) + Send + 'static,
+    request_timeout: std::time::Duration,
+) -> (McpConnection, ScriptedServer) {
+    let (client, server) = MemoryTransport::pair();
+    let server = ScriptedServer::start_with(server, move |got, outbox| {
+        let Got::Request(request, _) = got else { return None };
+        if request.method == "initialize" {
+            return Some(Ok(json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
+                "serverInfo": {"name": "four", "version": "1"}
+            })));
+        }
+        script(request, outbox);
+        None
+    });
+    let mut o = ConnectionOptions::new("four");
+    o.era = EraPreference::Legacy;
+    o.session.request_timeout = request_timeout;
+    let conn = McpConnection::new(single_use_factory(Arc::new(client)), o);
+    conn.connect().await.unwrap();
+    (conn, server)
+}
+
+/// The one-page answer to the list request `method`.
+fn one_page(method: &str) -> Box<RawValue> {
+    let page = match method {
+        "tools/list" => json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}),
+        "prompts/list" => json!({"prompts": [{"name": "p"}]}),
+        "resources/list" => json!({"resources": [{"uri": "file:///r", "name": "r"}]}),
+        _ => json!({"resourceTemplates": [{"uriTemplate": "file:///{x}", "name": "x"}]}),
+    };
+    RawValue::from_string(page.to_string()).unwrap()
+}
+
+#[tokio::test]
+async fn the_four_lists_are_asked_for_at_once() {
+    within(async {
+        // The server answers no list before it has been asked for all four: a client asking for
+        // them one after another would wait for the first answer until its request timed out.
+        let mut held = Vec::new();
+        let (conn, server) = four_lists(
+            move |request, outbox| {
+                held.push((request.id.clone(), request.method.clone()));
+                if held.len() == 4 {
+                    for (id, method) in held.drain(..) {
+                        outbox.send(Message::Response(Response::result(id, one_page(&method))));
+                    }
+                }
+            },
+            std::time::Duration::from_secs(3),
+        )
+        .await;
+        let inventory = conn.discover().await.unwrap();
+        assert_eq!(inventory.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["t"]);
+        assert_eq!(inventory.prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["p"]);
+        assert_eq!(inventory.resources.len(), 1);
+        assert_eq!(inventory.resource_templates.len(), 1);
+        assert!(inventory.warnings.is_empty(), "{:?}", inventory.warnings);
+        let mut methods: Vec<String> = server.requests().into_iter().map(|(r, _)| r.method).collect();
+        methods.sort();
+        assert_eq!(methods, ["initialize", "prompts/list", "resources/list", "resources/templates/list", "tools/list"]);
+        conn.close().await;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_failed_tools_listing_ends_discovery_at_once_and_cancels_the_other_lists() {
+    within(async {
+        // Only the tools listing is answered, with an error; the others would wait for the
+        // request timeout (a minute), far beyond the test's hang guard.
+        let (conn, server) = four_lists(
+            |request, outbox| {
+                if request.method == "tools/list" {
+                    let error =
+                        mcp_protocol::ErrorObject::new(mcp_protocol::ErrorCode::INTERNAL_ERROR, "no tools today");
+                    outbox.send(Message::Response(Response::error(Some(request.id.clone()), error)));
+                }
+            },
+            std::time::Duration::from_secs(60),
+        )
+        .await;
+        let err = conn.discover().await.unwrap_err();
+        assert!(err.to_string().contains("no tools today"), "{err}");
+        // The other three requests were dropped, which cancels them on the server.
+        server
+            .until(|events| {
+                events
+                    .iter()
+                    .filter(|e| matches!(e, Event::Notification { method, .. } if method == "notifications/cancelled"))
+                    .count()
+                    == 3
+            })
+            .await;
+        conn.close().await;
+    })
+    .await
+}

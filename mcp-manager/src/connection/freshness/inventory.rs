@@ -192,39 +192,47 @@ impl Freshness {
             return Err(stale_lister());
         }
         let mut stored = false;
-        if due.tools {
-            let listed = if caps.has_tools() { lister.tools().await } else { Ok(Listed::empty()) };
-            let now = Instant::now();
-            if self.epoch() != lister.epoch {
-                return Err(stale_lister());
+        // The four lists are asked for at once: a server that offers them all answers in one
+        // round trip's time, not four. A tools listing whose failure fails the refresh ends it
+        // at once (the other requests are dropped, which cancels them).
+        let tools_fatal = mode == Mode::Discover || (mode == Mode::Inventory && !cache.tools.cached());
+        let tools = async {
+            match maybe(due.tools, async { if caps.has_tools() { lister.tools().await } else { Ok(Listed::empty()) } })
+                .await
+            {
+                Some(Err(e)) if tools_fatal => Err(e),
+                listed => Ok(listed),
             }
-            match listed {
-                Ok(listed) => {
-                    cache.tools.store(listed, now);
-                    stored = true;
-                }
-                Err(e) if mode == Mode::Discover || (mode == Mode::Inventory && !cache.tools.cached()) => {
-                    return Err(e);
-                }
-                Err(e) => {
-                    let message = format!("refreshing tools failed, keeping the previous list: {e}");
-                    tracing::warn!(server = %self.name, "{message}");
-                    cache.tools.fail(message, now);
-                }
-            }
-        }
-        let (prompts, resources, templates) = tokio::join!(
-            maybe(due.prompts, async { if caps.has_prompts() { lister.prompts().await } else { Ok(Listed::empty()) } }),
-            maybe(due.resources, async {
-                if caps.has_resources() { lister.resources().await } else { Ok(Listed::empty()) }
-            }),
-            maybe(due.templates, async {
-                if caps.has_resources() { lister.templates().await } else { Ok(Listed::empty()) }
-            }),
-        );
+        };
+        let others = async {
+            Ok(tokio::join!(
+                maybe(due.prompts, async {
+                    if caps.has_prompts() { lister.prompts().await } else { Ok(Listed::empty()) }
+                }),
+                maybe(due.resources, async {
+                    if caps.has_resources() { lister.resources().await } else { Ok(Listed::empty()) }
+                }),
+                maybe(due.templates, async {
+                    if caps.has_resources() { lister.templates().await } else { Ok(Listed::empty()) }
+                }),
+            ))
+        };
+        let (tools, (prompts, resources, templates)) = tokio::try_join!(tools, others)?;
         let now = Instant::now();
         if self.epoch() != lister.epoch {
             return Err(stale_lister());
+        }
+        match tools {
+            None => {}
+            Some(Ok(listed)) => {
+                cache.tools.store(listed, now);
+                stored = true;
+            }
+            Some(Err(e)) => {
+                let message = format!("refreshing tools failed, keeping the previous list: {e}");
+                tracing::warn!(server = %self.name, "{message}");
+                cache.tools.fail(message, now);
+            }
         }
         macro_rules! keep {
             ($result:expr, $slot:expr, $what:literal) => {
