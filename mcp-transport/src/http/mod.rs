@@ -328,8 +328,12 @@ impl Transport for StreamableHttpTransport {
             }
             let modern = {
                 let mut tools = lock(&self.inner.tool_headers);
-                tools.sent(&message);
-                modern::headers(&message, &tools)
+                let modern = modern::headers(&message, &tools);
+                // Parameter headers are of the modern era: only its listings are read for them.
+                if modern.is_some() {
+                    tools.sent(&message);
+                }
+                modern
             };
             // A request of a revision that cancels by closing the response stream is tracked.
             let cancellable = match (&message, &modern) {

@@ -10,10 +10,12 @@
 //!   otherwise `=?base64?<UTF-8, Base64>?=`; integers in their JSON form; booleans `true` or
 //!   `false`. A null or absent argument sends no header.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
 use mcp_protocol::{Message, RequestId, ResponsePayload};
 use reqwest::header::{HeaderName, HeaderValue};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The annotation's name in a property schema.
@@ -156,25 +158,47 @@ impl ToolHeaders {
     }
 
     /// Learn from an incoming message, if it answers a `tools/list`.
+    ///
+    /// Only what can hold an annotation is parsed: a page whose text has neither the annotation's
+    /// name nor an escape (behind which it could hide) has no annotated tool, and neither has a
+    /// tool whose own text has neither; of those, only the names are read, and only when some
+    /// tool is remembered as annotated (a tool listed again without its annotations loses them).
     pub(crate) fn received(&mut self, message: &Message) {
         let Message::Response(response) = message else { return };
         let Some(position) = self.pending.iter().position(|id| response.id.as_ref() == Some(id)) else { return };
         self.pending.remove(position);
         let ResponsePayload::Result(raw) = &response.payload else { return };
+        let may_annotate = |text: &str| text.contains(ANNOTATION) || text.contains('\\');
+        if self.tools.is_empty() && !may_annotate(raw.get()) {
+            return;
+        }
+        #[derive(serde::Deserialize)]
+        struct Page<'a> {
+            #[serde(default, borrow)]
+            tools: Vec<&'a RawValue>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Named<'a> {
+            #[serde(borrow)]
+            name: Cow<'a, str>,
+        }
         #[derive(serde::Deserialize)]
         struct Listed {
             name: String,
             #[serde(rename = "inputSchema")]
             input_schema: Map<String, Value>,
         }
-        #[derive(serde::Deserialize)]
-        struct Page {
-            #[serde(default)]
-            tools: Vec<Value>,
-        }
-        let Ok(page) = serde_json::from_str::<Page>(raw.get()) else { return };
+        let Ok(page) = serde_json::from_str::<Page<'_>>(raw.get()) else { return };
         for tool in page.tools {
-            let Ok(tool) = serde_json::from_value::<Listed>(tool) else { continue };
+            if !may_annotate(tool.get()) {
+                if !self.tools.is_empty()
+                    && let Ok(named) = serde_json::from_str::<Named<'_>>(tool.get())
+                {
+                    self.tools.remove(named.name.as_ref());
+                }
+                continue;
+            }
+            let Ok(tool) = serde_json::from_str::<Listed>(tool.get()) else { continue };
             match tool_param_headers(&tool.input_schema) {
                 Ok(headers) if !headers.is_empty() => {
                     if self.tools.len() < MAX_TOOLS || self.tools.contains_key(&tool.name) {
@@ -292,5 +316,37 @@ mod tests {
         assert_eq!(headers[0].1, "eu");
         assert!(tools.for_call("bad", Some(&arguments)).is_empty());
         assert!(tools.for_call("unknown", Some(&arguments)).is_empty());
+    }
+
+    #[test]
+    fn a_tool_listed_again_without_annotations_loses_them_and_unlisted_tools_keep_theirs() {
+        let mut tools = ToolHeaders::default();
+        let mut id = 0;
+        // The page as text, so that escapes reach the transport as a server wrote them.
+        let mut list = |tools: &mut ToolHeaders, page: String| {
+            id += 1;
+            tools.sent(&Message::request(RequestId::Number(id), "tools/list", Some(&json!({}))).unwrap());
+            let page = RawValue::from_string(page).unwrap();
+            tools.received(&Message::Response(mcp_protocol::Response::result(RequestId::Number(id), page)));
+        };
+        let annotated = |name: &str| {
+            json!({"name": name, "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}
+            }}})
+        };
+        let plain = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+        list(&mut tools, json!({"tools": [annotated("a"), annotated("b")]}).to_string());
+        assert!(tools.annotates("a") && tools.annotates("b"));
+        // A page with no annotation anywhere: only the tools on it lose theirs.
+        list(&mut tools, json!({"tools": [plain("a"), plain("c")]}).to_string());
+        assert!(!tools.annotates("a") && tools.annotates("b") && !tools.annotates("c"));
+        // An escaped name (`x\u002dmcp-header`) is still the annotation, and an escaped tool name
+        // is still that tool's.
+        let escaped = r#"{"tools": [{"name": "d", "inputSchema": {"type": "object", "properties":
+            {"r": {"type": "string", "x\u002dmcp-header": "R"}}}}, {"name": "\u0062", "inputSchema": {}}]}"#;
+        assert!(!escaped.contains(ANNOTATION));
+        list(&mut tools, escaped.to_owned());
+        assert!(tools.annotates("d"), "escaped annotation read");
+        assert!(!tools.annotates("b"), "`b` listed again (its name escaped) without annotations");
     }
 }
