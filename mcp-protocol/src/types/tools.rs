@@ -103,7 +103,16 @@ impl SharedSchema {
     /// what it looks for.
     pub fn may_contain(&self, needle: &str) -> bool {
         match self.raw_json() {
-            Some(raw) => raw.contains(needle) || raw.contains('\\'),
+            // Discovery asks this of every tool: memchr finds the needle's first byte (SIMD, and
+            // nothing to set up, unlike a substring searcher), and each place it occurs is
+            // compared.
+            Some(raw) => {
+                let (text, needle) = (raw.as_bytes(), needle.as_bytes());
+                memchr::memchr(b'\\', text).is_some()
+                    || needle
+                        .first()
+                        .is_none_or(|&first| memchr::memchr_iter(first, text).any(|at| text[at..].starts_with(needle)))
+            }
             None => true,
         }
     }
@@ -357,6 +366,13 @@ mod tests {
         assert!(decode(r#"{"properties":{"a":{"x-mcp-header":"A"}}}"#).may_contain("x-mcp-header"));
         // The name behind an escape is the same name: the text proves nothing.
         assert!(decode(r#"{"properties":{"a":{"x\u002dmcp-header":"A"}}}"#).may_contain("x-mcp-header"));
+        // Near misses (the first byte found, the rest not) prove absence; the needle as the last
+        // bytes of a value is found.
+        let near = decode(r#"{"maximum":1,"x-mcp-heade":"A","x":"x-mcp-headers"}"#);
+        assert!(near.may_contain("x-mcp-header"), "a longer word holds it");
+        assert!(!decode(r#"{"maximum":1,"x-mcp-heade":"A","x":"xx-mcp-heade"}"#).may_contain("x-mcp-header"));
+        assert!(decode(r#"{"a":"..x-mcp-header"}"#).may_contain("x-mcp-header"));
+        assert!(decode(r#"{"a":1}"#).may_contain(""), "the empty needle is everywhere");
         // Built in memory, there is no text to prove anything with.
         assert!(SharedSchema::default().may_contain("x-mcp-header"));
     }

@@ -168,7 +168,10 @@ impl ToolHeaders {
         let Some(position) = self.pending.iter().position(|id| response.id.as_ref() == Some(id)) else { return };
         self.pending.remove(position);
         let ResponsePayload::Result(raw) = &response.payload else { return };
-        let may_annotate = |text: &str| text.contains(ANNOTATION) || text.contains('\\');
+        // memchr's searchers (SIMD), a page being tens of kilobytes.
+        let annotation = memchr::memmem::Finder::new(ANNOTATION);
+        let may_annotate =
+            |text: &str| memchr::memchr(b'\\', text.as_bytes()).is_some() || annotation.find(text.as_bytes()).is_some();
         if self.tools.is_empty() && !may_annotate(raw.get()) {
             return;
         }
