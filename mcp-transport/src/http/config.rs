@@ -132,10 +132,14 @@ pub(crate) fn build_headers(headers: &[(String, String)], authorized: bool) -> R
     Ok(map)
 }
 
-/// The HTTP client shared by a transport's requests, with the workspace's redirect policy
-/// (same origin only, see [`crate::http_policy`]).
-pub(crate) fn build_client(connect_timeout: Duration) -> Result<reqwest::Client, TransportError> {
-    crate::http_policy::client_builder(connect_timeout)
+/// The HTTP client shared by a transport's requests to `url`, with the workspace's redirect
+/// policy (same origin only, see [`crate::http_policy`]). For a plain `http` URL the client never
+/// speaks TLS (the transports stay on their URL's origin), so the platform's root certificates,
+/// which take milliseconds to load, are not loaded: it trusts no certificate at all.
+pub(crate) fn build_client(connect_timeout: Duration, url: &url::Url) -> Result<reqwest::Client, TransportError> {
+    let builder = crate::http_policy::client_builder(connect_timeout);
+    let builder = if url.scheme() == "http" { builder.tls_certs_only(std::iter::empty()) } else { builder };
+    builder
         .build()
         .map_err(|e| TransportError::Other(format!("cannot build the HTTP client: {}", crate::redact::describe(&e))))
 }

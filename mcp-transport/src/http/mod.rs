@@ -118,7 +118,7 @@ impl StreamableHttpTransport {
         let url = parse_url(&config.url)?;
         let auth = authorization_of(config.authorization.as_ref(), config.bearer_token.as_ref());
         let headers = build_headers(&config.headers, auth.is_some())?;
-        let client = build_client(config.connect_timeout)?;
+        let client = build_client(config.connect_timeout, &url)?;
         let inner = Inner {
             name: Arc::from(config.name.as_str()),
             client,

@@ -130,7 +130,7 @@ impl SseTransport {
         let url = parse_url(&config.url)?;
         let auth = authorization_of(config.authorization.as_ref(), config.bearer_token.as_ref());
         let headers = build_headers(&config.headers, auth.is_some())?;
-        let client = build_client(config.connect_timeout)?;
+        let client = build_client(config.connect_timeout, &url)?;
         let credentials = auth.is_some() || has_credentials(&headers);
         let plain_http = PlainHttpWarning::new();
         plain_http.check(name, &url, credentials);
