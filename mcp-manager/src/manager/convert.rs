@@ -164,7 +164,7 @@ pub struct ResultContext<'a> {
 
 /// The host result of a completed `tools/call`.
 ///
-/// - every content block becomes a [`ContentItem`](tool_system::ContentItem) (blocks a tool
+/// - every content block becomes a [`ContentItem`] (blocks a tool
 ///   result should not hold, `tool_use` and `tool_result`, and unknown types become `Unknown`
 ///   items that keep the raw block);
 /// - `content` is the text blocks joined with `\n` (`None` without text blocks); the structured
