@@ -45,6 +45,48 @@ impl Decoded {
     }
 }
 
+impl IntoIterator for Decoded {
+    type Item = Result<Message, DecodeError>;
+    type IntoIter = Messages;
+
+    /// The messages, in order, as [`Decoded::into_messages`] gives them, without a collection
+    /// for a single message (the common case: one per line).
+    fn into_iter(self) -> Messages {
+        match self {
+            Decoded::Single(m) => Messages(MessagesInner::Single(Some(m))),
+            Decoded::Batch(v) => Messages(MessagesInner::Batch(v.into_iter())),
+        }
+    }
+}
+
+/// The messages of a [`Decoded`] line, in order.
+#[derive(Debug)]
+pub struct Messages(MessagesInner);
+
+#[derive(Debug)]
+enum MessagesInner {
+    Single(Option<Message>),
+    Batch(std::vec::IntoIter<Result<Message, DecodeError>>),
+}
+
+impl Iterator for Messages {
+    type Item = Result<Message, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            MessagesInner::Single(m) => m.take().map(Ok),
+            MessagesInner::Batch(v) => v.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.0 {
+            MessagesInner::Single(m) => (usize::from(m.is_some()), Some(usize::from(m.is_some()))),
+            MessagesInner::Batch(v) => v.size_hint(),
+        }
+    }
+}
+
 /// Decode one line (without its terminator; a trailing `\r` is tolerated) under `limits`.
 pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
     let text = checked_text(line, limits)?;
@@ -321,5 +363,36 @@ mod tests {
         let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{ \"a\" :\t[1 , \"\\r\\n\"] }}";
         let m = decode(input);
         assert_eq!(params(&m), Some("{ \"a\" :\t[1 , \"\\r\\n\"] }"));
+    }
+    #[test]
+    fn a_decoded_line_iterates_as_its_messages_in_order() {
+        let limits = DecodeLimits::default();
+        let methods = |line: &[u8]| -> Vec<Result<String, ()>> {
+            let decoded = decode_line(line, &limits).unwrap();
+            let expected = decoded_len(line);
+            let items: Vec<_> = decoded.into_iter().collect();
+            assert_eq!(items.len(), expected, "{}", String::from_utf8_lossy(line));
+            items
+                .into_iter()
+                .map(|item| match item {
+                    Ok(Message::Notification(n)) => Ok(n.method),
+                    Ok(other) => panic!("{other:?}"),
+                    Err(_) => Err(()),
+                })
+                .collect()
+        };
+        fn decoded_len(line: &[u8]) -> usize {
+            decode_line(line, &DecodeLimits::default()).unwrap().into_messages().len()
+        }
+        assert_eq!(methods(br#"{"jsonrpc":"2.0","method":"one"}"#), [Ok("one".to_owned())]);
+        assert_eq!(
+            methods(br#"[{"jsonrpc":"2.0","method":"a"}, 7, {"jsonrpc":"2.0","method":"b"}]"#),
+            [Ok("a".to_owned()), Err(()), Ok("b".to_owned())]
+        );
+        let mut single = decode_line(br#"{"jsonrpc":"2.0","method":"x"}"#, &limits).unwrap().into_iter();
+        assert_eq!(single.size_hint(), (1, Some(1)));
+        assert!(single.next().is_some());
+        assert_eq!(single.size_hint(), (0, Some(0)));
+        assert!(single.next().is_none());
     }
 }

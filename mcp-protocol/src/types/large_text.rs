@@ -24,9 +24,11 @@ pub(crate) fn decode_keeping_large_text<T>(
     text_of: impl FnOnce(&mut T, usize) -> Option<&mut String>,
 ) -> Result<T, serde_json::Error> {
     let json = raw.get();
-    let Some((index, start, end)) =
-        largest_text(json).filter(|&(_, s, e)| json.len() >= LARGE && e - s > json.len() / 2)
-    else {
+    // The length first: a small result (nearly every one) is not scanned at all.
+    if json.len() < LARGE {
+        return decode(&raw);
+    }
+    let Some((index, start, end)) = largest_text(json).filter(|&(_, s, e)| e - s > json.len() / 2) else {
         return decode(&raw);
     };
     // Everything but the text, with an empty string in its place.

@@ -140,7 +140,7 @@ impl StdoutReader {
     async fn deliver(&mut self, decoded: Result<codec::Decoded, codec::DecodeError>, bytes: &[u8]) -> bool {
         match decoded {
             Ok(decoded) => {
-                for item in decoded.into_messages() {
+                for item in decoded {
                     match item {
                         Ok(m) => {
                             if self.tx.send(TransportEvent::Message(m)).await.is_err() {
