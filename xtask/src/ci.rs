@@ -51,6 +51,26 @@ fn quickstart_command(readme: &str) -> Option<&str> {
 pub fn ci() -> Result {
     cargo("formatting", &["fmt", "--all", "--", "--check"])?;
     cargo("lints", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    // The libraries alone, without Tokio's multi-thread scheduler (the workspace does not ask
+    // for it; the `mcp` command and the tests do): a host on a current-thread runtime must not
+    // have to link it, so no library may use what only it offers.
+    cargo(
+        "libraries without the multi-thread scheduler",
+        &[
+            "check",
+            "--lib",
+            "-p",
+            "mcp-protocol",
+            "-p",
+            "mcp-transport",
+            "-p",
+            "mcp-manager",
+            "-p",
+            "tool-system",
+            "-p",
+            "host-bridge",
+        ],
+    )?;
     let mut docs = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")));
     docs.args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings");
     run("docs (RUSTDOCFLAGS=-D warnings)", docs, &project_root())?;

@@ -196,7 +196,9 @@ pub(crate) fn build_bins() -> Result<Bins> {
     let root = project_root();
     heading("building bench-client, bench-host, bench-raw-client and bench-server (release)");
     let mut build = cargo_command();
-    build.args(["build", "--release", "-p", "mcp-bench"]);
+    // Without the multi-thread scheduler (only bench-manager needs it): the clients run on a
+    // current-thread runtime and link what a host on one links.
+    build.args(["build", "--release", "-p", "mcp-bench", "--no-default-features"]);
     for bin in ["bench-client", "bench-host", "bench-raw-client", "bench-server"] {
         build.args(["--bin", bin]);
     }
