@@ -29,7 +29,7 @@ pub use dpop::DpopPolicy;
 pub use grant::{CredentialProvider, CredentialSource, EnterpriseSettings, Grant};
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -161,7 +161,8 @@ pub struct OAuthClient {
     server: Url,
     resource_key: String,
     settings: OAuthSettings,
-    http: AuthHttp,
+    /// Built on first use (see [`OAuthClient::http`]); an error is kept as its message.
+    http: OnceLock<Result<AuthHttp, String>>,
     state: Mutex<State>,
     flight: tokio::sync::Mutex<()>,
 }
@@ -195,18 +196,35 @@ impl OAuthClient {
     pub fn new(name: impl Into<String>, server_url: &str, settings: OAuthSettings) -> Result<Self, AuthError> {
         let server = crate::http_policy::parse_url(server_url)
             .map_err(|e| AuthError::new(AuthStep::Discovery, e.to_string()))?;
-        let client = crate::http_policy::client_builder(Duration::from_secs(10))
-            .build()
-            .map_err(|e| AuthError::new(AuthStep::Discovery, crate::redact::describe(&e)))?;
         Ok(OAuthClient {
             name: name.into(),
             resource_key: discovery::canonical_resource(&server),
             server,
-            http: AuthHttp { client, timeout: settings.http_timeout, dpop: None },
+            http: OnceLock::new(),
             settings,
             state: Mutex::new(State::default()),
             flight: tokio::sync::Mutex::new(()),
         })
+    }
+
+    /// The HTTP client of the authorization flow, built the first time the flow needs one: a
+    /// server that never asks for authorization, or whose stored tokens are still good, costs
+    /// none (building one loads the platform's root certificates: about 6 ms, per server, at
+    /// every host start). A client that cannot be built fails the step that needed it.
+    fn http(&self) -> Result<&AuthHttp, AuthError> {
+        let built = self.http.get_or_init(|| {
+            crate::http_policy::client_builder(Duration::from_secs(10))
+                .build()
+                .map(|client| AuthHttp { client, timeout: self.settings.http_timeout, dpop: None })
+                .map_err(|e| crate::redact::describe(&e))
+        });
+        built.as_ref().map_err(|e| AuthError::new(AuthStep::Discovery, format!("the authorization HTTP client: {e}")))
+    }
+
+    /// Whether the authorization HTTP client was built (tests: it is built only when needed).
+    #[cfg(test)]
+    pub(crate) fn http_built(&self) -> bool {
+        self.http.get().is_some()
     }
 
     /// The key of this server in the store: its canonical URL.
@@ -264,7 +282,7 @@ impl OAuthClient {
         } else {
             None
         };
-        let http = self.http.with_dpop(dpop);
+        let http = self.http()?.with_dpop(dpop);
         let tc = TokenClient {
             http: &http,
             client: &client,
@@ -325,7 +343,8 @@ impl OAuthClient {
         let pending = browser.prepare(preferred.as_deref()).await?;
         let redirect_uri = pending.redirect_uri().to_owned();
         let client =
-            registration::client_for(&self.http, &self.settings, server, stored.client.as_ref(), &redirect_uri).await?;
+            registration::client_for(self.http()?, &self.settings, server, stored.client.as_ref(), &redirect_uri)
+                .await?;
         let (mut creds, http) = self.new_entry(&key, found, Some(client.clone()), &stored)?;
         if stored.client.as_ref() != Some(&client) {
             // Kept at once: a registration is reused even when this authorization fails.
@@ -371,7 +390,7 @@ impl OAuthClient {
             updated_at: 0,
         };
         let dpop = if self.wants_dpop(found) { Some(self.dpop_key(key, &mut creds)?) } else { None };
-        Ok((creds, self.http.with_dpop(dpop)))
+        Ok((creds, self.http()?.with_dpop(dpop)))
     }
 
     /// Run the whole flow now, whatever is stored: what `mcp login` does. The server is asked
@@ -379,7 +398,7 @@ impl OAuthClient {
     pub async fn login(&self) -> Result<AuthState, AuthError> {
         let _flight = self.flight.lock().await;
         let (challenge, dpop_challenged) = self.probe().await;
-        let mut found = discovery::discover(&self.http, &self.server, challenge.as_ref()).await?;
+        let mut found = discovery::discover(self.http()?, &self.server, challenge.as_ref()).await?;
         found.resource_dpop |= dpop_challenged;
         let scopes = self.scopes_for(challenge.as_ref(), &found);
         self.obtain(&found, scopes).await?;
@@ -400,8 +419,9 @@ impl OAuthClient {
     /// whether a `DPoP` challenge was among them.
     async fn probe(&self) -> (Option<Challenge>, bool) {
         let body = br#"{"jsonrpc":"2.0","id":"mcp-auth-probe","method":"ping"}"#.to_vec();
-        let request = self
-            .http
+        // Without a client no challenge is heard; the discovery that follows reports why.
+        let Ok(http) = self.http() else { return (None, false) };
+        let request = http
             .client
             .post(self.server.clone())
             .header(reqwest::header::ACCEPT, "application/json, text/event-stream")
@@ -580,14 +600,14 @@ impl OAuthClient {
                     ),
                 ));
             }
-            let mut found = discovery::discover(&self.http, &self.server, challenge).await?;
+            let mut found = discovery::discover(self.http()?, &self.server, challenge).await?;
             found.resource_dpop |= rejection.dpop.is_some();
             let scopes = union(&had, &challenged);
             let scopes = if self.settings.grant.is_unattended() { scopes } else { with_offline_access(scopes, &found) };
             self.obtain(&found, scopes).await?;
             return Ok(Verdict::Retry);
         }
-        let mut found = discovery::discover(&self.http, &self.server, challenge).await?;
+        let mut found = discovery::discover(self.http()?, &self.server, challenge).await?;
         found.resource_dpop |= rejection.dpop.is_some();
         // The entry of the discovered issuer is refreshed when it can be, even when this run
         // started from another issuer's (the newest entry is picked by the second it was written).
@@ -628,5 +648,25 @@ impl Authorization for OAuthClient {
 
     fn rejected<'a>(&'a self, rejection: &'a Rejection) -> BoxFuture<'a, Result<Verdict, AuthError>> {
         self.rejected_now(rejection).boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_authorization_http_client_is_built_only_when_the_flow_needs_it() {
+        // Nothing listens on port 9 of the loopback: every request is refused at once.
+        let client = OAuthClient::new("s", "http://127.0.0.1:9/mcp", OAuthSettings::default()).unwrap();
+        assert!(!client.http_built(), "built with the client");
+        // Reading the stored credentials (there are none) is no HTTP either.
+        client.ensure_loaded().unwrap();
+        assert!(!client.http_built(), "built to read the store");
+        // A login probes the server and looks for its metadata: then it is built (and the login
+        // fails, nobody being there).
+        let login = tokio::time::timeout(Duration::from_secs(30), client.login()).await.expect("the login ends");
+        assert!(login.is_err(), "{login:?}");
+        assert!(client.http_built(), "not built for a login");
     }
 }

@@ -128,7 +128,7 @@ impl OAuthClient {
             params.push(("scope", scope));
         }
         // The identity provider is not the MCP server's authorization server: no DPoP there.
-        let http = self.http.with_dpop(None);
+        let http = self.http()?.with_dpop(None);
         let granted = grant::request(&http, &enterprise.token_endpoint, &idp_auth, &params, &[])
             .await
             .map_err(|f| refused(f, "the token exchange at the identity provider"))?;
