@@ -122,7 +122,8 @@ async fn a_host_sees_start_loss_and_return_without_polling_and_calls_say_why_a_t
         assert_eq!(next(&mut changes).await, (Some(ServerState::Starting), ServerState::Ready));
         manager.wait_started().await;
         tool_list.changed().await.unwrap();
-        let names: Vec<String> = registry.llm_tools(&ctx).await.into_iter().map(|t| t.llm_name).collect::<Vec<_>>();
+        let names: Vec<String> =
+            registry.llm_tools(&ctx).await.into_iter().map(|t| t.llm_name.into_string()).collect::<Vec<_>>();
         assert_eq!(names, ["lab__echo", "lab__crash"]);
 
         // The server goes away: the subscriber hears it at once; the next connection waits at

@@ -182,7 +182,7 @@ async fn user(
     let who = format!("{label}-{version}-user{n}");
     let manager = connect(&url, era, version).await;
     let (registry, ctx) = registry_of(&manager).await;
-    let tools: Vec<String> = registry.tools(&ctx).await.into_iter().map(|t| t.llm_name).collect();
+    let tools: Vec<String> = registry.tools(&ctx).await.into_iter().map(|t| t.llm_name.into_string()).collect();
     for wanted in ["gateway__everything_echo", "gateway__py_add", "gateway__memory_create_entities"] {
         assert!(tools.iter().any(|t| t == wanted), "{who}: {wanted} is not listed: {tools:?}");
     }

@@ -3,6 +3,8 @@
 
 use foldhash::{HashSet, HashSetExt};
 
+use crate::SharedText;
+
 /// The shortest `max_len` the allocator accepts: room for a few characters and a hash suffix.
 pub const MIN_NAME_LEN: usize = 16;
 /// The longest name LLM APIs accept.
@@ -50,7 +52,7 @@ pub struct NameAllocator {
     letter_first: bool,
     /// Hashed by foldhash: seeded per process like std's hasher, several times faster on short
     /// names.
-    taken: HashSet<String>,
+    taken: HashSet<SharedText>,
 }
 
 impl NameAllocator {
@@ -69,7 +71,7 @@ impl NameAllocator {
 
     /// Marks `name` as taken (a reserved name such as `tool_search`).
     pub fn reserve(&mut self, name: &str) {
-        self.taken.insert(name.to_owned());
+        self.taken.insert(name.into());
     }
 
     /// Whether `name` is taken.
@@ -89,6 +91,12 @@ impl NameAllocator {
     /// The result depends only on `original` and the names taken before, so it is the same on
     /// every run for the same registration order.
     pub fn allocate(&mut self, original: &str) -> String {
+        self.allocate_shared(original).into_string()
+    }
+
+    /// [`allocate`](Self::allocate), as the allocator keeps the name: no copy of it (the
+    /// registry's name table and its listings share this buffer).
+    pub fn allocate_shared(&mut self, original: &str) -> SharedText {
         let mut base = sanitize(original);
         if base.is_empty() {
             base.push_str("tool");
@@ -96,8 +104,8 @@ impl NameAllocator {
         if self.letter_first && base.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
             base.insert(0, '_');
         }
-        if base.len() <= self.max_len && self.taken.insert(base.clone()) {
-            return base;
+        if base.len() <= self.max_len && !self.taken.contains(base.as_str()) {
+            return self.take(base);
         }
         let head = &base[..base.len().min(self.max_len - SUFFIX_LEN)];
         for salt in 0..SALT_TRIES {
@@ -107,8 +115,8 @@ impl NameAllocator {
                 fnv1a_32(format!("{original}\u{0}{salt}").as_bytes())
             };
             let candidate = format!("{head}_{hash:08x}");
-            if self.taken.insert(candidate.clone()) {
-                return candidate;
+            if !self.taken.contains(candidate.as_str()) {
+                return self.take(candidate);
             }
         }
         // Only reachable after 64 hash collisions in a row: count upwards from the hash. The
@@ -117,10 +125,17 @@ impl NameAllocator {
         loop {
             counter = counter.wrapping_add(1);
             let candidate = format!("{head}_{:08x}", counter & 0xffff_ffff);
-            if self.taken.insert(candidate.clone()) {
-                return candidate;
+            if !self.taken.contains(candidate.as_str()) {
+                return self.take(candidate);
             }
         }
+    }
+
+    /// Marks the free `name` as taken and hands it out.
+    fn take(&mut self, name: String) -> SharedText {
+        let name = SharedText::from(name);
+        self.taken.insert(name.clone());
+        name
     }
 }
 

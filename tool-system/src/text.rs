@@ -101,6 +101,13 @@ impl From<SharedText> for String {
     }
 }
 
+/// A copy: what takes `impl Into<String>` takes `&tool.llm_name` as it took a `&String`.
+impl From<&SharedText> for String {
+    fn from(text: &SharedText) -> Self {
+        text.as_str().to_owned()
+    }
+}
+
 impl fmt::Debug for SharedText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)

@@ -453,7 +453,7 @@ async fn exposed_names_start_with_a_letter_or_underscore_and_still_route() {
         let registry = ToolRegistry::new();
         let provider = TestProvider::new("p", vec![ToolSpec::new("1st"), ToolSpec::new("-dash")]);
         registry.register(Arc::clone(&provider)).await;
-        let names: Vec<String> = registry.tools(&ctx()).await.into_iter().map(|t| t.llm_name).collect();
+        let names: Vec<String> = registry.tools(&ctx()).await.into_iter().map(|t| t.llm_name.into_string()).collect();
         assert_eq!(names, ["_1st", "_-dash"]);
         let def = registry.llm_definitions_for(LlmDialect::Gemini, &ctx()).await;
         assert_eq!(def[0]["name"], "_1st");

@@ -115,7 +115,7 @@ proptest! {
     #[test]
     fn exposed_names_are_stable_across_registries(separator in separator(), decls in decls()) {
         let names = |(registry, _): (ToolRegistry, Vec<Arc<TestProvider>>)| -> Vec<String> {
-            block_on(registry.tools(&ToolExecutionContext::default())).into_iter().map(|t| t.llm_name).collect()
+            block_on(registry.tools(&ToolExecutionContext::default())).into_iter().map(|t| t.llm_name.into_string()).collect()
         };
         prop_assert_eq!(names(build(&separator, &decls)), names(build(&separator, &decls)));
     }

@@ -44,6 +44,30 @@ async fn providers_keep_registration_order() {
 }
 
 #[tokio::test]
+async fn listings_share_the_registry_names_instead_of_copying_them() {
+    within(async {
+        let registry = ToolRegistry::new();
+        registry.register(TestProvider::with_tools("files", &["read", "write"])).await;
+        let first = registry.tools(&ctx()).await;
+        let again = registry.tools(&ctx()).await;
+        let offered = registry.llm_tools(&ctx()).await;
+        assert_eq!(first.len(), 2);
+        for (i, tool) in first.iter().enumerate() {
+            // The same name table: every listing hands out the names it holds.
+            assert!(tool.llm_name.shares_buffer_with(&again[i].llm_name), "{}", tool.llm_name);
+            assert!(tool.llm_name.shares_buffer_with(&offered[i].llm_name), "{}", tool.llm_name);
+            // One buffer for the provider's name, whatever the tool.
+            assert!(tool.provider.shares_buffer_with(&first[0].provider));
+        }
+        // Still a name like any other to the host.
+        assert_eq!(first[1].llm_name, "write");
+        assert_eq!(String::from(&first[1].llm_name), "write");
+        assert!(registry.lookup(&first[0].llm_name).is_some());
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_provider_of_the_same_name_replaces_the_old_one_which_is_closed() {
     within(async {
         let registry = ToolRegistry::new();
@@ -58,7 +82,7 @@ async fn a_provider_of_the_same_name_replaces_the_old_one_which_is_closed() {
         assert!(!new.is_closed());
         assert_eq!(registry.provider_names(), ["files", "other"], "the new provider takes the old one's place");
 
-        let names: Vec<String> = registry.tools(&ctx()).await.into_iter().map(|t| t.llm_name).collect();
+        let names: Vec<String> = registry.tools(&ctx()).await.into_iter().map(|t| t.llm_name.into_string()).collect();
         assert_eq!(names, ["read_new", "other_tool"]);
         let result = registry.invoke(call("read_old"), ctx()).await;
         assert!(!result.success, "the old provider's tools are gone");
@@ -241,7 +265,7 @@ async fn a_provider_that_fails_to_list_contributes_no_tools() {
         broken.fail_listing.store(true, Ordering::SeqCst);
         registry.register(Arc::clone(&broken)).await;
         registry.register(TestProvider::with_tools("fine", &["kept"])).await;
-        let names: Vec<String> = registry.tools(&ctx()).await.into_iter().map(|t| t.llm_name).collect();
+        let names: Vec<String> = registry.tools(&ctx()).await.into_iter().map(|t| t.llm_name.into_string()).collect();
         assert_eq!(names, ["kept"]);
         assert!(events.lines().iter().any(|l| l.starts_with("WARN") && l.contains("server is down")));
 
@@ -393,7 +417,8 @@ async fn a_tool_that_left_the_listing_still_reaches_its_provider_which_can_say_w
 
         provider.specs.lock().unwrap().retain(|s| s.name != "gone");
         provider.revision.store(1, Ordering::SeqCst);
-        let names: Vec<String> = registry.llm_tools(&ctx()).await.into_iter().map(|t| t.llm_name).collect();
+        let names: Vec<String> =
+            registry.llm_tools(&ctx()).await.into_iter().map(|t| t.llm_name.into_string()).collect();
         assert_eq!(names, ["kept"], "it is no longer offered");
         let result = registry.invoke(call("gone"), ctx()).await;
         assert_eq!(result.content.as_deref(), Some("p:gone"), "the provider answered: {result:?}");

@@ -134,7 +134,8 @@ async fn registry_search_ranks_name_matches_first() {
             .await;
         assert!(registry.search("weather", 10, &ctx()).is_empty(), "no listing yet");
         registry.refresh(&ctx()).await;
-        let found: Vec<String> = registry.search("weather", 10, &ctx()).into_iter().map(|t| t.llm_name).collect();
+        let found: Vec<String> =
+            registry.search("weather", 10, &ctx()).into_iter().map(|t| t.llm_name.into_string()).collect();
         assert_eq!(found, ["weather", "notes"]);
         assert_eq!(registry.search("weather", 1, &ctx()).len(), 1);
     })

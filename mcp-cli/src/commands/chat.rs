@@ -23,7 +23,7 @@ pub(crate) async fn run(session: &Started, args: &ChatArgs) -> Result<ExitCode, 
     let tools: Vec<ToolDefinition> = exposed
         .iter()
         .map(|t| ToolDefinition {
-            name: t.llm_name.clone(),
+            name: t.llm_name.to_string(),
             description: t.spec.description.clone().or_else(|| t.spec.title.clone()),
             parameters: (*t.spec.parameters).clone(),
         })

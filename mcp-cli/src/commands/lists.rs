@@ -17,7 +17,9 @@ pub(crate) async fn tools(session: &Started, schema: bool, json: bool) -> Result
     // A tool only an MCP App may call has no name the LLM sees.
     let llm_names: HashMap<(Option<String>, String), Option<String>> = exposed
         .into_iter()
-        .map(|t| ((t.spec.namespace.clone(), t.spec.name.clone()), t.spec.callers.model.then_some(t.llm_name)))
+        .map(|t| {
+            ((t.spec.namespace.clone(), t.spec.name.clone()), t.spec.callers.model.then(|| t.llm_name.into_string()))
+        })
         .collect();
     let entries: Vec<ToolEntry> = session
         .manager

@@ -171,7 +171,9 @@ async fn list_changed_refreshes_the_routing_and_the_registry() {
         let registry = ToolRegistry::new();
         registry.register(McpToolProvider::new(manager.clone())).await;
         let ctx = ToolExecutionContext::default();
-        let names = |tools: Vec<tool_system::ExposedTool>| tools.into_iter().map(|t| t.llm_name).collect::<Vec<_>>();
+        let names = |tools: Vec<tool_system::ExposedTool>| {
+            tools.into_iter().map(|t| t.llm_name.into_string()).collect::<Vec<_>>()
+        };
         assert!(!names(registry.tools(&ctx).await).contains(&"growing__late-tool".to_string()));
         let invocation = ToolInvocation::from_value("growing__echo", json!({"text": "hello"}));
         let result = registry.invoke(invocation, ctx.clone()).await;

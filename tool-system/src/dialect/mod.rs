@@ -54,7 +54,7 @@ impl ExposedTool {
 
     /// The definition of this tool in `dialect`.
     pub fn to_llm_definition_for(&self, dialect: LlmDialect) -> Value {
-        let name = Value::String(self.llm_name.clone());
+        let name = Value::String(self.llm_name.to_string());
         let description = self.spec.description.as_ref().or(self.spec.title.as_ref()).cloned().map(Value::String);
         let parameters = parameters(&self.spec.parameters);
         let mut out = Map::new();

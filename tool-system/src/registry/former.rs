@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use super::snapshot::Snapshot;
-use crate::{ExposedTool, ToolProvider};
+use crate::{ExposedTool, SharedText, ToolProvider};
 
 /// The most former tools remembered; the oldest are forgotten first.
 pub(super) const MAX_FORMER_TOOLS: usize = 4096;
@@ -14,9 +14,9 @@ pub(super) const MAX_FORMER_TOOLS: usize = 4096;
 /// Exposed name -> the tool as it was last listed and the provider that offered it.
 #[derive(Default)]
 pub(super) struct FormerTools {
-    tools: HashMap<String, (ExposedTool, Arc<dyn ToolProvider>)>,
+    tools: HashMap<SharedText, (ExposedTool, Arc<dyn ToolProvider>)>,
     /// Names in the order they left, for the bound.
-    order: VecDeque<String>,
+    order: VecDeque<SharedText>,
 }
 
 impl FormerTools {
@@ -28,7 +28,7 @@ impl FormerTools {
             self.order.retain(|name| tools.contains_key(name));
         }
         for (tool, route) in old.tools.iter().zip(&old.routes) {
-            if new.exposes(&tool.llm_name).is_some() || self.tools.contains_key(&tool.llm_name) {
+            if new.exposes(&tool.llm_name).is_some() || self.tools.contains_key(tool.llm_name.as_str()) {
                 continue;
             }
             self.tools.insert(tool.llm_name.clone(), (tool.clone(), Arc::clone(route)));

@@ -286,7 +286,9 @@ impl ToolRegistry {
 
     /// The tools of `snapshot` that pass `gate`, shared (no spec is copied).
     fn available(snapshot: &Snapshot, gate: &Gate<'_>) -> Vec<ExposedTool> {
-        snapshot.tools.iter().filter(|tool| gate.allows(tool)).cloned().collect()
+        let mut tools = Vec::with_capacity(snapshot.tools.len());
+        tools.extend(snapshot.tools.iter().filter(|tool| gate.allows(tool)).cloned());
+        tools
     }
 
     /// Lists every provider now (concurrently) with `ctx`, rebuilds the name table and returns

@@ -8,7 +8,7 @@ use foldhash::{HashMap, HashMapExt};
 use super::availability::Gate;
 use super::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
 use crate::names::NameAllocator;
-use crate::{AppOrigin, ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
+use crate::{AppOrigin, ExposedTool, RegistryOptions, SharedText, ToolError, ToolProvider, ToolSpec};
 
 /// The registry's view of its providers' tools at one moment: immutable, shared behind an `Arc`
 /// so that a call needs no lock while it looks a name up.
@@ -26,7 +26,7 @@ pub(super) struct Snapshot {
     /// Exposed LLM name -> index. The name tables hash with foldhash (seeded per process, as
     /// names come from servers), several times faster than std's SipHash on short keys: a
     /// listing of thousands of tools fills three of them.
-    by_llm_name: HashMap<String, usize>,
+    by_llm_name: HashMap<SharedText, usize>,
     /// Qualified and original names -> index, `None` when the name is ambiguous.
     aliases: HashMap<String, Option<usize>>,
     /// Whether any tool is deferred (then `tool_search` is offered).
@@ -57,6 +57,8 @@ impl Snapshot {
         let mut owners: HashMap<String, usize> = HashMap::with_capacity(total);
         for (provider_index, (provider, listing)) in providers.iter().zip(listings).enumerate() {
             let provider_name = provider.name();
+            // One buffer for the provider's name, shared by its tools.
+            let shared_provider = SharedText::from(provider_name);
             let specs = match listing {
                 Ok(specs) => specs,
                 Err(err) => {
@@ -95,11 +97,11 @@ impl Snapshot {
                 if spec.provider_type.is_empty() {
                     Arc::make_mut(&mut spec).provider_type = provider.provider_type().to_owned();
                 }
-                let llm_name = names.allocate(&qualified);
+                let llm_name = names.allocate_shared(&qualified);
                 let index = tools.len();
                 by_llm_name.insert(llm_name.clone(), index);
                 for alias in [qualified, spec.name.clone()] {
-                    if alias == llm_name {
+                    if llm_name == alias {
                         continue;
                     }
                     match aliases.entry(alias) {
@@ -113,7 +115,7 @@ impl Snapshot {
                         }
                     }
                 }
-                tools.push(ExposedTool { llm_name, provider: provider_name.to_owned(), spec });
+                tools.push(ExposedTool { llm_name, provider: shared_provider.clone(), spec });
                 routes.push(Arc::clone(provider));
             }
         }
@@ -147,7 +149,7 @@ impl Snapshot {
     /// What the LLM is offered: the visible tools the model may call that `gate` allows, then
     /// `tool_search` when such a tool is deferred.
     pub(super) fn llm_tools(&self, gate: &Gate<'_>) -> Vec<ExposedTool> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.tools.len() + 1);
         let mut deferred = false;
         for tool in self.tools.iter().filter(|tool| tool.spec.callers.model) {
             if tool.spec.is_deferred() {
@@ -159,8 +161,8 @@ impl Snapshot {
         }
         if deferred {
             out.push(ExposedTool {
-                llm_name: TOOL_SEARCH_NAME.to_owned(),
-                provider: BUILTIN_PROVIDER.to_owned(),
+                llm_name: TOOL_SEARCH_NAME.into(),
+                provider: BUILTIN_PROVIDER.into(),
                 spec: Arc::new(tool_search_spec()),
             });
         }

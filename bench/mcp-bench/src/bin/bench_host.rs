@@ -143,7 +143,7 @@ fn llm_name(tools: &[ExposedTool], name: &str) -> Result<String, Failure> {
     tools
         .iter()
         .find(|t| t.spec.name == name)
-        .map(|t| t.llm_name.clone())
+        .map(|t| t.llm_name.to_string())
         .ok_or_else(|| format!("the registry does not list {name:?} ({} tools)", tools.len()))
 }
 
