@@ -70,96 +70,132 @@ pub const STILL_WAITING_MAX_PAUSE: Duration = Duration::from_secs(2);
 impl McpConnection {
     /// Send a request that may answer with `InputRequiredResult` or a -32042 error, answering
     /// and retrying until it completes, the round limit is reached, an input cannot be given,
-    /// or the call's deadline passes (see the module's documentation).
-    pub(crate) async fn request_with_input<M, T>(
+    /// or the call's deadline (from now) passes (see the module's documentation).
+    pub(crate) fn request_with_input<M, T>(
         &self,
-        mut params: M::Params,
+        params: M::Params,
         options: RequestOptions,
-    ) -> Result<Outcome<T>, ConnectionError>
+    ) -> impl Future<Output = Result<Outcome<T>, ConnectionError>> + Send + '_
     where
         M: RequestMethod<Result = Outcome<T>>,
-        M::Params: RetryParams,
+        M::Params: RetryParams + Send + Sync,
+        T: Send,
     {
-        let (session, modern) = self.session_and_era().await?;
-        let handler = CallbackHandler::new(self.name(), self.options.callbacks.clone());
         let timeout = options.timeout.unwrap_or(self.options.session.request_timeout);
         let deadline = CallDeadline::new(timeout, self.options.session.max_request_timeout);
-        let progress = options.progress.map(|report| {
-            let deadline = deadline.clone();
-            Arc::new(move |p| {
-                deadline.extend();
-                report(p)
-            }) as ProgressCallback
-        });
-        let mut rounds = 0;
-        let mut url_retries = 0;
-        let mut pause = STILL_WAITING_FIRST_PAUSE;
-        loop {
-            let Some(remaining) = deadline.remaining() else {
-                return Err(deadline.timeout_error(self.name(), M::METHOD));
-            };
-            let round = RequestOptions { timeout: Some(remaining), progress: progress.clone() };
-            let input = match session.request::<M>(&params, round).await {
-                Ok(Outcome::InputRequired(input)) => input,
-                Ok(other) => return Ok(other),
-                Err(e) if e.rpc_error().is_some_and(|r| r.code == ErrorCode::URL_ELICITATION_REQUIRED) => {
-                    if url_retries == MAX_URL_ELICITATION_RETRIES {
-                        return Err(ConnectionError::UrlElicitationStillRequired {
-                            server: self.name().to_owned(),
-                            method: M::METHOD,
-                            retries: url_retries,
-                            error: e
-                                .rpc_error()
-                                .cloned()
-                                .unwrap_or_else(|| ErrorObject::new(ErrorCode::INTERNAL_ERROR, "")),
-                        });
+        self.request_within::<M, T>(params, options.progress, deadline)
+    }
+
+    /// [`McpConnection::request_with_input`] under a call's `deadline`, which every round shares
+    /// and `progress` moves (a `tools/call` passes the deadline its task, if any, goes on under).
+    ///
+    /// A plain function returning an `async move` block rather than an `async fn`: an `async fn`
+    /// moves its arguments into locals of its state, so the params (hundreds of bytes for
+    /// `tools/call`) would be held twice in every request's future.
+    #[expect(clippy::manual_async_fn, reason = "an async fn would hold the params twice")]
+    pub(crate) fn request_within<M, T>(
+        &self,
+        mut params: M::Params,
+        progress: Option<ProgressCallback>,
+        deadline: CallDeadline,
+    ) -> impl Future<Output = Result<Outcome<T>, ConnectionError>> + Send + '_
+    where
+        M: RequestMethod<Result = Outcome<T>>,
+        M::Params: RetryParams + Send + Sync,
+        T: Send,
+    {
+        async move {
+            let (session, modern) = self.session_and_era().await?;
+            // Made when the server first asks for input: most calls never need it.
+            let mut handler = None;
+            let progress = progress.map(|report| {
+                let deadline = deadline.clone();
+                Arc::new(move |p| {
+                    deadline.extend();
+                    report(p)
+                }) as ProgressCallback
+            });
+            let mut rounds = 0;
+            let mut url_retries = 0;
+            let mut pause = STILL_WAITING_FIRST_PAUSE;
+            loop {
+                let Some(remaining) = deadline.remaining() else {
+                    return Err(deadline.timeout_error(self.name(), M::METHOD));
+                };
+                let round = RequestOptions { timeout: Some(remaining), progress: progress.clone() };
+                let input = match session.request::<M>(&params, round).await {
+                    Ok(Outcome::InputRequired(input)) => input,
+                    Ok(other) => return Ok(other),
+                    Err(e) if e.rpc_error().is_some_and(|r| r.code == ErrorCode::URL_ELICITATION_REQUIRED) => {
+                        if url_retries == MAX_URL_ELICITATION_RETRIES {
+                            return Err(ConnectionError::UrlElicitationStillRequired {
+                                server: self.name().to_owned(),
+                                method: M::METHOD,
+                                retries: url_retries,
+                                error: e
+                                    .rpc_error()
+                                    .cloned()
+                                    .unwrap_or_else(|| ErrorObject::new(ErrorCode::INTERNAL_ERROR, "")),
+                            });
+                        }
+                        url_retries += 1;
+                        // Boxed, as the input rounds below: rare, and large in every request's state.
+                        Box::pin(self.complete_url_elicitations(e, M::METHOD, modern, &deadline)).await?;
+                        continue;
                     }
-                    url_retries += 1;
-                    // Boxed, as the input rounds below: rare, and large in every request's state.
-                    Box::pin(self.complete_url_elicitations(e, M::METHOD, modern, &deadline)).await?;
-                    continue;
+                    Err(e) => return Err(e.into()),
+                };
+                if rounds == self.options.max_input_rounds {
+                    return Err(ConnectionError::TooManyInputRounds {
+                        server: self.name().to_owned(),
+                        method: M::METHOD,
+                        rounds,
+                    });
                 }
-                Err(e) => return Err(e.into()),
-            };
-            if rounds == self.options.max_input_rounds {
-                return Err(ConnectionError::TooManyInputRounds {
-                    server: self.name().to_owned(),
-                    method: M::METHOD,
-                    rounds,
-                });
-            }
-            rounds += 1;
-            let requests = input.input_requests.unwrap_or_default();
-            if requests.len() > MAX_INPUT_REQUESTS_PER_ROUND {
-                return Err(ConnectionError::TooManyInputRequests {
-                    server: self.name().to_owned(),
-                    method: M::METHOD,
-                    count: requests.len(),
-                    max: MAX_INPUT_REQUESTS_PER_ROUND,
-                });
-            }
-            let responses = if requests.is_empty() {
-                // Still working: pause, within the deadline (the next round checks it).
-                tokio::time::sleep_until((Instant::now() + pause).min(deadline.at())).await;
-                pause = (pause * 2).min(STILL_WAITING_MAX_PAUSE);
-                None
-            } else {
-                pause = STILL_WAITING_FIRST_PAUSE;
-                match Box::pin(tokio::time::timeout_at(deadline.at(), answer_all(&session, &handler, requests))).await {
-                    Err(_) => return Err(deadline.timeout_error(self.name(), M::METHOD)),
-                    Ok(Err(failed)) => {
-                        return Err(ConnectionError::InputRequestFailed {
-                            server: self.name().to_owned(),
-                            method: M::METHOD,
-                            key: failed.key,
-                            input_method: failed.method,
-                            error: failed.error,
-                        });
+                rounds += 1;
+                let requests = input.input_requests.unwrap_or_default();
+                if requests.len() > MAX_INPUT_REQUESTS_PER_ROUND {
+                    return Err(ConnectionError::TooManyInputRequests {
+                        server: self.name().to_owned(),
+                        method: M::METHOD,
+                        count: requests.len(),
+                        max: MAX_INPUT_REQUESTS_PER_ROUND,
+                    });
+                }
+                let responses = if requests.is_empty() {
+                    // Still working: pause, within the deadline (the next round checks it).
+                    tokio::time::sleep_until((Instant::now() + pause).min(deadline.at())).await;
+                    pause = (pause * 2).min(STILL_WAITING_MAX_PAUSE);
+                    None
+                } else {
+                    pause = STILL_WAITING_FIRST_PAUSE;
+                    match Box::pin(tokio::time::timeout_at(
+                        deadline.at(),
+                        answer_all(
+                            &session,
+                            handler.get_or_insert_with(|| {
+                                CallbackHandler::new(self.name(), self.options.callbacks.clone())
+                            }),
+                            requests,
+                        ),
+                    ))
+                    .await
+                    {
+                        Err(_) => return Err(deadline.timeout_error(self.name(), M::METHOD)),
+                        Ok(Err(failed)) => {
+                            return Err(ConnectionError::InputRequestFailed {
+                                server: self.name().to_owned(),
+                                method: M::METHOD,
+                                key: failed.key,
+                                input_method: failed.method,
+                                error: failed.error,
+                            });
+                        }
+                        Ok(Ok(responses)) => Some(responses),
                     }
-                    Ok(Ok(responses)) => Some(responses),
-                }
-            };
-            params.set_retry(responses, input.request_state);
+                };
+                params.set_retry(responses, input.request_state);
+            }
         }
     }
 }

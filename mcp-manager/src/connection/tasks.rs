@@ -379,8 +379,8 @@ impl McpConnection {
             }
             other => (None, other),
         };
-        let round = RequestOptions { timeout: Some(deadline.remaining_or_zero()), progress: round_progress };
-        let first = self.request_with_input::<CallTool, _>(params, round).await?;
+        // The first request's rounds and the task they may start share one deadline.
+        let first = self.request_within::<CallTool, _>(params, round_progress, deadline.clone()).await?;
         let snapshot = match first {
             Outcome::Task(created) => Snapshot::Legacy(Box::new(created.task)),
             Outcome::TaskHandle(handle) => Snapshot::Modern(Box::new(handle)),

@@ -216,22 +216,25 @@ impl McpManager {
     /// naming the interceptor and its reason, with `vetoed_by` in its metadata) or rewrite its
     /// arguments, and may replace the result; the `tool_executed` observers then see the
     /// arguments that were sent, the result the host gets, and the caller.
-    pub async fn execute_tool_as(
-        &self,
-        caller: &Caller,
-        name: &str,
+    ///
+    /// The call's future is the traced call itself, not an `async fn` around it: every layer
+    /// of a call's future is moved whole when it is first awaited, and this state is kilobytes.
+    pub fn execute_tool_as<'a>(
+        &'a self,
+        caller: &'a Caller,
+        name: &'a str,
         arguments: Option<JsonObject>,
         options: RequestOptions,
         task: TaskOptions,
-    ) -> ToolExecutionResult {
+    ) -> impl Future<Output = ToolExecutionResult> + Send + 'a {
         let span = telemetry::tool_call_span(name);
-        self.execute_tool_traced(&span, caller, name, arguments, options, task).instrument(span.clone()).await
+        self.execute_tool_traced(span.clone(), caller, name, arguments, options, task).instrument(span)
     }
 
     /// [`McpManager::execute_tool_as`] in the tool call's `span`.
     async fn execute_tool_traced(
         &self,
-        span: &tracing::Span,
+        span: tracing::Span,
         caller: &Caller,
         name: &str,
         arguments: Option<JsonObject>,
@@ -244,7 +247,7 @@ impl McpManager {
         let (server, sent, result) = match route {
             None => {
                 let error = self.missing_tool(name);
-                telemetry::record_error(span, error.kind());
+                telemetry::record_error(&span, error.kind());
                 let server = match &error {
                     ManagerError::ServerUnavailable { server, .. } => Some(Arc::<str>::from(server.as_str())),
                     _ => None,
@@ -257,7 +260,7 @@ impl McpManager {
                 (server, arguments, failed)
             }
             Some(route) => {
-                telemetry::record_server(span, &route.server);
+                telemetry::record_server(&span, &route.server);
                 let (sent, result) = self.execute_route(&route, caller, arguments, options, task).await;
                 (Some(route.server.clone()), sent, result)
             }

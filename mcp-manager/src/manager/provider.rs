@@ -96,9 +96,17 @@ impl ToolProvider for McpToolProvider {
     fn invoke(&self, invocation: ToolInvocation, ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
         Box::pin(async move {
             let (options, task) = call_options(&ctx.control);
-            let caller = super::Caller::from(&ctx);
-            // Boxed: the call's state is kilobytes, and select! would move it several times.
-            let call = Box::pin(self.manager.execute_tool_as(
+            // The caller takes the context's strings; the call keeps its control.
+            let caller = super::Caller {
+                user_id: ctx.user_id,
+                session_id: ctx.session_id,
+                chat_stream_id: ctx.chat_stream_id,
+                platform: ctx.platform,
+                extra: ctx.extra,
+            };
+            // Pinned in this future's own state (which the registry holds on the heap), not in
+            // a second allocation; select! polls it through the pin, never moving it.
+            let call = std::pin::pin!(self.manager.execute_tool_as(
                 &caller,
                 &invocation.tool_name,
                 Some(invocation.arguments),

@@ -206,3 +206,54 @@ async fn the_deadline_cancels_a_modern_task() {
     assert_eq!(state.poll_interval, Some(100));
     assert!(conn.list_tasks(None).await.is_err(), "no tasks/list in the extension");
 }
+
+/// Progress while `tools/call` has not answered yet moves the deadline that the task it then
+/// starts is followed under: the request's rounds and the task share the call's one deadline.
+/// Here the call's 2 s timeout would have passed before the task handle came (at 3.5 s) but for
+/// the progress at 1.5 s and 3 s.
+#[tokio::test(start_paused = true)]
+async fn progress_before_the_task_handle_extends_the_deadline_of_the_task() {
+    let (client, server) = MemoryTransport::pair();
+    let seen = ScriptedServer::start_with(server, move |got, out| {
+        let Got::Request(req, params) = got else { return None };
+        if let Some(r) = modern_base(req) {
+            return Some(r);
+        }
+        match req.method.as_str() {
+            "tools/call" => {
+                let token = params["_meta"]["progressToken"].clone();
+                let (id, out) = (req.id.clone(), out.clone());
+                tokio::spawn(async move {
+                    for step in 1..=2 {
+                        tokio::time::sleep(Duration::from_millis(1500)).await;
+                        out.notify("notifications/progress", json!({"progressToken": token, "progress": step}));
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    out.reply(&id, Ok(handle()));
+                });
+                None
+            }
+            "tasks/get" => {
+                let mut done = task("completed", 100);
+                done["result"] = json!({"content": [{"type": "text", "text": "worth the wait"}]});
+                Some(Ok(done))
+            }
+            _ => None,
+        }
+    });
+    let conn = modern_connection(client, HostCallbacks::default());
+    conn.connect().await.unwrap();
+    let reports = Arc::new(Mutex::new(0));
+    let counted = reports.clone();
+    let options = RequestOptions {
+        timeout: Some(Duration::from_secs(2)),
+        progress: Some(Arc::new(move |_| *counted.lock().unwrap() += 1)),
+    };
+    let started = Instant::now();
+    let result = conn.call_tool("research", None, options).await.unwrap().complete().unwrap();
+    assert_eq!(text(&result), "worth the wait");
+    assert_eq!(*reports.lock().unwrap(), 2, "both progress reports reached the host");
+    assert!(started.elapsed() >= Duration::from_millis(3500), "{:?}", started.elapsed());
+    assert_eq!(methods(&seen, "tasks/get").len(), 1, "the task was followed, not timed out");
+    assert!(methods(&seen, "tasks/cancel").is_empty());
+}
