@@ -62,13 +62,22 @@ impl ProtocolVersion {
     /// The wire string.
     pub fn as_str(&self) -> &str {
         match self {
+            ProtocolVersion::Unknown(s) => s,
+            known => known.static_str().unwrap_or_default(),
+        }
+    }
+
+    /// The wire string of a known revision, as a `'static` string (no copy needed to keep it);
+    /// `None` for [`ProtocolVersion::Unknown`].
+    pub fn static_str(&self) -> Option<&'static str> {
+        Some(match self {
             ProtocolVersion::V2024_11_05 => "2024-11-05",
             ProtocolVersion::V2025_03_26 => "2025-03-26",
             ProtocolVersion::V2025_06_18 => "2025-06-18",
             ProtocolVersion::V2025_11_25 => "2025-11-25",
             ProtocolVersion::V2026_07_28 => "2026-07-28",
-            ProtocolVersion::Unknown(s) => s,
-        }
+            ProtocolVersion::Unknown(_) => return None,
+        })
     }
 
     /// Whether this crate knows the revision.
@@ -209,8 +218,12 @@ mod tests {
                 assert!(ProtocolVersion::KNOWN[i - 1] < *v);
             }
         }
+        for v in &ProtocolVersion::KNOWN {
+            assert_eq!(v.static_str(), Some(v.as_str()), "a known revision has its static string");
+        }
         let unknown = ProtocolVersion::parse("2099-01-01");
         assert_eq!(unknown.as_str(), "2099-01-01");
+        assert_eq!(unknown.static_str(), None);
         assert_eq!(unknown.era(), None);
         assert_eq!(unknown.partial_cmp(&ProtocolVersion::V2025_11_25), None);
     }

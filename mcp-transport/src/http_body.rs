@@ -115,18 +115,31 @@ pub(crate) async fn read_prefix(response: &mut reqwest::Response, max: usize, id
 
 /// The content type of a response, lower-cased, without parameters.
 pub(crate) fn content_type(response: &reqwest::Response) -> String {
+    media_type(response).to_ascii_lowercase()
+}
+
+/// The media type of a response's `Content-Type` as written (no parameters, trimmed; any
+/// case), empty when there is none: read without a copy.
+pub(crate) fn media_type(response: &reqwest::Response) -> &str {
     response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
+        .map(str::trim)
         .unwrap_or_default()
 }
 
 /// Whether a response is an SSE stream.
 pub(crate) fn is_event_stream(response: &reqwest::Response) -> bool {
-    content_type(response) == "text/event-stream"
+    media_type(response).eq_ignore_ascii_case("text/event-stream")
+}
+
+/// Whether a media type (as [`media_type`] reads it) is JSON: `application/json` or another
+/// `...json` type, in any case; an absent one is taken for JSON too.
+pub(crate) fn is_json_or_unnamed(media_type: &str) -> bool {
+    media_type.is_empty()
+        || media_type.get(media_type.len().saturating_sub(4)..).is_some_and(|end| end.eq_ignore_ascii_case("json"))
 }
 
 /// Decode a JSON body or an SSE event's data into messages, under `limit` bytes.
@@ -287,6 +300,27 @@ mod prop_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn with_content_type(value: &str) -> reqwest::Response {
+        let mut response = axum::http::Response::new(String::new());
+        response.headers_mut().insert(reqwest::header::CONTENT_TYPE, value.parse().unwrap());
+        reqwest::Response::from(response)
+    }
+
+    #[test]
+    fn media_types_are_read_in_any_case_without_their_parameters() {
+        let sse = with_content_type(" Text/Event-Stream ; charset=utf-8");
+        assert!(is_event_stream(&sse));
+        assert_eq!(media_type(&sse), "Text/Event-Stream");
+        assert_eq!(content_type(&sse), "text/event-stream");
+        let json = with_content_type("application/problem+JSON");
+        assert!(!is_event_stream(&json));
+        assert!(is_json_or_unnamed(media_type(&json)));
+        assert!(is_json_or_unnamed(media_type(&reqwest::Response::from(axum::http::Response::new(String::new())))));
+        for other in ["text/plain", "on", "é", "jsonp/x"] {
+            assert!(!is_json_or_unnamed(other), "{other}");
+        }
+    }
 
     #[test]
     fn excerpt_is_bounded() {

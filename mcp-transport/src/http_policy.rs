@@ -59,8 +59,16 @@ pub fn redirect_policy() -> reqwest::redirect::Policy {
 
 /// A `reqwest` client builder with the workspace's policy ([`redirect_policy`]) and
 /// `connect_timeout`. Every HTTP client of the workspace starts from it.
+///
+/// Retries are off: reqwest's default policy retries only HTTP/2 protocol refusals, which an
+/// HTTP/1.1 client (the workspace builds reqwest without HTTP/2) never gets, yet it copies every
+/// request (its headers, its extensions and a handle on its body) before sending it, in case it
+/// has to. A host that turns reqwest's `http2` feature on sees such a refusal as a failed request.
 pub fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
-    reqwest::Client::builder().connect_timeout(connect_timeout).redirect(redirect_policy())
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .redirect(redirect_policy())
+        .retry(reqwest::retry::never().max_retries_per_request(0))
 }
 
 /// Whether `host` is a loopback host: `localhost` (and `*.localhost`), `127.0.0.0/8` or `::1`.

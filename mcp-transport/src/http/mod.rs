@@ -32,6 +32,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use mcp_protocol::{Message, ProtocolVersion, RequestId};
@@ -174,7 +175,7 @@ impl Inner {
         if let Some(id) = session_id.and_then(|v| HeaderValue::from_str(v).ok()) {
             headers.insert(SESSION_ID, id);
         }
-        if let Some(v) = version.and_then(|v| HeaderValue::from_str(v).ok()) {
+        if let Some(v) = version.and_then(version_header) {
             headers.insert(PROTOCOL_VERSION, v);
         }
         self.client.request(method, self.url.clone()).headers(headers)
@@ -211,14 +212,15 @@ impl Inner {
     /// POST a JSON-RPC body.
     pub(crate) async fn post(
         &self,
-        body: Vec<u8>,
+        body: Bytes,
         session_id: Option<&str>,
         version: Option<&str>,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<reqwest::Response, TransportError> {
         self.send_built(reqwest::Method::POST, session_id, version, |request| {
-            let mut request =
-                request.header(ACCEPT, "application/json, text/event-stream").header(CONTENT_TYPE, "application/json");
+            let mut request = request
+                .header(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"))
+                .header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             for (name, value) in extra {
                 request = request.header(name, value);
             }
@@ -315,6 +317,15 @@ impl Inner {
     }
 }
 
+/// The `MCP-Protocol-Version` value for `version`: a known revision's value is static (no copy
+/// per request), another is copied; `None` when it cannot be a header value.
+fn version_header(version: &str) -> Option<HeaderValue> {
+    match ProtocolVersion::parse(version).static_str() {
+        Some(known) => Some(HeaderValue::from_static(known)),
+        None => HeaderValue::from_str(version).ok(),
+    }
+}
+
 impl Transport for StreamableHttpTransport {
     fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>> {
         async move {
@@ -403,5 +414,20 @@ impl Drop for StreamableHttpTransport {
     fn drop(&mut self) {
         self.inner.queue.end(CloseReason::Closed, true);
         self.inner.tasks.abort_all();
+    }
+}
+
+#[cfg(test)]
+mod version_header_tests {
+    use super::*;
+
+    #[test]
+    fn known_revisions_are_static_values_and_others_are_copied_when_valid() {
+        let known = version_header("2025-11-25").unwrap();
+        assert_eq!(known, "2025-11-25");
+        let bytes = |v: &HeaderValue| v.as_bytes().as_ptr();
+        assert_eq!(bytes(&known), bytes(&version_header("2025-11-25").unwrap()), "one static value");
+        assert_eq!(version_header("2099-01-01").unwrap(), "2099-01-01");
+        assert_eq!(version_header("line\nbreak"), None, "not a header value");
     }
 }

@@ -49,8 +49,8 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
     }
     let params: Params<'_> = serde_json::from_str(params.get()).ok()?;
     let version = params.meta?.version?.into_owned();
-    let mut extra = Vec::new();
-    if let Ok(v) = HeaderValue::from_str(method) {
+    let mut extra = Vec::with_capacity(2);
+    if let Some(v) = method_value(method) {
         extra.push((METHOD, v));
     }
     let name = match method {
@@ -74,6 +74,26 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
         extra.extend(tools.for_call(tool, arguments.as_ref()));
     }
     Some((version, extra))
+}
+
+/// The methods whose `Mcp-Method` value is static rather than copied for each request.
+const COMMON_METHODS: [&str; 8] = [
+    "tools/call",
+    "tools/list",
+    "resources/read",
+    "resources/list",
+    "prompts/get",
+    "prompts/list",
+    "tasks/get",
+    "notifications/cancelled",
+];
+
+/// The `Mcp-Method` value of `method`; `None` when it cannot be a header value.
+fn method_value(method: &str) -> Option<HeaderValue> {
+    match COMMON_METHODS.iter().find(|common| **common == method) {
+        Some(common) => Some(HeaderValue::from_static(common)),
+        None => HeaderValue::from_str(method).ok(),
+    }
 }
 
 /// The string `raw` holds, borrowed unless it has escapes; `None` for any other JSON value.
@@ -107,6 +127,15 @@ mod tests {
         assert_eq!(headers(&read, &ToolHeaders::default()).unwrap().1[1].1, "demo://hello");
         let legacy = Message::request(RequestId::Number(3), "tools/call", Some(&json!({"name": "add"}))).unwrap();
         assert!(headers(&legacy, &ToolHeaders::default()).is_none());
+    }
+
+    #[test]
+    fn common_methods_have_static_values_and_others_are_copied() {
+        let first = method_value("tools/call").unwrap();
+        assert_eq!(first, "tools/call");
+        assert_eq!(first.as_bytes().as_ptr(), method_value("tools/call").unwrap().as_bytes().as_ptr(), "shared");
+        assert_eq!(method_value("x-vendor/thing").unwrap(), "x-vendor/thing");
+        assert_eq!(method_value("bad\rmethod"), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use mcp_protocol::{Message, RequestId, codec};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderName, HeaderValue};
@@ -46,6 +47,22 @@ impl Acceptance {
     }
 }
 
+/// What an error names the exchange by: the method and the request id, or "response".
+struct Context<'a> {
+    method: Option<&'a str>,
+    request: Option<&'a RequestId>,
+}
+
+impl std::fmt::Display for Context<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.method, self.request) {
+            (Some(m), Some(id)) => write!(f, "{m} (request {id})"),
+            (Some(m), None) => f.write_str(m),
+            (None, _) => f.write_str("response"),
+        }
+    }
+}
+
 /// POST `message` and deliver its reply. `modern` holds the modern-era headers of the message
 /// (see [`super::modern::headers`]). `accepted` learns when the response headers arrived.
 pub(crate) async fn exchange(
@@ -58,28 +75,31 @@ pub(crate) async fn exchange(
         Message::Request(r) => Some(r.id.clone()),
         _ => None,
     };
-    let method = message.method().map(str::to_owned);
-    let is_initialize = method.as_deref() == Some("initialize");
-    let context = match (&method, &request) {
-        (Some(m), Some(id)) => format!("{m} (request {id})"),
-        (Some(m), None) => m.clone(),
-        (None, _) => "response".to_owned(),
-    };
-    let body = codec::encode_line(&message);
+    let method = message.method();
+    let is_initialize = method == Some("initialize");
+    // Written out only when an error names the exchange.
+    let context = Context { method, request: request.as_ref() };
+    // Shared by every attempt (and by reqwest's own copies) instead of copied for each.
+    let body = Bytes::from(codec::encode_line(&message));
     let mut acceptance = Acceptance { tx: Some(accepted), request: request.clone() };
     let mut reinitialized = false;
     loop {
-        let session = inner.session.borrow().clone();
         // `initialize` starts a session: it carries neither the old id nor a version.
-        // A modern-era message names its revision itself, and carries no session.
-        let (session_id, version, extra) = match (&modern, is_initialize) {
-            (Some((version, extra)), _) => (session.id.clone(), Some(version.clone()), extra.as_slice()),
-            (None, true) => (None, None, &[][..]),
-            (None, false) => (session.id.clone(), session.protocol_version.clone(), &[][..]),
+        // A modern-era message names its revision itself. Only what is sent is copied.
+        let (session_id, session_version, generation) = {
+            let session = inner.session.borrow();
+            let legacy_initialize = is_initialize && modern.is_none();
+            let id = if legacy_initialize { None } else { session.id.clone() };
+            let version = if modern.is_none() && !is_initialize { session.protocol_version.clone() } else { None };
+            (id, version, session.generation)
         };
-        let mut response = match inner.post(body.clone(), session_id.as_deref(), version.as_deref(), extra).await {
+        let (version, extra) = match &modern {
+            Some((version, extra)) => (Some(version.as_str()), extra.as_slice()),
+            None => (session_version.as_deref(), &[][..]),
+        };
+        let mut response = match inner.post(body.clone(), session_id.as_deref(), version, extra).await {
             Ok(r) => r,
-            Err(e) => return acceptance.fail(&inner, e.in_context(&context)).await,
+            Err(e) => return acceptance.fail(&inner, e.in_context(&context.to_string())).await,
         };
         let status = response.status();
         if status.is_success() {
@@ -87,14 +107,14 @@ pub(crate) async fn exchange(
                 let id = super::session_id_header(&response);
                 inner.session.send_modify(|s| s.id = id);
             }
-            if method.as_deref() == Some("notifications/initialized") {
+            if method == Some("notifications/initialized") {
                 // What the server asks right after initialization (an elicitation during the
                 // first tool call) goes on the GET stream: open it before `send` returns.
                 inner.start_standalone_stream();
                 inner.standalone_stream_tried(STANDALONE_OPEN_WAIT).await;
             }
             acceptance.accept();
-            return deliver_reply(&inner, response, request, &context).await;
+            return deliver_reply(&inner, response, request.clone(), &context).await;
         }
 
         let bytes = body::read_prefix(&mut response, body::ERROR_BODY_BYTES, inner.read_timeout).await;
@@ -108,8 +128,8 @@ pub(crate) async fn exchange(
         let expired = session_id.is_some() && is_session_expiry(status, &bytes);
         if expired && request.is_some() && !reinitialized {
             reinitialized = true;
-            if let Err(e) = reinitialize(&inner, session.generation).await {
-                return acceptance.fail(&inner, e.in_context(&context)).await;
+            if let Err(e) = reinitialize(&inner, generation).await {
+                return acceptance.fail(&inner, e.in_context(&context.to_string())).await;
             }
             continue;
         }
@@ -122,7 +142,7 @@ pub(crate) async fn exchange(
             (true, false) => {
                 status_error(&format!("{context}: the server no longer knows the session"), status, &bytes)
             }
-            _ => status_error(&context, status, &bytes),
+            _ => status_error(&context.to_string(), status, &bytes),
         };
         return acceptance.fail(&inner, error).await;
     }
@@ -141,7 +161,12 @@ fn answer_in(bytes: &[u8], id: &RequestId, limit: usize) -> Option<Message> {
 }
 
 /// Deliver what a successful reply carries.
-async fn deliver_reply(inner: &Arc<Inner>, mut response: reqwest::Response, request: Option<RequestId>, context: &str) {
+async fn deliver_reply(
+    inner: &Arc<Inner>,
+    mut response: reqwest::Response,
+    request: Option<RequestId>,
+    context: &Context<'_>,
+) {
     let status = response.status();
     let no_body =
         status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT || response.content_length() == Some(0);
@@ -169,12 +194,12 @@ async fn deliver_reply(inner: &Arc<Inner>, mut response: reqwest::Response, requ
         }
         return;
     }
-    let content_type = body::content_type(&response);
     // A large body becomes its message's payload; errors quote its head.
     let head = body::excerpt_head(&bytes);
     let items = match body::decode_owned(bytes, inner.max_body) {
-        Ok(items) if content_type.is_empty() || content_type.ends_with("json") => items,
+        Ok(items) if body::is_json_or_unnamed(body::media_type(&response)) => items,
         Ok(_) | Err(_) => {
+            let content_type = body::content_type(&response);
             let error = format!(
                 "{context}: the reply (HTTP {status}, content type {content_type:?}) is not JSON-RPC: {}",
                 body::excerpt(&head)

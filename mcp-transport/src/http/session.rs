@@ -97,7 +97,7 @@ pub(crate) async fn reinitialize(inner: &Arc<Inner>, generation: u64) -> Result<
     let request = Message::Request(Request { id: id.clone(), method: "initialize".into(), params: Some(params) });
     tracing::info!(server = %inner.name, "the server no longer knows the session; re-initializing");
 
-    let mut response = inner.post(codec::encode_line(&request), None, None, &[]).await?;
+    let mut response = inner.post(codec::encode_line(&request).into(), None, None, &[]).await?;
     let status = response.status();
     if !status.is_success() {
         let body = body::read_prefix(&mut response, body::EXCERPT_BYTES, inner.read_timeout).await;
@@ -110,7 +110,7 @@ pub(crate) async fn reinitialize(inner: &Arc<Inner>, generation: u64) -> Result<
     let initialized = Message::notification::<()>("notifications/initialized", None)
         .map_err(|e| TransportError::Other(format!("{context}: {e}")))?;
     let mut response =
-        inner.post(codec::encode_line(&initialized), session_id.as_deref(), version.as_deref(), &[]).await?;
+        inner.post(codec::encode_line(&initialized).into(), session_id.as_deref(), version.as_deref(), &[]).await?;
     let status = response.status();
     if !status.is_success() {
         let body = body::read_prefix(&mut response, body::EXCERPT_BYTES, inner.read_timeout).await;
