@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::{
-    ToolAnnotation, ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider, ToolSpec,
-    ToolVisibility,
+    SharedText, ToolAnnotation, ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProvider,
+    ToolSpec, ToolVisibility,
 };
 
 /// The provider type of a [`NativeToolProvider`].
@@ -151,7 +151,8 @@ fn parse_arguments<A: DeserializeOwned>(arguments: Map<String, Value>) -> Result
 /// A provider of native tools, kept in the order they were added.
 #[derive(Debug, Clone)]
 pub struct NativeToolProvider {
-    name: String,
+    /// Shared with the specs of its tools.
+    name: SharedText,
     tools: Vec<NativeTool>,
     index: HashMap<String, usize>,
 }
@@ -159,14 +160,14 @@ pub struct NativeToolProvider {
 impl NativeToolProvider {
     /// An empty provider called `name`.
     pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into(), tools: Vec::new(), index: HashMap::new() }
+        Self { name: SharedText::from(name.into()), tools: Vec::new(), index: HashMap::new() }
     }
 
     /// Adds `tool`, replacing a tool of the same name (returned).
     pub fn add(&mut self, mut tool: NativeTool) -> Option<NativeTool> {
         let spec = tool.spec_mut();
-        spec.provider_name.clone_from(&self.name);
-        spec.provider_type = NATIVE_PROVIDER_TYPE.to_owned();
+        spec.provider_name = self.name.clone();
+        spec.provider_type = NATIVE_PROVIDER_TYPE.into();
         match self.index.get(&tool.spec.name) {
             Some(&at) => Some(std::mem::replace(&mut self.tools[at], tool)),
             None => {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{ToolParameters, ToolVisibility};
+use crate::{SharedText, ToolParameters, ToolVisibility};
 
 /// The description of one tool, as a provider declares it.
 ///
@@ -38,16 +38,18 @@ pub struct ToolSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotation: Option<Box<ToolAnnotation>>,
     /// The name of the provider that declares the tool (the registry fills it in when empty).
+    /// Shared text: the tools of one provider can hold one buffer for it.
     #[serde(default)]
-    pub provider_name: String,
+    pub provider_name: SharedText,
     /// The kind of provider, such as `native` or `mcp` (the registry fills it in when empty).
     #[serde(default)]
-    pub provider_type: String,
+    pub provider_type: SharedText,
     /// An optional qualifier of the exposed name: the registry exposes `namespace` + separator +
     /// `name` (for instance `server__tool`). The MCP adapter sets it to the server name; native
-    /// tools leave it `None` and are exposed unqualified.
+    /// tools leave it `None` and are exposed unqualified. Shared text, as the provider fields:
+    /// the MCP adapter's tools of one server share their namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
+    pub namespace: Option<SharedText>,
     /// Whether the tool is listed to the LLM directly or only through `tool_search`.
     #[serde(default)]
     pub visibility: ToolVisibility,
@@ -116,8 +118,8 @@ impl ToolSpec {
             output_schema: None,
             icons: Vec::new(),
             annotation: None,
-            provider_name: String::new(),
-            provider_type: String::new(),
+            provider_name: SharedText::default(),
+            provider_type: SharedText::default(),
             namespace: None,
             visibility: ToolVisibility::Visible,
             callers: ToolCallers::default(),
@@ -163,14 +165,14 @@ impl ToolSpec {
     }
 
     /// Sets the provider's name and type.
-    pub fn with_provider(mut self, name: impl Into<String>, provider_type: impl Into<String>) -> Self {
+    pub fn with_provider(mut self, name: impl Into<SharedText>, provider_type: impl Into<SharedText>) -> Self {
         self.provider_name = name.into();
         self.provider_type = provider_type.into();
         self
     }
 
     /// Sets the namespace that qualifies the exposed name.
-    pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
+    pub fn with_namespace(mut self, namespace: impl Into<SharedText>) -> Self {
         self.namespace = Some(namespace.into());
         self
     }

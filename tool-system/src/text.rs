@@ -19,8 +19,18 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 ///
 /// It reads as a `str` (`Deref`, `AsRef<str>`, `Borrow<str>`), compares, orders and hashes as its
 /// text, and serialises as a JSON string. Its `Debug` is the text's.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct SharedText(Arc<String>);
+
+/// The empty text every [`SharedText::default`] shares: a spec's provider fields start empty,
+/// and an empty value should not cost an allocation each.
+static EMPTY: std::sync::LazyLock<SharedText> = std::sync::LazyLock::new(|| SharedText(Arc::default()));
+
+impl Default for SharedText {
+    fn default() -> Self {
+        EMPTY.clone()
+    }
+}
 
 impl SharedText {
     /// The text.
@@ -197,6 +207,16 @@ impl<'de> Deserialize<'de> for SharedText {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_values_share_one_buffer_and_stay_independent() {
+        let (mut a, b) = (SharedText::default(), SharedText::default());
+        assert!(a.shares_buffer_with(&b), "no allocation per empty value");
+        assert_eq!(a, "");
+        a.make_mut().push_str("edited");
+        assert_eq!((a.as_str(), b.as_str()), ("edited", ""), "editing one leaves the others empty");
+        assert!(SharedText::default().into_string().is_empty());
+    }
 
     #[test]
     fn a_string_is_taken_and_given_back_without_a_copy_when_not_shared() {

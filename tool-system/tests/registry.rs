@@ -56,9 +56,13 @@ async fn listings_share_the_registry_names_instead_of_copying_them() {
             // The same name table: every listing hands out the names it holds.
             assert!(tool.llm_name.shares_buffer_with(&again[i].llm_name), "{}", tool.llm_name);
             assert!(tool.llm_name.shares_buffer_with(&offered[i].llm_name), "{}", tool.llm_name);
-            // One buffer for the provider's name, whatever the tool.
+            // One buffer for the provider's name, whatever the tool: the listing's, and the one
+            // the registry filled into the spec; one for the provider's type too.
             assert!(tool.provider.shares_buffer_with(&first[0].provider));
+            assert!(tool.spec.provider_name.shares_buffer_with(&tool.provider));
+            assert!(tool.spec.provider_type.shares_buffer_with(&first[0].spec.provider_type));
         }
+        assert_eq!(first[0].spec.provider_type, "test");
         // Still a name like any other to the host.
         assert_eq!(first[1].llm_name, "write");
         assert_eq!(String::from(&first[1].llm_name), "write");

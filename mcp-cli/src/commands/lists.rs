@@ -18,7 +18,8 @@ pub(crate) async fn tools(session: &Started, schema: bool, json: bool) -> Result
     let llm_names: HashMap<(Option<String>, String), Option<String>> = exposed
         .into_iter()
         .map(|t| {
-            ((t.spec.namespace.clone(), t.spec.name.clone()), t.spec.callers.model.then(|| t.llm_name.into_string()))
+            let key = (t.spec.namespace.as_deref().map(str::to_owned), t.spec.name.clone());
+            (key, t.spec.callers.model.then(|| t.llm_name.into_string()))
         })
         .collect();
     let entries: Vec<ToolEntry> = session

@@ -45,6 +45,13 @@ impl SchemaSource for InputSchema {
     }
 }
 
+/// The provider name and type of MCP tools ([`MCP_PROVIDER`]), one buffer that every spec
+/// shares.
+pub(crate) fn mcp_text() -> SharedText {
+    static MCP: std::sync::LazyLock<SharedText> = std::sync::LazyLock::new(|| SharedText::from(MCP_PROVIDER));
+    MCP.clone()
+}
+
 /// The host spec of the MCP tool `tool` of the server named `server`.
 ///
 /// - `name` is the server's own name for the tool and `namespace` is `Some(server)`, so the
@@ -61,7 +68,11 @@ impl SchemaSource for InputSchema {
 /// - `metadata` holds `server_name` (always ours: a server cannot overwrite it), the tool's
 ///   `_meta` under `_meta`, its `execution` properties under `execution` and its MCP Apps
 ///   declaration under `ui` ([`UI_KEY`]), when present.
-pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolSpec {
+///
+/// `server` becomes the namespace: pass a [`SharedText`] that the server's other specs share to
+/// keep one buffer for it (the routing table does).
+pub fn tool_spec(server: impl Into<SharedText>, tool: &Tool, visibility: ToolVisibility) -> ToolSpec {
+    let server: SharedText = server.into();
     let title =
         tool.title.clone().or_else(|| tool.annotations.as_ref().and_then(|annotations| annotations.title.clone()));
     // Sized exactly: hosts list thousands of tools, and a map's default growth would reserve
@@ -83,7 +94,7 @@ pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolS
     if let Some(execution) = &tool.execution {
         metadata.insert("execution".into(), serde_json::to_value(execution).unwrap_or(Value::Null));
     }
-    metadata.insert(SERVER_NAME_KEY.into(), Value::String(server.to_owned()));
+    metadata.insert(SERVER_NAME_KEY.into(), Value::String(server.to_string()));
     ToolSpec {
         name: tool.name.clone(),
         title,
@@ -94,9 +105,9 @@ pub fn tool_spec(server: &str, tool: &Tool, visibility: ToolVisibility) -> ToolS
         output_schema: tool.output_schema.as_deref().map(|schema| Box::new(Value::Object(schema.clone()))),
         icons: tool.icons.iter().flatten().map(tool_icon).collect(),
         annotation: tool.annotations.as_deref().map(|a| Box::new(annotation(a))),
-        provider_name: MCP_PROVIDER.to_owned(),
-        provider_type: MCP_PROVIDER.to_owned(),
-        namespace: Some(server.to_owned()),
+        provider_name: mcp_text(),
+        provider_type: mcp_text(),
+        namespace: Some(server),
         visibility,
         callers,
         metadata,

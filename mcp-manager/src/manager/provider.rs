@@ -3,8 +3,8 @@
 use futures::future::BoxFuture;
 use mcp_protocol::types::progress::ProgressParams;
 use tool_system::{
-    AppOrigin, CallControl, ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation, ToolProgress,
-    ToolProvider, ToolSpec,
+    AppOrigin, CallControl, SharedText, ToolError, ToolExecutionContext, ToolExecutionResult, ToolInvocation,
+    ToolProgress, ToolProvider, ToolSpec,
 };
 
 use std::sync::Arc;
@@ -22,18 +22,19 @@ use crate::session::RequestOptions;
 #[derive(Debug, Clone)]
 pub struct McpToolProvider {
     manager: McpManager,
-    name: String,
+    /// Shared with the specs that name it.
+    name: SharedText,
 }
 
 impl McpToolProvider {
     /// A provider named `mcp` over `manager`.
     pub fn new(manager: McpManager) -> Self {
-        McpToolProvider { manager, name: "mcp".to_owned() }
+        McpToolProvider { manager, name: super::convert::mcp_text() }
     }
 
     /// The same provider under another name (to register several managers in one registry).
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
+        self.name = SharedText::from(name.into());
         self
     }
 
@@ -41,7 +42,7 @@ impl McpToolProvider {
     /// [`ToolRegistry::invoke_from_app`](tool_system::ToolRegistry::invoke_from_app) when a view
     /// that server served calls one of its tools.
     pub fn app_origin(&self, server: &str) -> AppOrigin {
-        AppOrigin::new(self.name.clone(), Some(server.to_owned()))
+        AppOrigin::new(self.name.as_str(), Some(server.to_owned()))
     }
 
     /// The manager behind the provider.

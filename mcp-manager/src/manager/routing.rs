@@ -28,7 +28,7 @@ use foldhash::{HashMap, HashMapExt};
 use mcp_protocol::types::prompts::Prompt;
 use mcp_protocol::types::resources::{Resource, ResourceTemplate};
 use mcp_protocol::types::tools::Tool;
-use tool_system::{ToolSpec, ToolVisibility};
+use tool_system::{SharedText, ToolSpec, ToolVisibility};
 
 use super::ManagerError;
 use super::convert::SchemaCheck;
@@ -49,6 +49,9 @@ pub(crate) struct RoutingInput<'a> {
 pub struct RoutedTool {
     /// The server's name.
     pub server: Arc<str>,
+    /// The server's name as its tools' specs hold it (their namespace): one buffer for all of
+    /// them.
+    namespace: SharedText,
     /// The tool's name, shared with the table's index (and the manager's former owners).
     name: Arc<str>,
     /// Offered directly or through tool search (the server's setting).
@@ -63,10 +66,17 @@ pub struct RoutedTool {
 }
 
 impl RoutedTool {
-    fn new(server: Arc<str>, inventory: Arc<Inventory>, index: usize, visibility: ToolVisibility) -> Self {
+    fn new(
+        server: Arc<str>,
+        namespace: SharedText,
+        inventory: Arc<Inventory>,
+        index: usize,
+        visibility: ToolVisibility,
+    ) -> Self {
         RoutedTool {
             name: Arc::from(inventory.tools[index].name.as_str()),
             server,
+            namespace,
             visibility,
             inventory,
             index,
@@ -89,7 +99,7 @@ impl RoutedTool {
     /// The tool as a host-side `ToolSpec` (provider `mcp`, namespace: the server), made once.
     pub fn spec(&self) -> Arc<ToolSpec> {
         self.spec
-            .get_or_init(|| Arc::new(super::convert::tool_spec(&self.server, self.tool(), self.visibility)))
+            .get_or_init(|| Arc::new(super::convert::tool_spec(self.namespace.clone(), self.tool(), self.visibility)))
             .clone()
     }
 
@@ -307,6 +317,7 @@ impl Routing {
         let mut templates = Claims::new("template");
         for input in inputs {
             let server = input.server;
+            let namespace = SharedText::from(&**server);
             for claims in [&mut tools, &mut prompts, &mut resources, &mut templates] {
                 claims.next_server();
             }
@@ -335,8 +346,13 @@ impl Routing {
                         .same_route(&tool.name, server, input.inventory, index, input.visibility)
                         .unwrap_or_else(|| {
                             r.fresh.push(r.tools.len());
-                            let route =
-                                RoutedTool::new(server.clone(), input.inventory.clone(), index, input.visibility);
+                            let route = RoutedTool::new(
+                                server.clone(),
+                                namespace.clone(),
+                                input.inventory.clone(),
+                                index,
+                                input.visibility,
+                            );
                             Arc::new(route)
                         });
                     r.tool_index.insert(route.name.clone(), r.tools.len());

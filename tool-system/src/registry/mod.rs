@@ -393,7 +393,7 @@ impl ToolRegistry {
             .filter(|tool| {
                 tool.spec.callers.app
                     && tool.provider == origin.provider
-                    && tool.spec.namespace == origin.namespace
+                    && tool.spec.namespace.as_deref() == origin.namespace.as_deref()
                     && gate.allows(tool)
             })
             .cloned()

@@ -59,6 +59,8 @@ impl Snapshot {
             let provider_name = provider.name();
             // One buffer for the provider's name, shared by its tools.
             let shared_provider = SharedText::from(provider_name);
+            // Its type likewise, made when a spec leaves it for the registry to fill in.
+            let mut shared_type: Option<SharedText> = None;
             let specs = match listing {
                 Ok(specs) => specs,
                 Err(err) => {
@@ -76,35 +78,37 @@ impl Snapshot {
                     );
                     continue;
                 }
-                match owners.entry(qualified.clone()) {
+                // The table of owners keeps the qualified name; it is copied again only for an
+                // alias (when the exposed name differs from it).
+                let qualified = match owners.entry(qualified) {
                     Entry::Occupied(first) => {
                         tracing::warn!(
-                            tool = %qualified,
+                            tool = %first.key(),
                             kept_from = %providers[*first.get()].name(),
                             skipped_from = provider_name,
                             "duplicate tool name; the first one registered is kept and this one is skipped"
                         );
                         continue;
                     }
-                    Entry::Vacant(slot) => {
-                        slot.insert(provider_index);
-                    }
-                }
+                    Entry::Vacant(slot) => slot.insert_entry(provider_index),
+                };
+                let qualified = qualified.key();
                 // Shared specs are copied only when the registry must fill them in.
                 if spec.provider_name.is_empty() {
-                    Arc::make_mut(&mut spec).provider_name = provider_name.to_owned();
+                    Arc::make_mut(&mut spec).provider_name = shared_provider.clone();
                 }
                 if spec.provider_type.is_empty() {
-                    Arc::make_mut(&mut spec).provider_type = provider.provider_type().to_owned();
+                    Arc::make_mut(&mut spec).provider_type =
+                        shared_type.get_or_insert_with(|| provider.provider_type().into()).clone();
                 }
-                let llm_name = names.allocate_shared(&qualified);
+                let llm_name = names.allocate_shared(qualified);
                 let index = tools.len();
                 by_llm_name.insert(llm_name.clone(), index);
-                for alias in [qualified, spec.name.clone()] {
+                for alias in [qualified.as_str(), spec.name.as_str()] {
                     if llm_name == alias {
                         continue;
                     }
-                    match aliases.entry(alias) {
+                    match aliases.entry(alias.to_owned()) {
                         Entry::Occupied(mut slot) => {
                             if *slot.get() != Some(index) {
                                 slot.insert(None);
@@ -142,7 +146,9 @@ impl Snapshot {
     /// The index of the tool `origin`'s provider (and namespace) calls `name` (its own name).
     pub(super) fn resolve_in(&self, origin: &AppOrigin, name: &str) -> Option<usize> {
         self.tools.iter().position(|tool| {
-            tool.provider == origin.provider && tool.spec.namespace == origin.namespace && tool.spec.name == name
+            tool.provider == origin.provider
+                && tool.spec.namespace.as_deref() == origin.namespace.as_deref()
+                && tool.spec.name == name
         })
     }
 

@@ -84,6 +84,17 @@ fn tool_spec_maps_every_field() {
     assert_eq!(Value::Object(annotation.metadata), json!({"vendorHint": "x"}));
     assert_eq!((spec.provider_name.as_str(), spec.provider_type.as_str()), ("mcp", "mcp"));
     assert_eq!(spec.namespace.as_deref(), Some("weather"));
+    // The specs of one server share its name's buffer (the routing table hands each route the
+    // server's), and every MCP spec shares one buffer for "mcp".
+    let server = tool_system::SharedText::from("weather");
+    let (one, two) = (
+        tool_spec(server.clone(), &mcp, ToolVisibility::Visible),
+        tool_spec(server.clone(), &mcp, ToolVisibility::Visible),
+    );
+    assert!(one.namespace.as_ref().is_some_and(|n| n.shares_buffer_with(&server)));
+    assert!(two.namespace.as_ref().is_some_and(|n| n.shares_buffer_with(&server)));
+    assert!(one.provider_name.shares_buffer_with(&spec.provider_name));
+    assert!(one.provider_type.shares_buffer_with(&two.provider_name));
     assert_eq!(spec.visibility, ToolVisibility::Deferred);
     assert_eq!(
         Value::Object(spec.metadata),
