@@ -26,6 +26,8 @@ use crate::support::Spawned;
 
 /// How long an HTTP server may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long [`HttpPeer::output_count_at_least`] waits for a line.
+const OUTPUT_WAIT: Duration = Duration::from_secs(10);
 
 const SKIPPED: &str = "skipped: real peers not provisioned; run `cargo xtask test`";
 
@@ -190,6 +192,20 @@ impl HttpPeer {
     /// How many of the last 100 lines the server printed (stdout and stderr) contain `needle`.
     pub fn output_count(&self, needle: &str) -> usize {
         self.output.lock().unwrap().iter().filter(|line| line.contains(needle)).count()
+    }
+
+    /// [`HttpPeer::output_count`] once it reaches `at_least`, or after 10 s: what a server prints
+    /// about a request may be read after the test has its response, so a test that expects a
+    /// line waits for it rather than counting at once.
+    pub async fn output_count_at_least(&self, needle: &str, at_least: usize) -> usize {
+        let started = Instant::now();
+        loop {
+            let count = self.output_count(needle);
+            if count >= at_least || started.elapsed() >= OUTPUT_WAIT {
+                return count;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     fn output_tail(&self) -> String {
