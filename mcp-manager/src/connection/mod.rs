@@ -547,15 +547,16 @@ impl McpConnection {
     }
 
     /// The agreed protocol version and the transport's session id (empty and `None` while not
-    /// connected), under one lock: what a tool result's metadata says of the connection.
-    pub(crate) async fn version_and_session_id(&self) -> (String, Option<String>) {
+    /// connected), under one lock: what a tool result's metadata says of the connection. The
+    /// version is the enum (a known revision is no string to copy).
+    pub(crate) async fn version_and_session_id(&self) -> (ProtocolVersion, Option<String>) {
         match self.live.lock().await.as_ref() {
             Some(l) => {
                 // A closed session's id is no longer the server's: reported as none, as before.
                 let id = l.session.close_reason().is_none().then(|| l.session.transport().session_id()).flatten();
-                (l.server.protocol_version.to_string(), id)
+                (l.server.protocol_version.clone(), id)
             }
-            None => (String::new(), None),
+            None => (ProtocolVersion::Unknown(String::new()), None),
         }
     }
 

@@ -83,11 +83,13 @@ impl McpConnection {
     {
         let timeout = options.timeout.unwrap_or(self.options.session.request_timeout);
         let deadline = CallDeadline::new(timeout, self.options.session.max_request_timeout);
-        self.request_within::<M, T>(params, options.progress, deadline)
+        self.request_within::<M, T>(params, options.progress, deadline, None)
     }
 
     /// [`McpConnection::request_with_input`] under a call's `deadline`, which every round shares
-    /// and `progress` moves (a `tools/call` passes the deadline its task, if any, goes on under).
+    /// and `progress` moves (a `tools/call` passes the deadline its task, if any, goes on under),
+    /// on `live`'s session and era when the caller already has them (one lock of the connection
+    /// a call, not two).
     ///
     /// A plain function returning an `async move` block rather than an `async fn`: an `async fn`
     /// moves its arguments into locals of its state, so the params (hundreds of bytes for
@@ -98,6 +100,7 @@ impl McpConnection {
         mut params: M::Params,
         progress: Option<ProgressCallback>,
         deadline: CallDeadline,
+        live: Option<(Session, bool)>,
     ) -> impl Future<Output = Result<Outcome<T>, ConnectionError>> + Send + '_
     where
         M: RequestMethod<Result = Outcome<T>>,
@@ -105,7 +108,10 @@ impl McpConnection {
         T: Send,
     {
         async move {
-            let (session, modern) = self.session_and_era().await?;
+            let (session, modern) = match live {
+                Some(live) => live,
+                None => self.session_and_era().await?,
+            };
             // Made when the server first asks for input: most calls never need it.
             let mut handler = None;
             let progress = progress.map(|report| {

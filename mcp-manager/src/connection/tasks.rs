@@ -347,7 +347,8 @@ impl McpConnection {
         options: RequestOptions,
         task: TaskOptions,
     ) -> Result<CallToolOutcome, ConnectionError> {
-        let modern = self.modern().await;
+        // The session and its era under one lock, for the whole call.
+        let (session, modern) = self.session_and_era().await?;
         let mode = task.mode.unwrap_or_default();
         let augment = !modern && mode.wants_task(self.task_support(name).await.as_deref());
         let max = self.options.session.max_request_timeout;
@@ -380,7 +381,9 @@ impl McpConnection {
             other => (None, other),
         };
         // The first request's rounds and the task they may start share one deadline.
-        let first = self.request_within::<CallTool, _>(params, round_progress, deadline.clone()).await?;
+        let first = self
+            .request_within::<CallTool, _>(params, round_progress, deadline.clone(), Some((session, modern)))
+            .await?;
         let snapshot = match first {
             Outcome::Task(created) => Snapshot::Legacy(Box::new(created.task)),
             Outcome::TaskHandle(handle) => Snapshot::Modern(Box::new(handle)),

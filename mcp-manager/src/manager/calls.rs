@@ -20,7 +20,7 @@ use crate::telemetry;
 
 /// What the connection that served a call says about itself, for the result's metadata.
 struct Served {
-    protocol_version: String,
+    protocol_version: mcp_protocol::ProtocolVersion,
     session_id: Option<String>,
 }
 
@@ -316,7 +316,7 @@ impl McpManager {
                 let cx = convert::ResultContext {
                     server: &route.server,
                     tool: &route.tool().name,
-                    protocol_version: &served.protocol_version,
+                    protocol_version: served.protocol_version.as_str(),
                     session_id: served.session_id.as_deref(),
                 };
                 if result.is_error == Some(true) {
