@@ -29,6 +29,7 @@ mod writer;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -127,7 +128,9 @@ pub struct StdioTransport {
     name: Arc<str>,
     pgid: u32,
     writer: Writer,
-    events: tokio::sync::Mutex<mpsc::Receiver<TransportEvent>>,
+    /// Held only while `recv` polls it, never across an await: `recv` is called by one task at a
+    /// time (the trait's contract), so no async lock is needed to take turns.
+    events: Mutex<mpsc::Receiver<TransportEvent>>,
     end: End,
     exit: ExitWatch,
     stderr: Arc<Mutex<StderrRing>>,
@@ -233,7 +236,7 @@ impl StdioTransport {
             writer: Writer::start(name.clone(), stdin),
             name,
             pgid,
-            events: tokio::sync::Mutex::new(rx),
+            events: Mutex::new(rx),
             end,
             exit: exit_rx,
             stderr,
@@ -310,13 +313,14 @@ impl Transport for StdioTransport {
     }
 
     fn recv(&self) -> BoxFuture<'_, TransportEvent> {
-        async move {
-            match self.events.lock().await.recv().await {
-                Some(event) => event,
-                None => TransportEvent::Closed(self.end_reason()),
+        Box::pin(std::future::poll_fn(move |cx| {
+            let polled = lock(&self.events).poll_recv(cx);
+            match polled {
+                Poll::Ready(Some(event)) => Poll::Ready(event),
+                Poll::Ready(None) => Poll::Ready(TransportEvent::Closed(self.end_reason())),
+                Poll::Pending => Poll::Pending,
             }
-        }
-        .boxed()
+        }))
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

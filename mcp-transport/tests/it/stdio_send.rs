@@ -207,3 +207,32 @@ async fn queued_lines_go_out_whole_and_in_order() {
     .await;
     let _ = std::fs::remove_file(&out);
 }
+
+/// `recv` is cancel-safe: futures dropped while they wait (a caller's timeout) take nothing, and
+/// every line the server writes is received once, in order, by the `recv` that comes next.
+#[tokio::test]
+async fn a_recv_dropped_while_it_waits_loses_nothing() {
+    within(async {
+        let transport = StdioTransport::spawn(sh("echo", "exec cat", &[])).unwrap();
+        for _ in 0..3 {
+            let waited = tokio::time::timeout(Duration::from_millis(20), transport.recv()).await;
+            assert!(waited.is_err(), "nothing was written yet: {waited:?}");
+        }
+        for id in 1..=3 {
+            transport.send(request(id, 10)).await.unwrap();
+        }
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            // Short waits, some of them dropped before a line arrives.
+            if let Ok(event) = tokio::time::timeout(Duration::from_millis(1), transport.recv()).await {
+                match event {
+                    TransportEvent::Message(Message::Request(r)) => got.push(r.id),
+                    other => panic!("expected the echoed requests, got {other:?}"),
+                }
+            }
+        }
+        assert_eq!(got, [RequestId::Number(1), RequestId::Number(2), RequestId::Number(3)]);
+        transport.close().await;
+    })
+    .await
+}
