@@ -19,6 +19,13 @@ use crate::redact::{looks_secret, redact_url, redact_url_str};
 /// Most redirects followed for one request.
 pub const MAX_REDIRECTS: usize = 10;
 
+/// How long a kept-alive connection may stay idle in a client's pool before it is closed instead
+/// of reused. Below the 5 s after which common servers (uvicorn, Node's `http`, Apache) close an
+/// idle connection themselves: a request sent on a connection the server is closing at that very
+/// moment fails ("connection closed before message completed"), which a client polling a task
+/// every 5 s, the poll interval such servers suggest, would otherwise hit.
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
+
 /// Why a redirect was refused: it led to another origin than the request's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrossOriginRedirect {
@@ -64,11 +71,13 @@ pub fn redirect_policy() -> reqwest::redirect::Policy {
 /// HTTP/1.1 client (the workspace builds reqwest without HTTP/2) never gets, yet it copies every
 /// request (its headers, its extensions and a handle on its body) before sending it, in case it
 /// has to. A host that turns reqwest's `http2` feature on sees such a refusal as a failed request.
+/// Idle connections are closed after [`POOL_IDLE_TIMEOUT`].
 pub fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .redirect(redirect_policy())
         .retry(reqwest::retry::never().max_retries_per_request(0))
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
 }
 
 /// Whether `host` is a loopback host: `localhost` (and `*.localhost`), `127.0.0.0/8` or `::1`.
@@ -141,6 +150,57 @@ pub(crate) fn parse_url(url: &str) -> Result<url::Url, TransportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A keep-alive HTTP server that answers every request with `ok` and counts the connections
+    /// it accepted.
+    async fn counting_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n) = socket.read(&mut buf).await {
+                        if n == 0 || head.len() > 64 * 1024 {
+                            return;
+                        }
+                        head.extend_from_slice(&buf[..n]);
+                        if head.windows(4).any(|w| w == b"\r\n\r\n") {
+                            head.clear();
+                            let reply = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                            if socket.write_all(reply).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    #[tokio::test]
+    async fn idle_connections_are_reused_for_a_while_then_closed_before_servers_close_them() {
+        let run = async {
+            let (url, accepted) = counting_server().await;
+            let client = client_builder(Duration::from_secs(5)).build().unwrap();
+            for _ in 0..3 {
+                assert_eq!(client.get(&url).send().await.unwrap().text().await.unwrap(), "ok");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            assert_eq!(accepted.load(Ordering::SeqCst), 1, "one kept-alive connection for quick requests");
+            tokio::time::sleep(POOL_IDLE_TIMEOUT + Duration::from_millis(500)).await;
+            assert_eq!(client.get(&url).send().await.unwrap().text().await.unwrap(), "ok");
+            assert_eq!(accepted.load(Ordering::SeqCst), 2, "a connection idle for longer is not reused");
+            assert!(POOL_IDLE_TIMEOUT < Duration::from_secs(5), "below common servers' keep-alive");
+        };
+        tokio::time::timeout(Duration::from_secs(30), run).await.expect("the test finishes");
+    }
 
     fn url(s: &str) -> url::Url {
         url::Url::parse(s).unwrap()
