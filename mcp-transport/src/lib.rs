@@ -4,7 +4,9 @@
 //!   [`TransportEvent`]s: messages from the peer, a failure tied to one request, and finally why
 //!   the transport ended ([`CloseReason`]). Hosts may implement it for transports of their own.
 //!   [`Transport::cancel_request`] lets a transport cancel an abandoned request its own way
-//!   ([`CancelHandling`]), as streamable HTTP does in the modern era.
+//!   ([`CancelHandling`]), as streamable HTTP does in the modern era, and
+//!   [`Transport::set_router`] gives it a [`MessageRouter`] that takes messages (the answers to
+//!   the session's requests) as they are decoded, before the queue of `recv`.
 //! - [`MemoryTransport`]: an in-memory pair for tests.
 //! - [`StdioTransport`]: a server run as a child process in its own process group, speaking
 //!   newline-delimited JSON-RPC, configured by [`StdioConfig`].
@@ -45,6 +47,7 @@ pub mod http_policy;
 mod kind;
 mod memory;
 pub mod redact;
+mod router;
 pub mod sse;
 pub mod stdio;
 
@@ -59,6 +62,8 @@ pub use http::{ResumePolicy, StreamableHttpConfig, StreamableHttpTransport};
 pub use kind::{UnknownTransportKind, parse_transport_kind};
 pub use memory::MemoryTransport;
 pub use redact::Secret;
+pub use router::MessageRouter;
+pub(crate) use router::RouterSlot;
 pub use sse::{SseConfig, SseTransport};
 pub use stdio::{StderrSink, StdioConfig, StdioTransport};
 
@@ -170,5 +175,19 @@ pub trait Transport: Send + Sync + 'static {
     fn cancel_request(&self, id: &RequestId) -> CancelHandling {
         let _ = id;
         CancelHandling::NotHandled
+    }
+
+    /// Hand every message the transport decodes to `router` first, on the transport's own task
+    /// and in the order the messages arrive, before queueing it for [`recv`](Self::recv): a
+    /// message the router takes (it returns `None`) is not queued. The session routes the
+    /// answers to its requests (and progress, which must not fall behind them) this way: an
+    /// answer then reaches its caller without a hop through `recv`'s queue and the session's
+    /// reader task. The router must be quick and must not block or wait; a panic in it is caught
+    /// and loses only the message it was given. Returns whether the transport routes: once (a
+    /// second router is refused). The default does not route, and every message goes to `recv`;
+    /// what was queued before the router was set stays queued.
+    fn set_router(&self, router: MessageRouter) -> bool {
+        let _ = router;
+        false
     }
 }

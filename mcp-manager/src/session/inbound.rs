@@ -1,15 +1,23 @@
 //! The session's reader: routes answers to pending requests, serves the server's requests
 //! concurrently, and delivers notifications in order.
+//!
+//! A transport that routes ([`mcp_transport::Transport::set_router`]) hands the answers and the
+//! progress notifications to [`router`] on its own task as it decodes them: an answer then
+//! reaches its caller without a hop through the transport's queue and this reader, and progress
+//! still comes before the answer it precedes. Everything else, and everything from a transport
+//! that does not route, comes through [`run`].
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use futures::future::BoxFuture;
 use mcp_protocol::jsonrpc::to_raw;
 use mcp_protocol::messages::{ServerNotification, ServerRequest};
+use mcp_protocol::method::NotificationMethod;
 use mcp_protocol::types::common::EmptyResult;
+use mcp_protocol::types::progress::Progress;
 use mcp_protocol::{ErrorCode, ErrorObject, Message, RawJson, Request, RequestId, Response, ResponsePayload};
-use mcp_transport::{CloseReason, TransportEvent};
+use mcp_transport::{CloseReason, MessageRouter, TransportEvent};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tracing::Instrument;
@@ -70,7 +78,32 @@ impl Drop for AbortInFlight {
     }
 }
 
-pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
+/// What the session takes from a routing transport as it decodes them: answers go to their
+/// pending requests, and progress reaches its request's callback (and is still queued, for the
+/// handler). Holds the session weakly: the transport is the session's.
+pub(super) fn router(shared: Weak<Shared>) -> MessageRouter {
+    Arc::new(move |message| {
+        let Some(shared) = shared.upgrade() else { return Some(message) };
+        match message {
+            Message::Response(response) => {
+                answer(&shared, response);
+                None
+            }
+            Message::Notification(n) if n.method == Progress::METHOD => {
+                if let Ok(ServerNotification::Progress(Some(p))) = ServerNotification::from_notification(&n) {
+                    let token = p.progress_token.clone();
+                    shared.pending.progress(&token, p);
+                }
+                Some(Message::Notification(n))
+            }
+            other => Some(other),
+        }
+    })
+}
+
+/// The session's reader. With `routed`, the transport routes through [`router`]: answers do
+/// not come here, and progress has reached its request already.
+pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>, routed: bool) {
     // Notifications go through one queue to one task, so they reach the handler in order
     // without holding up answers to pending requests. Boxed in the queue: its slots are
     // allocated 32 at a time, and a session that never gets a notification (most) then holds
@@ -97,7 +130,7 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>) {
                     }
                 };
                 match &typed {
-                    ServerNotification::Progress(Some(p)) => {
+                    ServerNotification::Progress(Some(p)) if !routed => {
                         shared.pending.progress(&p.progress_token, p.clone());
                     }
                     ServerNotification::Cancelled(Some(c)) => {

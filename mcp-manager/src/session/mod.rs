@@ -162,7 +162,9 @@ impl Session {
             request_meta: std::sync::RwLock::new(None),
             telemetry: Default::default(),
         });
-        let reader = tokio::spawn(inbound::run(shared.clone(), handler));
+        // Set before any request is sent: no answer can reach the queue instead.
+        let routed = shared.transport.set_router(inbound::router(Arc::downgrade(&shared)));
+        let reader = tokio::spawn(inbound::run(shared.clone(), handler, routed));
         Session { shared, _reader: Arc::new(ReaderGuard(reader.abort_handle())) }
     }
 

@@ -48,7 +48,9 @@ use self::session::{InitMemory, SessionState};
 use self::stream::SeenIds;
 use crate::http_policy::parse_url;
 use crate::redact::redact_url;
-use crate::{CancelHandling, CloseReason, Transport, TransportError, TransportEvent, TransportKind};
+use crate::{
+    CancelHandling, CloseReason, MessageRouter, RouterSlot, Transport, TransportError, TransportEvent, TransportKind,
+};
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -101,6 +103,8 @@ pub(crate) struct Inner {
     credentials: bool,
     /// Warns once when those credentials would go over plain http to a remote host.
     plain_http: crate::http_policy::PlainHttpWarning,
+    /// Takes delivered messages before the queue does (see [`Transport::set_router`]).
+    router: RouterSlot,
 }
 
 impl std::fmt::Debug for StreamableHttpTransport {
@@ -143,6 +147,7 @@ impl StreamableHttpTransport {
             credentials: auth.is_some() || config::has_credentials(&headers),
             auth,
             plain_http: crate::http_policy::PlainHttpWarning::new(),
+            router: RouterSlot::default(),
         };
         Ok(StreamableHttpTransport { inner: Arc::new(inner), closing: tokio::sync::Mutex::new(false) })
     }
@@ -253,7 +258,12 @@ impl Inner {
             self.session.send_modify(|s| s.protocol_version = version);
         }
         lock(&self.tool_headers).received(&message);
-        self.queue.push(TransportEvent::Message(message)).await;
+        if self.queue.ended().is_some() {
+            return; // what arrives after the end is dropped, routed or not
+        }
+        if let Some(message) = self.router.route(&self.name, message) {
+            self.queue.push(TransportEvent::Message(message)).await;
+        }
     }
 
     /// Fail one request.
@@ -391,6 +401,10 @@ impl Transport for StreamableHttpTransport {
 
     fn session_id(&self) -> Option<String> {
         StreamableHttpTransport::session_id(self)
+    }
+
+    fn set_router(&self, router: MessageRouter) -> bool {
+        self.inner.router.set(router)
     }
 
     fn kind(&self) -> TransportKind {

@@ -46,7 +46,7 @@ use self::process::ExitWatch;
 use self::reader::{StdoutReader, read_stderr};
 use self::stderr::StderrRing;
 use self::writer::{Stopped, Writer};
-use crate::{CloseReason, Transport, TransportError, TransportEvent, TransportKind};
+use crate::{CloseReason, MessageRouter, RouterSlot, Transport, TransportError, TransportEvent, TransportKind};
 
 /// How to start a stdio server.
 #[derive(Clone)]
@@ -131,6 +131,8 @@ pub struct StdioTransport {
     /// Held only while `recv` polls it, never across an await: `recv` is called by one task at a
     /// time (the trait's contract), so no async lock is needed to take turns.
     events: Mutex<mpsc::Receiver<TransportEvent>>,
+    /// Takes decoded messages before `events` does (see [`Transport::set_router`]).
+    router: Arc<RouterSlot>,
     end: End,
     exit: ExitWatch,
     stderr: Arc<Mutex<StderrRing>>,
@@ -221,8 +223,10 @@ impl StdioTransport {
 
         let (tx, rx) = mpsc::channel(64);
         let end = End::new();
+        let router = Arc::new(RouterSlot::default());
         let reader = StdoutReader {
             name: name.clone(),
+            router: router.clone(),
             limits: DecodeLimits { max_line_bytes: config.max_message_bytes, ..DecodeLimits::default() },
             tx,
             end: end.clone(),
@@ -237,6 +241,7 @@ impl StdioTransport {
             name,
             pgid,
             events: Mutex::new(rx),
+            router,
             end,
             exit: exit_rx,
             stderr,
@@ -341,6 +346,10 @@ impl Transport for StdioTransport {
 
     fn process_id(&self) -> Option<u32> {
         Some(self.pid())
+    }
+
+    fn set_router(&self, router: MessageRouter) -> bool {
+        self.router.set(router)
     }
 }
 

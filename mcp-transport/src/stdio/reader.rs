@@ -17,7 +17,7 @@ use super::lines::{Line, LineReader, sniff_id};
 use super::lock;
 use super::process::{self, ExitWatch};
 use super::stderr::StderrRing;
-use crate::{CloseReason, TransportError, TransportEvent};
+use crate::{CloseReason, RouterSlot, TransportError, TransportEvent};
 
 /// How many characters of a dropped line a warning quotes.
 const QUOTE_CHARS: usize = 200;
@@ -35,6 +35,8 @@ const EXIT_AFTER_EOF: Duration = Duration::from_secs(2);
 
 pub(crate) struct StdoutReader {
     pub(crate) name: Arc<str>,
+    /// Takes messages before `tx` does.
+    pub(crate) router: Arc<RouterSlot>,
     pub(crate) limits: DecodeLimits,
     pub(crate) tx: mpsc::Sender<TransportEvent>,
     pub(crate) end: End,
@@ -143,6 +145,7 @@ impl StdoutReader {
                 for item in decoded {
                     match item {
                         Ok(m) => {
+                            let Some(m) = self.router.route(&self.name, m) else { continue };
                             if self.tx.send(TransportEvent::Message(m)).await.is_err() {
                                 return false;
                             }

@@ -27,4 +27,5 @@ mod jose;
 mod oauth_flow;
 mod oauth_sse;
 mod oauth_unattended;
+mod router;
 mod stdio_send;
