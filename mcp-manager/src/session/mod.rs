@@ -392,8 +392,10 @@ impl Session {
     ) -> Result<RawJson, SessionError> {
         let shared = &self.shared;
         let (tx, rx) = oneshot::channel();
-        let bump = Arc::new(tokio::sync::Notify::new());
-        shared.pending.insert(id.clone(), Pending { method: method.to_owned(), tx, progress, bump: bump.clone() });
+        // Only a request that asked for progress can have its deadline extended by it.
+        let progress = progress.map(|callback| (callback, Arc::new(tokio::sync::Notify::new())));
+        let bump = progress.as_ref().map(|(_, bump)| bump.clone());
+        shared.pending.insert(id.clone(), Pending { method: method.to_owned(), tx, progress });
         let mut guard = CancelOnDrop { shared: Some(shared.clone()), id: id.clone() };
         let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
         // The deadline starts before sending: a transport whose send waits on the peer (an HTTP
@@ -444,13 +446,21 @@ impl Session {
                     cancel(shared.clone(), id, "request timed out");
                     return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
                 }
-                _ = bump.notified() => {
+                () = notified(bump.as_deref()) => {
                     if let Some(t) = timeout {
                         deadline = Some(deadline_after(tokio::time::Instant::now(), t).min(hard_stop));
                     }
                 }
             }
         }
+    }
+}
+
+/// Resolves when `bump` is notified; never without one.
+async fn notified(bump: Option<&tokio::sync::Notify>) {
+    match bump {
+        Some(bump) => bump.notified().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -12,8 +12,9 @@ use super::{ProgressCallback, SessionError};
 pub(crate) struct Pending {
     pub(crate) method: String,
     pub(crate) tx: oneshot::Sender<Result<RawJson, SessionError>>,
-    pub(crate) progress: Option<ProgressCallback>,
-    pub(crate) bump: Arc<Notify>,
+    /// The request's progress callback, and what wakes its wait to extend its deadline: only a
+    /// request that asked for progress has them.
+    pub(crate) progress: Option<(ProgressCallback, Arc<Notify>)>,
 }
 
 #[derive(Default)]
@@ -41,9 +42,9 @@ impl PendingMap {
         let callback = {
             let map = self.lock();
             let Some(p) = map.get(id) else { return false };
-            let Some(callback) = p.progress.clone() else { return false };
-            p.bump.notify_one();
-            callback
+            let Some((callback, bump)) = &p.progress else { return false };
+            bump.notify_one();
+            callback.clone()
         };
         callback(params);
         true

@@ -59,9 +59,13 @@ impl StdoutReader {
     pub(crate) async fn run(mut self, stdout: tokio::process::ChildStdout) {
         let mut reader = LineReader::new(stdout, self.limits.max_line_bytes);
         let mut exit = self.exit.clone();
+        // One wait for the exit across every line read, not a new one (registered with the watch,
+        // then dropped) for each line. It resolves once: with the exit, or with the task that
+        // waits for the exit gone without a status (its runtime is ending).
+        let exited = exit.wait_for(|s| s.is_some());
+        tokio::pin!(exited);
+        let mut exit_resolved = false;
         let mut drain_until: Option<tokio::time::Instant> = None;
-        // The task that waits for the exit is gone without a status (its runtime is ending).
-        let mut unwatched = false;
         let stop = loop {
             let next = match drain_until {
                 Some(deadline) => match tokio::time::timeout_at(deadline, reader.next_line()).await {
@@ -71,10 +75,10 @@ impl StdoutReader {
                 None => tokio::select! {
                     // The exit first: a flood on stdout must not hide it.
                     biased;
-                    exited = exit.wait_for(|s| s.is_some()), if !unwatched => {
-                        match exited.map(|_| ()) {
-                            Ok(()) => drain_until = Some(tokio::time::Instant::now() + EXIT_DRAIN),
-                            Err(_) => unwatched = true,
+                    exited = &mut exited, if !exit_resolved => {
+                        exit_resolved = true;
+                        if exited.is_ok() {
+                            drain_until = Some(tokio::time::Instant::now() + EXIT_DRAIN);
                         }
                         continue;
                     }

@@ -89,6 +89,9 @@ async fn run(
         rx.close();
         return;
     };
+    // One wait for the request to finish across every line written, not a new one per line.
+    let finish = finish.wait_for(|f| *f);
+    tokio::pin!(finish);
     let mut finishing = false;
     // The lines gathered for one write, and a line taken from the queue that did not fit in it
     // (written next, before anything else is taken).
@@ -99,7 +102,7 @@ async fn run(
             Some(line) => Some(line),
             None => tokio::select! {
                 biased;
-                _ = finish.wait_for(|f| *f), if !finishing => {
+                _ = &mut finish, if !finishing => {
                     // Pending and later sends are refused; the lines already queued still go out.
                     finishing = true;
                     rx.close();
