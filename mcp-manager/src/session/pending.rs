@@ -1,7 +1,10 @@
 //! The map of requests waiting for their answer.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+// foldhash (randomly seeded) rather than SipHash: every request inserts its id and every answer
+// removes it, and the server chooses no key of this map (it can only name ids in answers).
+use foldhash::HashMap;
 
 use mcp_protocol::{RawJson, RequestId};
 use mcp_transport::CloseReason;

@@ -6,11 +6,12 @@
 //! An entry lives exactly as long as its exchange: the map holds at most one per request in
 //! flight.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+// foldhash (randomly seeded) rather than SipHash: the ids are this client's own requests'.
+use foldhash::HashMap;
 use futures::future::{AbortHandle, Abortable};
 use mcp_protocol::RequestId;
 

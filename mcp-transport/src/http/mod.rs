@@ -183,7 +183,10 @@ impl Inner {
         if let Some(v) = version.and_then(version_header) {
             headers.insert(PROTOCOL_VERSION, v);
         }
-        self.client.request(method, self.url.clone()).headers(headers)
+        // The request takes the map whole; a builder's `headers` would copy it entry by entry.
+        let mut request = reqwest::Request::new(method, self.url.clone());
+        *request.headers_mut() = headers;
+        reqwest::RequestBuilder::from_parts(self.client.clone(), request)
     }
 
     /// Send a request and wait for its response headers, at most the read timeout.

@@ -1,11 +1,12 @@
 //! What the HTTP transports share at run time: the queue of events for `recv`, and the set of
 //! spawned tasks that closing or dropping a transport aborts.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+// foldhash (randomly seeded) rather than SipHash: the keys are a counter of ours.
+use foldhash::{HashMap, HashMapExt};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
