@@ -155,3 +155,49 @@ async fn answers_and_progress_go_through_the_router_once_and_in_order() {
     })
     .await
 }
+
+/// A progress callback that panics on its first report: the request still gets its answer and
+/// the later reports, over a transport that routes and over one that does not.
+#[tokio::test]
+async fn a_panicking_progress_callback_loses_one_report_and_nothing_else() {
+    within(async {
+        for routing in [true, false] {
+            let (client, server) = MemoryTransport::pair();
+            let transport: Arc<dyn Transport> = if routing {
+                Arc::new(Routing { inner: client, router: OnceLock::new(), through_recv: Arc::default() })
+            } else {
+                Arc::new(client)
+            };
+            let mut options = SessionOptions::new("panicky");
+            options.request_timeout = Duration::from_secs(5);
+            let session = Session::start(transport, Arc::new(Notes(Arc::default())), options);
+            let reports = Arc::new(AtomicUsize::new(0));
+            let progress = {
+                let reports = reports.clone();
+                Arc::new(move |_p| {
+                    assert!(reports.fetch_add(1, Ordering::SeqCst) > 0, "a host bug on the first report");
+                })
+            };
+            let call = tokio::spawn({
+                let session = session.clone();
+                async move {
+                    let options = RequestOptions { timeout: None, progress: Some(progress) };
+                    session.request::<ListTools>(&PaginatedParams::default(), options).await
+                }
+            });
+            let Message::Request(req) = next_message(&server).await else { panic!("expected the request") };
+            let params: Value = serde_json::from_str(req.params.as_ref().unwrap().get()).unwrap();
+            let token = params["_meta"]["progressToken"].clone();
+            for i in 1..=2 {
+                let note = json!({"progressToken": token, "progress": i});
+                server.send(Message::notification("notifications/progress", Some(&note)).unwrap()).await.unwrap();
+            }
+            let answer = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
+            server.send(Message::Response(Response::result(req.id.clone(), answer))).await.unwrap();
+            let result = call.await.unwrap();
+            assert!(result.is_ok(), "routing {routing}: {result:?}");
+            assert_eq!(reports.load(Ordering::SeqCst), 2, "routing {routing}: both reports reached the callback");
+        }
+    })
+    .await
+}

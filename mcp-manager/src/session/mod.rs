@@ -45,7 +45,10 @@ use crate::telemetry;
 /// The answer to a request started with [`Session::request_unbounded`].
 pub type Answer<T> = BoxFuture<'static, Result<T, SessionError>>;
 
-/// Called with each progress notification of a request.
+/// Called with each progress notification of a request, in arrival order and before the answer
+/// it precedes, on the task that reads the server's messages (the transport's own, when it
+/// routes): keep it quick. A panic in it loses that report (with a warning); the request and the
+/// session go on.
 pub type ProgressCallback = Arc<dyn Fn(ProgressParams) + Send + Sync>;
 
 /// Limits of a session.

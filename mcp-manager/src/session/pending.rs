@@ -49,7 +49,10 @@ impl PendingMap {
             bump.notify_one();
             callback.clone()
         };
-        callback(params);
+        // The host's function: a panic in it loses this report, not the session's reader.
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| callback(params))).is_err() {
+            tracing::warn!(request = %id, "a progress callback panicked; the report was dropped");
+        }
         true
     }
 
