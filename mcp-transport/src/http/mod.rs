@@ -56,6 +56,15 @@ const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
+/// What every POST says it accepts and sends.
+static POST_HEADERS: [(HeaderName, HeaderValue); 2] = [
+    (ACCEPT, HeaderValue::from_static("application/json, text/event-stream")),
+    (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+];
+
+/// What the GET stream accepts.
+static GET_HEADERS: [(HeaderName, HeaderValue); 1] = [(ACCEPT, HeaderValue::from_static("text/event-stream"))];
+
 /// Events queued for `recv` before senders wait.
 const QUEUE_CAPACITY: usize = 256;
 
@@ -169,19 +178,26 @@ impl StreamableHttpTransport {
 }
 
 impl Inner {
+    /// A request with the configured headers, the session's, then `fixed` and `extra` (appended,
+    /// as a builder's `header` would), in one map sized for them all.
     fn request(
         &self,
         method: reqwest::Method,
         session_id: Option<&str>,
         version: Option<&str>,
+        [fixed, extra]: [&[(HeaderName, HeaderValue)]; 2],
     ) -> reqwest::RequestBuilder {
         self.plain_http.check(&self.name, &self.url, self.credentials);
         let mut headers = self.headers.clone();
+        headers.reserve(2 + fixed.len() + extra.len());
         if let Some(id) = session_id.and_then(|v| HeaderValue::from_str(v).ok()) {
             headers.insert(SESSION_ID, id);
         }
         if let Some(v) = version.and_then(version_header) {
             headers.insert(PROTOCOL_VERSION, v);
+        }
+        for (name, value) in fixed.iter().chain(extra) {
+            headers.append(name.clone(), value.clone());
         }
         // The request takes the map whole; a builder's `headers` would copy it entry by entry.
         let mut request = reqwest::Request::new(method, self.url.clone());
@@ -205,10 +221,11 @@ impl Inner {
         method: reqwest::Method,
         session_id: Option<&str>,
         version: Option<&str>,
+        headers: [&[(HeaderName, HeaderValue)]; 2],
         build: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, TransportError> {
         crate::auth::send_authorized(self.auth.as_ref(), &method, &self.url, |credentials| {
-            let mut request = build(self.request(method.clone(), session_id, version));
+            let mut request = build(self.request(method.clone(), session_id, version, headers));
             for (name, value) in credentials {
                 request = request.header(name, value);
             }
@@ -225,13 +242,7 @@ impl Inner {
         version: Option<&str>,
         extra: &[(HeaderName, HeaderValue)],
     ) -> Result<reqwest::Response, TransportError> {
-        self.send_built(reqwest::Method::POST, session_id, version, |request| {
-            let mut request = request
-                .header(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"))
-                .header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            for (name, value) in extra {
-                request = request.header(name, value);
-            }
+        self.send_built(reqwest::Method::POST, session_id, version, [&POST_HEADERS, extra], |request| {
             request.body(body.clone())
         })
         .await
@@ -243,15 +254,10 @@ impl Inner {
         last_event_id: Option<&str>,
         session: &SessionState,
     ) -> Result<reqwest::Response, TransportError> {
-        let last = last_event_id.and_then(|v| HeaderValue::from_str(v).ok());
-        self.send_built(reqwest::Method::GET, session.id.as_deref(), session.protocol_version.as_deref(), |request| {
-            let request = request.header(ACCEPT, "text/event-stream");
-            match &last {
-                Some(id) => request.header(LAST_EVENT_ID, id.clone()),
-                None => request,
-            }
-        })
-        .await
+        let last = last_event_id.and_then(|v| HeaderValue::from_str(v).ok()).map(|id| [(LAST_EVENT_ID, id)]);
+        let last = last.as_ref().map_or(&[][..], |last| &last[..]);
+        let (id, version) = (session.id.as_deref(), session.protocol_version.as_deref());
+        self.send_built(reqwest::Method::GET, id, version, [&GET_HEADERS, last], |request| request).await
     }
 
     /// Hand a message to `recv`, learning the negotiated revision from the `initialize` answer
@@ -311,7 +317,8 @@ impl Inner {
             }
             None => Vec::new(),
         };
-        let mut request = self.request(reqwest::Method::DELETE, Some(id), session.protocol_version.as_deref());
+        let mut request =
+            self.request(reqwest::Method::DELETE, Some(id), session.protocol_version.as_deref(), [&[], &[]]);
         for (name, value) in credentials {
             request = request.header(name, value);
         }
