@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use mcp_manager::session::{InboundHandler, RequestOptions, Session, SessionOptions};
+use mcp_manager::session::{InboundHandler, ProgressCallback, RequestOptions, Session, SessionError, SessionOptions};
 use mcp_protocol::messages::{ServerNotification, ServerRequest};
 use mcp_protocol::types::common::PaginatedParams;
-use mcp_protocol::types::tools::ListTools;
+use mcp_protocol::types::tools::{ListTools, ListToolsResult};
 use mcp_protocol::{ErrorObject, Message, RawJson, Response};
 use mcp_transport::{MemoryTransport, MessageRouter, Transport, TransportError, TransportEvent, TransportKind};
 use serde_json::{Value, json};
@@ -90,6 +90,47 @@ async fn next_message(server: &MemoryTransport) -> Message {
     }
 }
 
+/// Answer the next request `server` gets with an empty tool list.
+async fn answer_next_listing(server: &MemoryTransport) {
+    let Message::Request(req) = next_message(server).await else { panic!("expected the request") };
+    let answer = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
+    server.send(Message::Response(Response::result(req.id, answer))).await.unwrap();
+}
+
+/// `tools/list` on `session` with `progress` as its callback, while `server` sends `reports`
+/// progress reports and then the answer, all at once (the answer right behind the last report).
+async fn listing_with_progress(
+    session: &Session,
+    server: &MemoryTransport,
+    progress: ProgressCallback,
+    reports: u32,
+) -> Result<ListToolsResult, SessionError> {
+    let call = tokio::spawn({
+        let session = session.clone();
+        async move {
+            let options = RequestOptions { timeout: None, progress: Some(progress) };
+            session.request::<ListTools>(&PaginatedParams::default(), options).await
+        }
+    });
+    let Message::Request(req) = next_message(server).await else { panic!("expected the request") };
+    let params: Value = serde_json::from_str(req.params.as_ref().unwrap().get()).unwrap();
+    let token = params["_meta"]["progressToken"].clone();
+    for i in 1..=reports {
+        let note = json!({"progressToken": token, "progress": i});
+        server.send(Message::notification("notifications/progress", Some(&note)).unwrap()).await.unwrap();
+    }
+    let answer = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
+    server.send(Message::Response(Response::result(req.id, answer))).await.unwrap();
+    call.await.unwrap()
+}
+
+/// A progress callback that counts its reports, and the count.
+fn counting(check: impl Fn(usize) + Send + Sync + 'static) -> (ProgressCallback, Arc<AtomicUsize>) {
+    let reports = Arc::new(AtomicUsize::new(0));
+    let seen = reports.clone();
+    (Arc::new(move |_p| check(seen.fetch_add(1, Ordering::SeqCst))), reports)
+}
+
 #[tokio::test]
 async fn answers_and_progress_go_through_the_router_once_and_in_order() {
     within(async {
@@ -101,32 +142,11 @@ async fn answers_and_progress_go_through_the_router_once_and_in_order() {
         options.request_timeout = Duration::from_secs(5);
         let session = Session::start(Arc::new(transport), Arc::new(Notes(notes.clone())), options);
 
-        let reports = Arc::new(AtomicUsize::new(0));
-        let progress = {
-            let reports = reports.clone();
-            Arc::new(move |_p| {
-                reports.fetch_add(1, Ordering::SeqCst);
-            })
-        };
-        let call = tokio::spawn({
-            let session = session.clone();
-            async move {
-                let options = RequestOptions { timeout: None, progress: Some(progress) };
-                session.request::<ListTools>(&PaginatedParams::default(), options).await
-            }
-        });
-        let Message::Request(req) = next_message(&server).await else { panic!("expected the request") };
-        let params: Value = serde_json::from_str(req.params.as_ref().unwrap().get()).unwrap();
-        let token = params["_meta"]["progressToken"].clone();
+        let (progress, reports) = counting(|_| {});
         // Three reports and the answer, sent at once: the reports must all reach the callback,
         // once each, before the answer resolves the call.
-        for i in 1..=3 {
-            let note = json!({"progressToken": token, "progress": i});
-            server.send(Message::notification("notifications/progress", Some(&note)).unwrap()).await.unwrap();
-        }
-        let answer = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
-        server.send(Message::Response(Response::result(req.id.clone(), answer))).await.unwrap();
-        let result = call.await.unwrap().expect("the routed answer resolves the call");
+        let result = listing_with_progress(&session, &server, progress, 3).await;
+        let result = result.expect("the routed answer resolves the call");
         assert!(result.tools.is_empty());
         assert_eq!(reports.load(Ordering::SeqCst), 3, "each report reached the callback once, before the answer");
 
@@ -147,9 +167,7 @@ async fn answers_and_progress_go_through_the_router_once_and_in_order() {
             let session = session.clone();
             async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await }
         });
-        let Message::Request(req) = next_message(&server).await else { panic!("expected the request") };
-        let answer = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
-        server.send(Message::Response(Response::result(req.id, answer))).await.unwrap();
+        answer_next_listing(&server).await;
         assert!(again.await.unwrap().is_ok());
         assert!(!through_recv.lock().unwrap().iter().any(|m| m == "response"));
     })
@@ -171,30 +189,8 @@ async fn a_panicking_progress_callback_loses_one_report_and_nothing_else() {
             let mut options = SessionOptions::new("panicky");
             options.request_timeout = Duration::from_secs(5);
             let session = Session::start(transport, Arc::new(Notes(Arc::default())), options);
-            let reports = Arc::new(AtomicUsize::new(0));
-            let progress = {
-                let reports = reports.clone();
-                Arc::new(move |_p| {
-                    assert!(reports.fetch_add(1, Ordering::SeqCst) > 0, "a host bug on the first report");
-                })
-            };
-            let call = tokio::spawn({
-                let session = session.clone();
-                async move {
-                    let options = RequestOptions { timeout: None, progress: Some(progress) };
-                    session.request::<ListTools>(&PaginatedParams::default(), options).await
-                }
-            });
-            let Message::Request(req) = next_message(&server).await else { panic!("expected the request") };
-            let params: Value = serde_json::from_str(req.params.as_ref().unwrap().get()).unwrap();
-            let token = params["_meta"]["progressToken"].clone();
-            for i in 1..=2 {
-                let note = json!({"progressToken": token, "progress": i});
-                server.send(Message::notification("notifications/progress", Some(&note)).unwrap()).await.unwrap();
-            }
-            let answer = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
-            server.send(Message::Response(Response::result(req.id.clone(), answer))).await.unwrap();
-            let result = call.await.unwrap();
+            let (progress, reports) = counting(|before| assert!(before > 0, "a host bug on the first report"));
+            let result = listing_with_progress(&session, &server, progress, 2).await;
             assert!(result.is_ok(), "routing {routing}: {result:?}");
             assert_eq!(reports.load(Ordering::SeqCst), 2, "routing {routing}: both reports reached the callback");
         }
