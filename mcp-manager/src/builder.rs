@@ -159,7 +159,7 @@ impl ManagerBuilder {
     }
 
     /// Send tool arguments unchecked (by default they are checked against the tool's
-    /// `inputSchema` first).
+    /// `inputSchema` first); the schema is then not compiled either.
     pub fn skip_argument_validation(mut self, skip: bool) -> Self {
         self.options.skip_argument_validation = skip;
         self

@@ -58,18 +58,7 @@ fn serve(server: MemoryTransport) -> ScriptedServer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_schemas_with_a_ref_cycle_fail_the_call_with_a_clear_message() {
     within(async {
-        let (client, server) = MemoryTransport::pair();
-        let seen = serve(server);
-        let transport: Arc<dyn Transport> = Arc::new(client);
-        let factory = single_use_factory(transport);
-        let options = ManagerOptions {
-            transport_override: Some(Arc::new(move |_: &ServerConfig| Some(TransportPlan::single(factory.clone())))),
-            ..ManagerOptions::default()
-        };
-        let mut evil = ServerConfig::new("evil");
-        evil.era = EraPreference::Legacy;
-        let manager = McpManager::start(McpConfig { servers: vec![evil], ..McpConfig::default() }, options).await;
-        assert!(manager.routing().tool("cycle_in").is_some(), "the tools are listed: {:?}", manager.status());
+        let (manager, seen) = evil_manager(ManagerOptions::default()).await;
 
         let arguments = object(json!({"x": 1}));
         let err = manager.call_tool("cycle_in", Some(arguments.clone()), RequestOptions::default()).await.unwrap_err();
@@ -97,6 +86,63 @@ async fn tool_schemas_with_a_ref_cycle_fail_the_call_with_a_clear_message() {
         manager.close().await;
     })
     .await
+}
+
+/// A manager whose only server is [`serve`]'s, over a memory pair; the options are `options`
+/// with that transport.
+async fn evil_manager(options: ManagerOptions) -> (McpManager, ScriptedServer) {
+    let (client, server) = MemoryTransport::pair();
+    let seen = serve(server);
+    let transport: Arc<dyn Transport> = Arc::new(client);
+    let factory = single_use_factory(transport);
+    let options = ManagerOptions {
+        transport_override: Some(Arc::new(move |_: &ServerConfig| Some(TransportPlan::single(factory.clone())))),
+        ..options
+    };
+    let mut evil = ServerConfig::new("evil");
+    evil.era = EraPreference::Legacy;
+    let manager = McpManager::start(McpConfig { servers: vec![evil], ..McpConfig::default() }, options).await;
+    assert!(manager.routing().tool("cycle_in").is_some(), "the tools are listed: {:?}", manager.status());
+    (manager, seen)
+}
+
+#[tokio::test]
+async fn with_argument_validation_skipped_calls_are_sent_unchecked_and_no_schema_is_compiled() {
+    // Current-thread runtime: the capture is this thread's subscriber, which every task sees.
+    let (logs, _guard) = test_support::spans::SpanCapture::start();
+    within(async {
+        let (manager, seen) =
+            evil_manager(ManagerOptions { skip_argument_validation: true, ..ManagerOptions::default() }).await;
+        let not_a_number = object(json!({"x": "not a number"}));
+        let (_, result) = manager.call_tool("fine", Some(not_a_number), RequestOptions::default()).await.unwrap();
+        assert_eq!(result.structured_content, Some(json!({"v": 1})), "the server answered the unchecked call");
+        manager.call_tool("cycle_in", Some(object(json!({"x": 1}))), RequestOptions::default()).await.unwrap();
+        assert_eq!(seen.called_tools(), ["fine", "cycle_in"], "both calls were sent");
+        manager.close().await;
+    })
+    .await;
+    // Compiling `cycle_in`'s inputSchema would have refused it with a warning.
+    let events = logs.events();
+    assert!(!events.iter().any(|e| e.contains("inputSchema")), "an inputSchema was compiled: {events:?}");
+}
+
+#[tokio::test]
+async fn a_refused_input_schema_is_logged_once_when_arguments_are_checked() {
+    // The other side of the test above: with the check on, the refusal is logged (once).
+    let (logs, _guard) = test_support::spans::SpanCapture::start();
+    within(async {
+        let (manager, _seen) = evil_manager(ManagerOptions::default()).await;
+        for _ in 0..2 {
+            let err = manager.call_tool("cycle_in", Some(object(json!({"x": 1}))), RequestOptions::default()).await;
+            assert!(matches!(err, Err(ManagerError::InvalidArguments(_))), "{err:?}");
+        }
+        manager.close().await;
+    })
+    .await;
+    let refusals: Vec<_> =
+        logs.events().into_iter().filter(|e| e.contains("the inputSchema of tool `cycle_in` is refused")).collect();
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert!(refusals[0].starts_with("WARN "), "{refusals:?}");
 }
 
 #[test]

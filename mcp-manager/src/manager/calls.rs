@@ -144,8 +144,10 @@ impl McpManager {
         options: RequestOptions,
         task: TaskOptions,
     ) -> Result<(CallToolResult, Served), ManagerError> {
-        let arguments = match route.input_check() {
-            Some(check) if !self.shared.options.skip_argument_validation => {
+        // A host that skips the check does not compile the schema either.
+        let check = if self.shared.options.skip_argument_validation { None } else { route.input_check() };
+        let arguments = match check {
+            Some(check) => {
                 // Checked in place: the validator reads a `Value`, which the arguments become
                 // and then are again, without a copy (and still absent if they were).
                 let given = arguments.is_some();

@@ -76,7 +76,8 @@ pub struct ManagerOptions {
     pub callbacks: HostCallbacks,
     /// Reconnection of lost servers.
     pub reconnect: ReconnectPolicy,
-    /// Check tool arguments against the tool's `inputSchema` before sending (default on).
+    /// Send tool arguments unchecked (default false: they are checked against the tool's
+    /// `inputSchema` before sending). Skipped, the schema is not compiled either.
     pub skip_argument_validation: bool,
     /// Observers of the manager's life cycle.
     pub hooks: Hooks,

@@ -1,5 +1,5 @@
-//! Captures the `tracing` spans a test's code closes, with their fields and parents, so a test
-//! checks the spans a host's subscriber would see.
+//! Captures the `tracing` spans a test's code closes, with their fields and parents, and the
+//! events it logs, so a test checks what a host's subscriber would see.
 //!
 //! The capture is the thread's default subscriber while its guard lives: run the code under test
 //! on a current-thread runtime (the default of `#[tokio::test]`) so every task sees it.
@@ -40,13 +40,15 @@ impl ClosedSpan {
 #[derive(Debug, Clone, Default)]
 pub struct SpanCapture {
     closed: Arc<Mutex<Vec<ClosedSpan>>>,
+    events: Arc<Mutex<Vec<String>>>,
 }
 
 impl SpanCapture {
     /// Start capturing on this thread; the capture ends when the guard drops.
     pub fn start() -> (SpanCapture, tracing::subscriber::DefaultGuard) {
         let capture = SpanCapture::default();
-        let layer = CaptureLayer { closed: capture.closed.clone(), next: AtomicU64::new(1) };
+        let layer =
+            CaptureLayer { closed: capture.closed.clone(), events: capture.events.clone(), next: AtomicU64::new(1) };
         let subscriber = tracing_subscriber::registry().with(layer);
         (capture, tracing::subscriber::set_default(subscriber))
     }
@@ -54,6 +56,12 @@ impl SpanCapture {
     /// Every span closed so far, in the order they closed.
     pub fn closed(&self) -> Vec<ClosedSpan> {
         self.closed.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Every event logged so far, in order, each as `LEVEL message field=value ...` (fields in
+    /// name order).
+    pub fn events(&self) -> Vec<String> {
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The closed spans named `name`.
@@ -78,6 +86,7 @@ impl SpanCapture {
 
 struct CaptureLayer {
     closed: Arc<Mutex<Vec<ClosedSpan>>>,
+    events: Arc<Mutex<Vec<String>>>,
     next: AtomicU64,
 }
 
@@ -117,6 +126,20 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for CaptureLayer 
         }
     }
 
+    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        event.record(&mut Fields(&mut fields));
+        let mut line = event.metadata().level().to_string();
+        if let Some(message) = fields.remove("message") {
+            line.push(' ');
+            line.push_str(&message);
+        }
+        for (name, value) in fields {
+            line.push_str(&format!(" {name}={value}"));
+        }
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+    }
+
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(&id) else { return };
         let Some(open) = span.extensions_mut().remove::<Open>() else { return };
@@ -154,5 +177,13 @@ mod tests {
         assert_eq!(outer.field("a"), Some("1"));
         assert_eq!(outer.field("b"), Some("later"));
         assert_eq!(outer.parent, None);
+    }
+
+    #[test]
+    fn captures_events_with_their_level_message_and_fields() {
+        let (capture, _guard) = SpanCapture::start();
+        tracing::warn!(server = "s", count = 2, "something {}", "happened");
+        tracing::info!("plain");
+        assert_eq!(capture.events(), ["WARN something happened count=2 server=s", "INFO plain"]);
     }
 }
