@@ -35,10 +35,26 @@ pub fn is_valid_name(name: &str, max_len: usize) -> bool {
     !name.is_empty() && name.len() <= max_len && name.chars().all(is_name_char)
 }
 
+/// The bytes of `[a-zA-Z0-9_-]`, one table lookup each: a registry checks every name it lists.
+static NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+        b += 1;
+    }
+    table
+};
+
+fn is_name_byte(b: u8) -> bool {
+    NAME_BYTES[usize::from(b)]
+}
+
 /// `name` with every character outside `[a-zA-Z0-9_-]` replaced by `_` (one `_` per character).
 pub fn sanitize(name: &str) -> String {
     // Most names are valid already: copied whole, not rebuilt a character at a time.
-    if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+    if name.bytes().all(is_name_byte) {
         return name.to_owned();
     }
     name.chars().map(|c| if is_name_char(c) { c } else { '_' }).collect()
@@ -59,7 +75,17 @@ impl NameAllocator {
     /// An allocator of names at most `max_len` long (clamped to
     /// [`MIN_NAME_LEN`]..=[`MAX_NAME_LEN`]).
     pub fn new(max_len: usize) -> Self {
-        Self { max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN), letter_first: false, taken: HashSet::new() }
+        Self::with_capacity(max_len, 0)
+    }
+
+    /// An allocator as [`NameAllocator::new`] makes, with room for `names` names before its
+    /// table grows (a registry knows how many tools it names).
+    pub fn with_capacity(max_len: usize, names: usize) -> Self {
+        Self {
+            max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN),
+            letter_first: false,
+            taken: HashSet::with_capacity(names),
+        }
     }
 
     /// Names that start with a letter or `_` (a name starting with a digit or `-` gets a `_`
@@ -148,6 +174,16 @@ mod tests {
         assert_eq!(fnv1a_32(b""), 0x811c_9dc5);
         assert_eq!(fnv1a_32(b"a"), 0xe40c_292c);
         assert_eq!(fnv1a_32(b"foobar"), 0xbf9c_f968);
+    }
+
+    #[test]
+    fn the_byte_table_matches_the_character_rule() {
+        for b in 0..=u8::MAX {
+            let expected = b.is_ascii() && is_name_char(char::from(b));
+            assert_eq!(is_name_byte(b), expected, "byte {b:#04x}");
+        }
+        assert_eq!(sanitize("a-b_C9"), "a-b_C9");
+        assert_eq!(sanitize("a\u{e9}b"), "a_b", "a multi-byte character is one `_`");
     }
 
     #[test]

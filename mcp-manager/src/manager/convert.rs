@@ -94,7 +94,8 @@ pub fn tool_spec(server: impl Into<SharedText>, tool: &Tool, visibility: ToolVis
     if let Some(execution) = &tool.execution {
         metadata.insert("execution".into(), serde_json::to_value(execution).unwrap_or(Value::Null));
     }
-    metadata.insert(SERVER_NAME_KEY.into(), Value::String(server.to_string()));
+    // A copy of the text, not `to_string`: formatting would cost more than the copy.
+    metadata.insert(SERVER_NAME_KEY.into(), Value::String(server.as_str().to_owned()));
     ToolSpec {
         name: tool.name.clone(),
         title,

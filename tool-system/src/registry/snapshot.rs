@@ -44,11 +44,11 @@ impl Snapshot {
         providers: Vec<Arc<dyn ToolProvider>>,
         listings: Vec<Result<Vec<Arc<ToolSpec>>, ToolError>>,
     ) -> Self {
-        let mut names = NameAllocator::new(options.max_name_len).letter_first();
-        names.reserve(TOOL_SEARCH_NAME);
         // Sized up front: with thousands of tools, growing the tables would briefly hold each
-        // twice.
+        // twice (and rehash every name at each step).
         let total: usize = listings.iter().map(|l| l.as_ref().map_or(0, Vec::len)).sum();
+        let mut names = NameAllocator::with_capacity(options.max_name_len, total + 1).letter_first();
+        names.reserve(TOOL_SEARCH_NAME);
         let mut tools = Vec::with_capacity(total);
         let mut routes = Vec::with_capacity(total);
         let mut by_llm_name = HashMap::with_capacity(total);
