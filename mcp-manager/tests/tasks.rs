@@ -162,6 +162,40 @@ async fn an_optional_tool_is_a_task_only_when_asked() {
     .await
 }
 
+/// A server that does not declare task-augmented `tools/call` gets plain calls, even of a tool
+/// whose `taskSupport` says `required` and with a host that asks for tasks: the capability is
+/// the gate (2025-11-25), and the listing the client holds does not open it.
+#[tokio::test]
+async fn no_task_without_the_servers_tool_call_tasks_capability() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        let seen = ScriptedServer::start_with(server, move |got, _| {
+            let Got::Request(req, _) = got else { return None };
+            Some(Ok(match req.method.as_str() {
+                "initialize" => json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "no-tasks", "version": "1"}}),
+                "tools/list" => json!({"tools": [{"name": "research", "inputSchema": {"type": "object"},
+                    "execution": {"taskSupport": "required"}}]}),
+                "tools/call" => json!({"content": [{"type": "text", "text": "direct"}]}),
+                _ => return None,
+            }))
+        });
+        let conn = connection(client, legacy_options("no-tasks", HostCallbacks::default()));
+        conn.connect().await.unwrap();
+        let listed = conn.inventory().await.unwrap();
+        assert_eq!(listed.tools[0].execution.as_ref().unwrap().task_support.as_deref(), Some("required"));
+        for mode in [None, Some(TaskMode::Always)] {
+            let options = TaskOptions { mode, ..Default::default() };
+            let outcome = conn.call_tool_with("research", None, RequestOptions::default(), options).await.unwrap();
+            assert_eq!(text(&outcome.complete().unwrap()), "direct");
+        }
+        let calls = methods(&seen, "tools/call");
+        assert_eq!(calls.len(), 2);
+        assert!(calls.iter().all(|(params, _)| params.get("task").is_none()), "a task was asked for: {calls:?}");
+    })
+    .await
+}
+
 /// A poll interval of 0 is raised to the minimum, a huge one cut to the maximum.
 #[tokio::test(start_paused = true)]
 async fn the_poll_interval_is_clamped() {

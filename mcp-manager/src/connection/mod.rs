@@ -535,29 +535,26 @@ impl McpConnection {
     /// The open session (as [`McpConnection::session`]) and whether its era is modern, under
     /// one lock.
     pub(crate) async fn session_and_era(&self) -> Result<(Session, bool), ConnectionError> {
+        self.open_session().await.map(|open| (open.session, open.modern))
+    }
+
+    /// The open session and what a call needs to know of its server, under one lock (a tool
+    /// call takes the connection's lock once).
+    pub(crate) async fn open_session(&self) -> Result<OpenSession, ConnectionError> {
         let live = self.live.lock().await;
         let Some(l) = live.as_ref() else {
             return Err(ConnectionError::NotConnected(self.name.clone()));
         };
-        let modern = l.server.protocol_version.era() == Some(mcp_protocol::Era::Modern);
-        match l.session.close_reason() {
-            None => Ok((l.session.clone(), modern)),
-            Some(reason) => Err(SessionError::Closed { server: Arc::from(self.name.as_str()), reason }.into()),
+        if let Some(reason) = l.session.close_reason() {
+            return Err(SessionError::Closed { server: Arc::from(self.name.as_str()), reason }.into());
         }
-    }
-
-    /// The agreed protocol version and the transport's session id (empty and `None` while not
-    /// connected), under one lock: what a tool result's metadata says of the connection. The
-    /// version is the enum (a known revision is no string to copy).
-    pub(crate) async fn version_and_session_id(&self) -> (ProtocolVersion, Option<String>) {
-        match self.live.lock().await.as_ref() {
-            Some(l) => {
-                // A closed session's id is no longer the server's: reported as none, as before.
-                let id = l.session.close_reason().is_none().then(|| l.session.transport().session_id()).flatten();
-                (l.server.protocol_version.clone(), id)
-            }
-            None => (ProtocolVersion::Unknown(String::new()), None),
-        }
+        let version = &l.server.protocol_version;
+        Ok(OpenSession {
+            session: l.session.clone(),
+            modern: version.era() == Some(mcp_protocol::Era::Modern),
+            tool_call_tasks: l.server.capabilities.supports_tool_call_tasks(),
+            protocol_version: version.clone(),
+        })
     }
 
     async fn call<M: RequestMethod>(
@@ -623,5 +620,25 @@ impl McpConnection {
     /// Check the server answers.
     pub async fn ping(&self) -> Result<(), ConnectionError> {
         self.call::<Ping>(&RequestParams::default(), RequestOptions::default()).await.map(|_| ())
+    }
+}
+
+/// The open session of a connection and what a call needs to know of its server, read under
+/// one lock: [`McpConnection::open_session`].
+pub(crate) struct OpenSession {
+    pub(crate) session: Session,
+    /// Whether the agreed revision is of the modern era.
+    pub(crate) modern: bool,
+    /// Whether the server declared task-augmented `tools/call` (the 2025-11-25 capability).
+    pub(crate) tool_call_tasks: bool,
+    /// The agreed revision (a known one is no string to copy).
+    pub(crate) protocol_version: ProtocolVersion,
+}
+
+impl OpenSession {
+    /// The transport's session id, while the session is open (a closed session's id is no
+    /// longer the server's).
+    pub(crate) fn session_id(&self) -> Option<String> {
+        self.session.close_reason().is_none().then(|| self.session.transport().session_id()).flatten()
     }
 }

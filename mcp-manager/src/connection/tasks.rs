@@ -32,6 +32,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::TryFutureExt;
 use futures::future::BoxFuture;
 use mcp_protocol::types::meta::{Cursor, JsonObject, Meta};
 use mcp_protocol::types::mrtr::{InputRequests, Outcome};
@@ -50,7 +51,7 @@ use tokio::time::Instant;
 use super::deadline::CallDeadline;
 use super::handler::CallbackHandler;
 use super::task_watch::Pushed;
-use super::{AbortOnDrop, ConnectionError, McpConnection};
+use super::{AbortOnDrop, ConnectionError, McpConnection, OpenSession};
 use crate::session::{ProgressCallback, RequestOptions, Session, SessionError};
 
 pub use super::task_watch::{MAX_TASK_ID_BYTES, MAX_WATCHED};
@@ -314,21 +315,13 @@ impl McpConnection {
         self.is_modern().await
     }
 
-    /// Whether the server declared tool-call tasks (read in place: a call must not clone the
-    /// server's info and capabilities to ask).
-    async fn offers_tool_call_tasks(&self) -> bool {
-        self.live.lock().await.as_ref().is_some_and(|l| l.server.capabilities.supports_tool_call_tasks())
-    }
-
-    /// The `execution.taskSupport` of tool `name`: from the cached inventory, else from a
-    /// listing when the server offers tool-call tasks (`None` when the tool is not listed, the
-    /// listing fails, or the server offers no tasks).
+    /// The `execution.taskSupport` of tool `name` on a server that offers tool-call tasks:
+    /// from the cached inventory, else from a listing (`None` when the tool is not listed or
+    /// the listing fails).
     async fn task_support(&self, name: &str) -> Option<String> {
-        // A listing only for a server that runs tool calls as tasks (2025-11-25 capability).
         let inventory = match self.cached_inventory() {
             Some(inventory) => inventory,
-            None if self.offers_tool_call_tasks().await => Box::pin(self.inventory()).await.ok()?,
-            None => return None,
+            None => Box::pin(self.inventory()).await.ok()?,
         };
         let tool = inventory.tools.iter().find(|t| t.name == name)?;
         tool.execution.as_ref()?.task_support.clone()
@@ -340,17 +333,32 @@ impl McpConnection {
     ///
     /// Cancel-safe in the sense that matters: dropping the call sends `tasks/cancel` for the
     /// task it started.
-    pub async fn call_tool_with(
+    pub fn call_tool_with<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Option<JsonObject>,
+        options: RequestOptions,
+        task: TaskOptions,
+    ) -> impl Future<Output = Result<CallToolOutcome, ConnectionError>> + Send + 'a {
+        // A map of the one call future, not a second `async` layer around it.
+        self.call_tool_served(name, arguments, options, task).map_ok(|(outcome, _)| outcome)
+    }
+
+    /// [`McpConnection::call_tool_with`], and the session that served the call with what it says
+    /// of its server (read under the call's one lock of the connection).
+    pub(crate) async fn call_tool_served(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         options: RequestOptions,
         task: TaskOptions,
-    ) -> Result<CallToolOutcome, ConnectionError> {
-        // The session and its era under one lock, for the whole call.
-        let (session, modern) = self.session_and_era().await?;
+    ) -> Result<(CallToolOutcome, OpenSession), ConnectionError> {
+        let open = self.open_session().await?;
+        let (session, modern) = (open.session.clone(), open.modern);
         let mode = task.mode.unwrap_or_default();
-        let augment = !modern && mode.wants_task(self.task_support(name).await.as_deref());
+        // A task only on a server that declared tool-call tasks: without the capability a
+        // client must not augment a call, whatever the tool's `taskSupport` says (2025-11-25).
+        let augment = !modern && open.tool_call_tasks && mode.wants_task(self.task_support(name).await.as_deref());
         let max = self.options.session.max_request_timeout;
         let timeout = options.timeout.unwrap_or(self.options.session.request_timeout).min(max);
         let deadline = CallDeadline::new(timeout, max);
@@ -387,12 +395,12 @@ impl McpConnection {
         let snapshot = match first {
             Outcome::Task(created) => Snapshot::Legacy(Box::new(created.task)),
             Outcome::TaskHandle(handle) => Snapshot::Modern(Box::new(handle)),
-            other => return Ok(other),
+            other => return Ok((other, open)),
         };
         // Boxed: following a task is rare, and its state would weigh on every call's future.
         let result = Box::pin(self.follow(snapshot, &deadline, &task)).await;
         drop(progress_guard);
-        result.map(Outcome::Complete)
+        result.map(|result| (Outcome::Complete(result), open))
     }
 
     /// Wait for the result of a task this host started earlier (its id came in a

@@ -24,13 +24,6 @@ struct Served {
     session_id: Option<String>,
 }
 
-impl Served {
-    async fn by(conn: &crate::connection::McpConnection) -> Served {
-        let (protocol_version, session_id) = conn.version_and_session_id().await;
-        Served { protocol_version, session_id }
-    }
-}
-
 impl McpManager {
     /// Call tool `name` on the server that owns it; the MCP result as the server sent it.
     /// Arguments are checked against the tool's `inputSchema` first (unless turned off).
@@ -166,12 +159,13 @@ impl McpManager {
         let _in_flight = server.in_flight.read().await;
         // The server's configured task mode, unless the call says otherwise.
         let task = TaskOptions { mode: task.mode.or(Some(server.config.task)), ..task };
-        let outcome = server.conn.call_tool_with(&route.tool().name, arguments, options, task).await?;
+        // The session, and what the result's metadata says of it, read under the call's one
+        // lock of the connection.
+        let (outcome, open) = server.conn.call_tool_served(&route.tool().name, arguments, options, task).await?;
         match outcome {
             Outcome::Complete(result) => {
-                // From the connection that served the call, while it is still held open (a
-                // reload that replaces the server waits for this guard): not the replacement's.
-                let served = Served::by(&server.conn).await;
+                // Of the session that served the call, not of a replacement.
+                let served = Served { session_id: open.session_id(), protocol_version: open.protocol_version };
                 Ok((result, served))
             }
             Outcome::InputRequired(_) => Err(ManagerError::UnexpectedShape {
