@@ -44,12 +44,12 @@ fn request_state(tool: &str) -> String {
 
 /// The modern era's input-required result for one request.
 fn input_required(tool: &str, key: &str, request: InputRequest) -> Result<Value, ErrorObject> {
-    to_value(&Outcome::<CallToolResult>::InputRequired(InputRequiredResult {
+    to_value(&Outcome::<CallToolResult>::InputRequired(Box::new(InputRequiredResult {
         result_type: Some(ResultType::InputRequired),
         input_requests: Some([(key.to_owned(), request)].into_iter().collect()),
         request_state: Some(request_state(tool)),
         ..Default::default()
-    }))
+    })))
 }
 
 /// On a modern retry: the client's answer to `key`, or the failed result to return.

@@ -394,7 +394,7 @@ impl McpConnection {
             .await?;
         let snapshot = match first {
             Outcome::Task(created) => Snapshot::Legacy(Box::new(created.task)),
-            Outcome::TaskHandle(handle) => Snapshot::Modern(Box::new(handle)),
+            Outcome::TaskHandle(handle) => Snapshot::Modern(handle),
             other => return Ok((other, open)),
         };
         // Boxed: following a task is rare, and its state would weigh on every call's future.

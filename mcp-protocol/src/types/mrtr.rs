@@ -196,13 +196,15 @@ pub struct InputRequiredResult {
 pub enum Outcome<T> {
     /// The request completed.
     Complete(T),
-    /// The server needs input first.
-    InputRequired(InputRequiredResult),
+    /// The server needs input first. Boxed, as the task variants: these are the rare answers,
+    /// and inline they would nearly double the size of every outcome (and of every future that
+    /// holds one).
+    InputRequired(Box<InputRequiredResult>),
     /// The server accepted the request as a task (2025-11-25).
-    Task(CreateTaskResult),
+    Task(Box<CreateTaskResult>),
     /// The server answered with a task handle of the tasks extension (2026-07-28,
     /// `resultType: "task"`).
-    TaskHandle(super::tasks_ext::DetailedTask),
+    TaskHandle(Box<super::tasks_ext::DetailedTask>),
 }
 
 impl<T> Outcome<T> {
@@ -323,9 +325,9 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Outcome<T> {
         let peek = Peek::deserialize(&value).map_err(D::Error::custom)?;
         let r = match shape_of(&peek).map_err(D::Error::custom)? {
             Shape::Complete => T::deserialize(value).map(Outcome::Complete),
-            Shape::InputRequired => InputRequiredResult::deserialize(value).map(Outcome::InputRequired),
-            Shape::Task => CreateTaskResult::deserialize(value).map(Outcome::Task),
-            Shape::TaskHandle => super::tasks_ext::DetailedTask::deserialize(value).map(Outcome::TaskHandle),
+            Shape::InputRequired => Box::<InputRequiredResult>::deserialize(value).map(Outcome::InputRequired),
+            Shape::Task => Box::<CreateTaskResult>::deserialize(value).map(Outcome::Task),
+            Shape::TaskHandle => Box::<super::tasks_ext::DetailedTask>::deserialize(value).map(Outcome::TaskHandle),
         };
         r.map_err(D::Error::custom)
     }
