@@ -12,13 +12,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
+use http::StatusCode;
 use mcp_protocol::Message;
 use mcp_protocol::codec::{self, DecodeError, DecodeLimits};
-use reqwest::StatusCode;
 use sse_stream::{Sse, SseByteStream};
 
 use crate::TransportError;
-use crate::redact::describe;
 
 /// How many bytes of a body an error report quotes.
 pub(crate) const EXCERPT_BYTES: usize = 1024;
@@ -72,26 +71,68 @@ pub(crate) fn status_error(context: &str, status: StatusCode, body: &[u8]) -> Tr
     TransportError::Http { status: status.as_u16(), body_excerpt: excerpt(body), context: context.to_owned() }
 }
 
+/// A response whose body is read here: the transports' ([`crate::http_client::Response`]) or
+/// the authorization client's (`reqwest`'s, as an `http::Response`).
+pub(crate) trait ResponseBody:
+    http_body::Body<Data = Bytes, Error: std::error::Error> + Send + Unpin + 'static
+{
+}
+
+impl<B: http_body::Body<Data = Bytes, Error: std::error::Error> + Send + Unpin + 'static> ResponseBody for B {}
+
+/// The next chunk of data of `body`: `None` at its end (trailers are skipped).
+async fn next_chunk<B: ResponseBody>(body: &mut B) -> Option<Result<Bytes, B::Error>> {
+    loop {
+        match http_body_util::BodyExt::frame(body).await? {
+            Ok(frame) => match frame.into_data() {
+                Ok(data) => return Some(Ok(data)),
+                Err(_trailers) => continue,
+            },
+            Err(e) => return Some(Err(e)),
+        }
+    }
+}
+
+/// An error of a body and its causes, as one line with secrets masked.
+fn describe_body_error(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    crate::redact::mask_secrets(&text).into_owned()
+}
+
 /// Read a whole body, failing past `limit` bytes or after `idle` without data.
-pub(crate) async fn read_limited(
-    response: &mut reqwest::Response,
+pub(crate) async fn read_limited<B: ResponseBody>(
+    response: &mut http::Response<B>,
     limit: usize,
     idle: Option<Duration>,
 ) -> Result<Vec<u8>, BodyError> {
-    if let Some(len) = response.content_length()
+    let announced = crate::http_client::content_length(response);
+    if let Some(len) = announced
         && len > limit as u64
     {
         return Err(BodyError::TooLarge { limit });
     }
-    let mut body = Vec::new();
+    // Sized for the body when its length is known (within the limit, checked above).
+    let mut body = Vec::with_capacity(announced.map_or(0, |len| len as usize));
     loop {
         let chunk = match idle {
-            Some(idle) => tokio::time::timeout(idle, response.chunk()).await.map_err(|_| BodyError::Idle(idle))?,
-            None => response.chunk().await,
+            Some(idle) => {
+                tokio::time::timeout(idle, next_chunk(response.body_mut())).await.map_err(|_| BodyError::Idle(idle))?
+            }
+            None => next_chunk(response.body_mut()).await,
         };
-        match chunk.map_err(|e| BodyError::Network(describe(&e)))? {
+        match chunk {
             None => return Ok(body),
-            Some(chunk) => {
+            Some(Err(e)) => return Err(BodyError::Network(describe_body_error(&e))),
+            Some(Ok(chunk)) => {
                 if body.len() + chunk.len() > limit {
                     return Err(BodyError::TooLarge { limit });
                 }
@@ -102,11 +143,15 @@ pub(crate) async fn read_limited(
 }
 
 /// Up to `max` bytes of a body, for an error report; a failure just ends it early.
-pub(crate) async fn read_prefix(response: &mut reqwest::Response, max: usize, idle: Duration) -> Vec<u8> {
+pub(crate) async fn read_prefix<B: ResponseBody>(
+    response: &mut http::Response<B>,
+    max: usize,
+    idle: Duration,
+) -> Vec<u8> {
     let mut body = Vec::new();
     while body.len() < max {
-        match tokio::time::timeout(idle, response.chunk()).await {
-            Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk[..chunk.len().min(max - body.len())]),
+        match tokio::time::timeout(idle, next_chunk(response.body_mut())).await {
+            Ok(Some(Ok(chunk))) => body.extend_from_slice(&chunk[..chunk.len().min(max - body.len())]),
             _ => break,
         }
     }
@@ -114,16 +159,16 @@ pub(crate) async fn read_prefix(response: &mut reqwest::Response, max: usize, id
 }
 
 /// The content type of a response, lower-cased, without parameters.
-pub(crate) fn content_type(response: &reqwest::Response) -> String {
+pub(crate) fn content_type<B>(response: &http::Response<B>) -> String {
     media_type(response).to_ascii_lowercase()
 }
 
 /// The media type of a response's `Content-Type` as written (no parameters, trimmed; any
 /// case), empty when there is none: read without a copy.
-pub(crate) fn media_type(response: &reqwest::Response) -> &str {
+pub(crate) fn media_type<B>(response: &http::Response<B>) -> &str {
     response
         .headers()
-        .get(reqwest::header::CONTENT_TYPE)
+        .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .map(str::trim)
@@ -131,7 +176,7 @@ pub(crate) fn media_type(response: &reqwest::Response) -> &str {
 }
 
 /// Whether a response is an SSE stream.
-pub(crate) fn is_event_stream(response: &reqwest::Response) -> bool {
+pub(crate) fn is_event_stream<B>(response: &http::Response<B>) -> bool {
     media_type(response).eq_ignore_ascii_case("text/event-stream")
 }
 
@@ -205,7 +250,7 @@ pub(crate) struct Events {
 }
 
 struct Feed {
-    body: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    body: Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>,
     pending: Bytes,
     counted: Arc<AtomicUsize>,
     limit: usize,
@@ -215,16 +260,14 @@ struct Feed {
 
 impl Events {
     /// Read the events of `response`; no event may exceed `limit` bytes of data.
-    pub(crate) fn new(response: reqwest::Response, limit: usize, idle: Option<Duration>) -> Self {
+    pub(crate) fn new<B: ResponseBody>(response: http::Response<B>, limit: usize, idle: Option<Duration>) -> Self {
         let counted = Arc::new(AtomicUsize::new(0));
-        let feed = Feed {
-            body: Box::pin(response.bytes_stream()),
-            pending: Bytes::new(),
-            counted: counted.clone(),
-            limit,
-            idle,
-            done: false,
-        };
+        let chunks = futures::stream::unfold(response.into_body(), |mut body| async move {
+            let chunk = next_chunk(&mut body).await?;
+            Some((chunk.map_err(|e| describe_body_error(&e)), body))
+        });
+        let feed =
+            Feed { body: Box::pin(chunks), pending: Bytes::new(), counted: counted.clone(), limit, idle, done: false };
         let bytes = futures::stream::unfold(feed, |mut feed| async move {
             let item = feed.next_slice().await?;
             Some((item, feed))
@@ -275,7 +318,7 @@ impl Feed {
                     self.done = true;
                     return None;
                 }
-                Some(Err(e)) => return self.fail(BodyError::Network(describe(&e))),
+                Some(Err(e)) => return self.fail(BodyError::Network(e)),
                 Some(Ok(chunk)) => self.pending = chunk,
             }
         }
@@ -301,10 +344,10 @@ mod prop_tests;
 mod tests {
     use super::*;
 
-    fn with_content_type(value: &str) -> reqwest::Response {
-        let mut response = axum::http::Response::new(String::new());
-        response.headers_mut().insert(reqwest::header::CONTENT_TYPE, value.parse().unwrap());
-        reqwest::Response::from(response)
+    fn with_content_type(value: &str) -> http::Response<String> {
+        let mut response = http::Response::new(String::new());
+        response.headers_mut().insert(http::header::CONTENT_TYPE, value.parse().unwrap());
+        response
     }
 
     #[test]
@@ -316,7 +359,7 @@ mod tests {
         let json = with_content_type("application/problem+JSON");
         assert!(!is_event_stream(&json));
         assert!(is_json_or_unnamed(media_type(&json)));
-        assert!(is_json_or_unnamed(media_type(&reqwest::Response::from(axum::http::Response::new(String::new())))));
+        assert!(is_json_or_unnamed(media_type(&http::Response::new(String::new()))));
         for other in ["text/plain", "on", "é", "jsonp/x"] {
             assert!(!is_json_or_unnamed(other), "{other}");
         }

@@ -1,5 +1,6 @@
-//! The policy every HTTP client of the workspace follows: the transports' and the host's LLM
-//! client alike build their `reqwest` client with [`client_builder`].
+//! The policy every HTTP client of the workspace follows: the transports' own client
+//! (`http_client`, hyper-util's) applies it itself; the others (the authorization client, the
+//! host's LLM client) build their `reqwest` client with [`client_builder`].
 //!
 //! - Redirects are followed only within the origin (scheme, host and port) of the request's
 //!   first URL, at most [`MAX_REDIRECTS`] times. A redirect to another origin fails the request

@@ -19,9 +19,10 @@
 //! - [`ErrorKind`]: the stable kind of a failure ([`TransportError::kind`]), which the layers
 //!   above share so that a host branches on it without walking their error trees.
 //! - [`http_policy`]: the policy of every HTTP client of the workspace (same-origin redirects
-//!   only, a warning for credentials over plain http), and [`redact`]: keeping secrets out of
-//!   `Debug` output, logs and errors ([`Secret`], the one type of every secret value, and
-//!   [`redact::describe`] for every `reqwest::Error`).
+//!   only, a warning for credentials over plain http), which the transports' own client
+//!   applies (hyper-util's pooled HTTP/1.1 client, see ARCHITECTURE.md), and [`redact`]:
+//!   keeping secrets out of `Debug` output, logs and errors ([`Secret`], the one type of every
+//!   secret value, and [`redact::describe`] for every `reqwest::Error`).
 //!
 //! ```
 //! # tokio_test_block_on(async {
@@ -43,6 +44,7 @@ mod error;
 mod error_kind;
 pub mod http;
 mod http_body;
+mod http_client;
 pub mod http_policy;
 mod kind;
 mod memory;

@@ -152,15 +152,15 @@ const MAX_SENDS: u32 = 3;
 /// with the credentials of `auth`; on 401, or 403 with a challenge, ask `auth` and send again
 /// when it has new credentials. A failed authorization fails the request with
 /// [`TransportError::Auth`](crate::TransportError::Auth).
-pub(crate) async fn send_authorized<F, Fut>(
+pub(crate) async fn send_authorized<F, Fut, B>(
     auth: Option<&std::sync::Arc<dyn Authorization>>,
     method: &reqwest::Method,
     url: &url::Url,
     mut send: F,
-) -> Result<reqwest::Response, crate::TransportError>
+) -> Result<http::Response<B>, crate::TransportError>
 where
     F: FnMut(Vec<(HeaderName, HeaderValue)>) -> Fut,
-    Fut: std::future::Future<Output = Result<reqwest::Response, crate::TransportError>>,
+    Fut: std::future::Future<Output = Result<http::Response<B>, crate::TransportError>>,
 {
     let Some(auth) = auth else { return send(Vec::new()).await };
     let mut attempt = 0;

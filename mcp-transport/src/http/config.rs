@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use http::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
 use crate::TransportError;
 use crate::auth::{Authorization, StaticBearer};
@@ -130,18 +130,6 @@ pub(crate) fn build_headers(headers: &[(String, String)], authorized: bool) -> R
         map.append(header, value);
     }
     Ok(map)
-}
-
-/// The HTTP client shared by a transport's requests to `url`, with the workspace's redirect
-/// policy (same origin only, see [`crate::http_policy`]). For a plain `http` URL the client never
-/// speaks TLS (the transports stay on their URL's origin), so the platform's root certificates,
-/// which take milliseconds to load, are not loaded: it trusts no certificate at all.
-pub(crate) fn build_client(connect_timeout: Duration, url: &url::Url) -> Result<reqwest::Client, TransportError> {
-    let builder = crate::http_policy::client_builder(connect_timeout);
-    let builder = if url.scheme() == "http" { builder.tls_certs_only(std::iter::empty()) } else { builder };
-    builder
-        .build()
-        .map_err(|e| TransportError::Other(format!("cannot build the HTTP client: {}", crate::redact::describe(&e))))
 }
 
 /// Whether the headers of a transport carry credentials (a bearer token, an `Authorization`

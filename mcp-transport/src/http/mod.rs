@@ -35,17 +35,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, StatusCode};
 use mcp_protocol::{Message, ProtocolVersion, RequestId};
-use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::{oneshot, watch};
 
 pub use self::config::{DEFAULT_MAX_BODY_BYTES, ResumePolicy, StreamableHttpConfig};
-pub(crate) use self::config::{authorization_of, build_client, build_headers, has_credentials};
+pub(crate) use self::config::{authorization_of, build_headers, has_credentials};
 use self::runtime::{EventQueue, TaskSet};
 pub(crate) use self::session::protocol_version_of;
 use self::session::{InitMemory, SessionState};
 use self::stream::SeenIds;
+use crate::http_client::{Endpoint, HttpClient, Response};
 use crate::http_policy::parse_url;
 use crate::redact::redact_url;
 use crate::{
@@ -73,7 +74,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The `Mcp-Session-Id` of a response.
-pub(crate) fn session_id_header(response: &reqwest::Response) -> Option<String> {
+pub(crate) fn session_id_header(response: &Response) -> Option<String> {
     let value = response.headers().get(SESSION_ID)?.to_str().ok()?.trim();
     (!value.is_empty()).then(|| value.to_owned())
 }
@@ -86,8 +87,8 @@ pub struct StreamableHttpTransport {
 
 pub(crate) struct Inner {
     pub(crate) name: Arc<str>,
-    client: reqwest::Client,
-    url: url::Url,
+    client: HttpClient,
+    endpoint: Endpoint,
     headers: HeaderMap,
     /// What authorizes the requests, if anything.
     auth: Option<Arc<dyn crate::auth::Authorization>>,
@@ -120,7 +121,7 @@ impl std::fmt::Debug for StreamableHttpTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamableHttpTransport")
             .field("name", &self.inner.name)
-            .field("url", &redact_url(&self.inner.url))
+            .field("url", &redact_url(&self.inner.endpoint.url))
             .finish_non_exhaustive()
     }
 }
@@ -132,11 +133,12 @@ impl StreamableHttpTransport {
         let url = parse_url(&config.url)?;
         let auth = authorization_of(config.authorization.as_ref(), config.bearer_token.as_ref());
         let headers = build_headers(&config.headers, auth.is_some())?;
-        let client = build_client(config.connect_timeout, &url)?;
+        let endpoint = Endpoint::new(url)?;
+        let client = HttpClient::new(config.connect_timeout, &endpoint)?;
         let inner = Inner {
             name: Arc::from(config.name.as_str()),
             client,
-            url,
+            endpoint,
             headers: headers.clone(),
             connect_timeout: config.connect_timeout,
             read_timeout: config.read_timeout,
@@ -178,58 +180,59 @@ impl StreamableHttpTransport {
 }
 
 impl Inner {
-    /// A request with the configured headers, the session's, then `fixed` and `extra` (appended,
-    /// as a builder's `header` would), in one map sized for them all.
-    fn request(
+    /// The headers of a request: the configured ones, the session's, then `fixed`, `extra` and
+    /// `credentials` (appended, as a builder's `header` would), in one map sized for them all.
+    fn headers(
         &self,
-        method: reqwest::Method,
         session_id: Option<&str>,
         version: Option<&str>,
         [fixed, extra]: [&[(HeaderName, HeaderValue)]; 2],
-    ) -> reqwest::RequestBuilder {
-        self.plain_http.check(&self.name, &self.url, self.credentials);
+        credentials: &[(HeaderName, HeaderValue)],
+    ) -> HeaderMap {
         let mut headers = self.headers.clone();
-        headers.reserve(2 + fixed.len() + extra.len());
+        headers.reserve(2 + fixed.len() + extra.len() + credentials.len());
         if let Some(id) = session_id.and_then(|v| HeaderValue::from_str(v).ok()) {
             headers.insert(SESSION_ID, id);
         }
         if let Some(v) = version.and_then(version_header) {
             headers.insert(PROTOCOL_VERSION, v);
         }
-        for (name, value) in fixed.iter().chain(extra) {
+        for (name, value) in fixed.iter().chain(extra).chain(credentials) {
             headers.append(name.clone(), value.clone());
         }
-        // The request takes the map whole; a builder's `headers` would copy it entry by entry.
-        let mut request = reqwest::Request::new(method, self.url.clone());
-        *request.headers_mut() = headers;
-        reqwest::RequestBuilder::from_parts(self.client.clone(), request)
+        headers
     }
 
     /// Send a request and wait for its response headers, at most the read timeout.
-    async fn send_request(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, TransportError> {
-        match tokio::time::timeout(self.read_timeout, request.send()).await {
+    async fn send_request(
+        &self,
+        method: Method,
+        headers: impl Fn() -> HeaderMap,
+        body: Bytes,
+    ) -> Result<Response, TransportError> {
+        match tokio::time::timeout(self.read_timeout, self.client.send(method, &self.endpoint, headers, body)).await {
             Ok(Ok(response)) => Ok(response),
-            Ok(Err(e)) => Err(TransportError::Other(format!("HTTP request failed: {}", crate::redact::describe(&e)))),
+            Ok(Err(e)) => Err(TransportError::Other(format!("HTTP request failed: {e}"))),
             Err(_) => Err(TransportError::Other(format!("no response from the server within {:?}", self.read_timeout))),
         }
     }
 
-    /// Send one request built by `build`, with the provider's credentials; after a refusal
-    /// that the provider answers with new credentials, once more ([`crate::auth`]).
+    /// Send one request, with the provider's credentials; after a refusal that the provider
+    /// answers with new credentials, once more ([`crate::auth`]).
     async fn send_built(
         &self,
-        method: reqwest::Method,
+        method: Method,
         session_id: Option<&str>,
         version: Option<&str>,
         headers: [&[(HeaderName, HeaderValue)]; 2],
-        build: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
-    ) -> Result<reqwest::Response, TransportError> {
-        crate::auth::send_authorized(self.auth.as_ref(), &method, &self.url, |credentials| {
-            let mut request = build(self.request(method.clone(), session_id, version, headers));
-            for (name, value) in credentials {
-                request = request.header(name, value);
+        body: Bytes,
+    ) -> Result<Response, TransportError> {
+        self.plain_http.check(&self.name, &self.endpoint.url, self.credentials);
+        crate::auth::send_authorized(self.auth.as_ref(), &method, &self.endpoint.url, |credentials| {
+            let (method, body) = (method.clone(), body.clone());
+            async move {
+                self.send_request(method, || self.headers(session_id, version, headers, &credentials), body).await
             }
-            self.send_request(request)
         })
         .await
     }
@@ -241,11 +244,8 @@ impl Inner {
         session_id: Option<&str>,
         version: Option<&str>,
         extra: &[(HeaderName, HeaderValue)],
-    ) -> Result<reqwest::Response, TransportError> {
-        self.send_built(reqwest::Method::POST, session_id, version, [&POST_HEADERS, extra], |request| {
-            request.body(body.clone())
-        })
-        .await
+    ) -> Result<Response, TransportError> {
+        self.send_built(Method::POST, session_id, version, [&POST_HEADERS, extra], body).await
     }
 
     /// Open an SSE stream with GET, resuming after `last_event_id` when given.
@@ -253,11 +253,11 @@ impl Inner {
         &self,
         last_event_id: Option<&str>,
         session: &SessionState,
-    ) -> Result<reqwest::Response, TransportError> {
+    ) -> Result<Response, TransportError> {
         let last = last_event_id.and_then(|v| HeaderValue::from_str(v).ok()).map(|id| [(LAST_EVENT_ID, id)]);
         let last = last.as_ref().map_or(&[][..], |last| &last[..]);
         let (id, version) = (session.id.as_deref(), session.protocol_version.as_deref());
-        self.send_built(reqwest::Method::GET, id, version, [&GET_HEADERS, last], |request| request).await
+        self.send_built(Method::GET, id, version, [&GET_HEADERS, last], Bytes::new()).await
     }
 
     /// Hand a message to `recv`, learning the negotiated revision from the `initialize` answer
@@ -309,7 +309,7 @@ impl Inner {
         let timeout = self.connect_timeout.max(Duration::from_secs(1));
         let credentials = match &self.auth {
             Some(auth) => {
-                let info = crate::auth::RequestInfo { method: &reqwest::Method::DELETE, url: &self.url };
+                let info = crate::auth::RequestInfo { method: &Method::DELETE, url: &self.endpoint.url };
                 match tokio::time::timeout(timeout, auth.credentials(info)).await {
                     Ok(Ok(c)) => c.headers,
                     _ => Vec::new(),
@@ -317,12 +317,11 @@ impl Inner {
             }
             None => Vec::new(),
         };
-        let mut request =
-            self.request(reqwest::Method::DELETE, Some(id), session.protocol_version.as_deref(), [&[], &[]]);
-        for (name, value) in credentials {
-            request = request.header(name, value);
-        }
-        match tokio::time::timeout(timeout, request.send()).await {
+        let version = session.protocol_version.as_deref();
+        let headers = || self.headers(Some(id), version, [&[], &[]], &credentials);
+        match tokio::time::timeout(timeout, self.client.send(Method::DELETE, &self.endpoint, headers, Bytes::new()))
+            .await
+        {
             Ok(Ok(r)) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {
                 tracing::debug!(server = %self.name, status = %r.status(), "session ended");
             }
@@ -330,7 +329,7 @@ impl Inner {
                 tracing::debug!(server = %self.name, status = %r.status(), "the server refused to end the session")
             }
             Ok(Err(e)) => {
-                tracing::debug!(server = %self.name, error = %crate::redact::describe(&e), "could not end the session")
+                tracing::debug!(server = %self.name, error = %e, "could not end the session")
             }
             Err(_) => tracing::debug!(server = %self.name, "ending the session timed out"),
         }

@@ -6,8 +6,8 @@
 
 use std::borrow::Cow;
 
+use http::header::{HeaderName, HeaderValue};
 use mcp_protocol::Message;
-use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::value::RawValue;
 
 use super::params::ToolHeaders;

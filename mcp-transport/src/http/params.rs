@@ -13,8 +13,8 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
+use http::header::{HeaderName, HeaderValue};
 use mcp_protocol::{Message, RequestId, ResponsePayload};
-use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use http::StatusCode;
+use http::header::{HeaderName, HeaderValue};
 use mcp_protocol::{Message, RequestId, codec};
-use reqwest::StatusCode;
-use reqwest::header::{HeaderName, HeaderValue};
 use tokio::sync::oneshot;
 
 use super::Inner;
@@ -79,7 +79,7 @@ pub(crate) async fn exchange(
     let is_initialize = method == Some("initialize");
     // Written out only when an error names the exchange.
     let context = Context { method, request: request.as_ref() };
-    // Shared by every attempt (and by reqwest's own copies) instead of copied for each.
+    // Shared by every attempt (and every redirect that resends it) instead of copied for each.
     let body = Bytes::from(codec::encode_line(&message));
     let mut acceptance = Acceptance { tx: Some(accepted), request: request.clone() };
     let mut reinitialized = false;
@@ -163,13 +163,14 @@ fn answer_in(bytes: &[u8], id: &RequestId, limit: usize) -> Option<Message> {
 /// Deliver what a successful reply carries.
 async fn deliver_reply(
     inner: &Arc<Inner>,
-    mut response: reqwest::Response,
+    mut response: crate::http_client::Response,
     request: Option<RequestId>,
     context: &Context<'_>,
 ) {
     let status = response.status();
-    let no_body =
-        status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT || response.content_length() == Some(0);
+    let no_body = status == StatusCode::ACCEPTED
+        || status == StatusCode::NO_CONTENT
+        || crate::http_client::content_length(&response) == Some(0);
     if body::is_event_stream(&response) {
         return super::stream::reply_stream(inner.clone(), response, request).await;
     }

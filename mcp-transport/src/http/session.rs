@@ -8,9 +8,9 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use http::StatusCode;
 use mcp_protocol::codec;
 use mcp_protocol::{Message, RawJson, Request, RequestId, ResponsePayload};
-use reqwest::StatusCode;
 
 use super::Inner;
 use crate::TransportError;
@@ -129,7 +129,7 @@ pub(crate) async fn reinitialize(inner: &Arc<Inner>, generation: u64) -> Result<
 /// that reply is dropped.
 async fn read_answer(
     inner: &Inner,
-    mut response: reqwest::Response,
+    mut response: crate::http_client::Response,
     id: &RequestId,
 ) -> Result<RawJson, TransportError> {
     let limit = inner.max_body;

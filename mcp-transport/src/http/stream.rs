@@ -6,8 +6,8 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use http::StatusCode;
 use mcp_protocol::{Message, RequestId};
-use reqwest::StatusCode;
 
 use super::Inner;
 use super::session::is_session_expiry;
@@ -148,7 +148,11 @@ async fn pump(
 /// Deliver the SSE reply to a POST. When the message was a request and the stream ends before
 /// its response, resume it with GET and `Last-Event-ID`, within the resume policy; then fail
 /// the request.
-pub(crate) async fn reply_stream(inner: Arc<Inner>, response: reqwest::Response, awaited: Option<RequestId>) {
+pub(crate) async fn reply_stream(
+    inner: Arc<Inner>,
+    response: crate::http_client::Response,
+    awaited: Option<RequestId>,
+) {
     let mut cursor = Cursor::default();
     let mut events = Events::new(response, inner.max_body, Some(inner.read_timeout));
     let mut attempts = 0u32;

@@ -28,7 +28,7 @@ fn config(cases: u32) -> ProptestConfig {
 }
 
 /// `body` cut at `cuts` (indices into it), as the chunks of an HTTP response.
-fn response(body: &[u8], cuts: &[prop::sample::Index]) -> reqwest::Response {
+fn response(body: &[u8], cuts: &[prop::sample::Index]) -> http::Response<reqwest::Body> {
     let mut at: Vec<usize> = cuts.iter().map(|i| i.index(body.len() + 1)).collect();
     at.push(0);
     at.push(body.len());
@@ -37,11 +37,11 @@ fn response(body: &[u8], cuts: &[prop::sample::Index]) -> reqwest::Response {
     let chunks: Vec<Result<Bytes, std::io::Error>> =
         at.windows(2).map(|w| Ok(Bytes::copy_from_slice(&body[w[0]..w[1]]))).collect();
     let body = reqwest::Body::wrap_stream(futures::stream::iter(chunks));
-    reqwest::Response::from(axum::http::Response::new(body))
+    http::Response::new(body)
 }
 
 /// Every item of the stream, up to its end; the stream must end within a generous bound.
-fn read_all(response: reqwest::Response, limit: usize) -> Vec<Result<Sse, BodyError>> {
+fn read_all(response: http::Response<reqwest::Body>, limit: usize) -> Vec<Result<Sse, BodyError>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime");
     runtime.block_on(async move {
         let read = async move {

@@ -10,15 +10,18 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use http::Method;
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use mcp_protocol::{Message, codec};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use tokio::sync::oneshot;
 
 use crate::http::runtime::{EventQueue, TaskSet};
-use crate::http::{DEFAULT_MAX_BODY_BYTES, authorization_of, build_client, build_headers, has_credentials};
+use crate::http::{DEFAULT_MAX_BODY_BYTES, authorization_of, build_headers, has_credentials};
 use crate::http_body::{self as body, Events};
+use crate::http_client::{Endpoint, HttpClient};
 use crate::http_policy::{PlainHttpWarning, parse_url};
 use crate::redact::{Secret, redact_url};
 use crate::{CloseReason, Transport, TransportError, TransportEvent, TransportKind};
@@ -93,8 +96,8 @@ pub struct SseTransport {
 
 struct Inner {
     name: Arc<str>,
-    client: reqwest::Client,
-    endpoint: url::Url,
+    client: HttpClient,
+    endpoint: Endpoint,
     headers: HeaderMap,
     /// What authorizes the requests, if anything.
     auth: Option<Arc<dyn crate::auth::Authorization>>,
@@ -113,7 +116,7 @@ impl std::fmt::Debug for SseTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SseTransport")
             .field("name", &self.inner.name)
-            .field("endpoint", &redact_url(&self.inner.endpoint))
+            .field("endpoint", &redact_url(&self.inner.endpoint.url))
             .finish_non_exhaustive()
     }
 }
@@ -130,24 +133,30 @@ impl SseTransport {
         let url = parse_url(&config.url)?;
         let auth = authorization_of(config.authorization.as_ref(), config.bearer_token.as_ref());
         let headers = build_headers(&config.headers, auth.is_some())?;
-        let client = build_client(config.connect_timeout, &url)?;
+        let stream = Endpoint::new(url.clone())?;
+        let client = HttpClient::new(config.connect_timeout, &stream)?;
         let credentials = auth.is_some() || has_credentials(&headers);
         let plain_http = PlainHttpWarning::new();
         plain_http.check(name, &url, credentials);
         let timed_out = || TransportError::Other(format!("no endpoint event within {:?}", config.endpoint_timeout));
 
         // The authorization flow (a login, say) is not counted in the endpoint timeout.
-        let mut response = crate::auth::send_authorized(auth.as_ref(), &reqwest::Method::GET, &url, |extra| {
-            let mut request = client.get(url.clone()).headers(headers.clone()).header(ACCEPT, "text/event-stream");
-            for (name, value) in extra {
-                request = request.header(name, value);
-            }
+        let base = &headers;
+        let mut response = crate::auth::send_authorized(auth.as_ref(), &Method::GET, &url, |extra| {
+            let request_headers = move || {
+                let mut request_headers = base.clone();
+                request_headers.append(ACCEPT, HeaderValue::from_static("text/event-stream"));
+                for (name, value) in &extra {
+                    request_headers.append(name.clone(), value.clone());
+                }
+                request_headers
+            };
+            let sent = client.send(Method::GET, &stream, request_headers, Bytes::new());
             async {
-                tokio::time::timeout(config.endpoint_timeout, request.send()).await.map_err(|_| timed_out())?.map_err(
-                    |e| {
-                        TransportError::Other(format!("opening the SSE stream failed: {}", crate::redact::describe(&e)))
-                    },
-                )
+                tokio::time::timeout(config.endpoint_timeout, sent)
+                    .await
+                    .map_err(|_| timed_out())?
+                    .map_err(|e| TransportError::Other(format!("opening the SSE stream failed: {e}")))
             }
         })
         .await?;
@@ -181,7 +190,7 @@ impl SseTransport {
                 return Err(timed_out());
             }
         };
-        let endpoint = match resolve_endpoint(&url, &announced) {
+        let endpoint = match resolve_endpoint(&url, &announced).and_then(Endpoint::new) {
             Ok(e) => e,
             Err(e) => {
                 tasks.abort_all();
@@ -211,7 +220,7 @@ impl SseTransport {
 
     /// The URL messages are POSTed to, as the server announced it (resolved).
     pub fn endpoint(&self) -> &url::Url {
-        &self.inner.endpoint
+        &self.inner.endpoint.url
     }
 }
 
@@ -273,29 +282,28 @@ impl Reader {
 
 impl Inner {
     async fn post(&self, message: &Message) -> Result<(), TransportError> {
-        self.plain_http.check(&self.name, &self.endpoint, self.credentials);
+        self.plain_http.check(&self.name, &self.endpoint.url, self.credentials);
         let mut headers = self.headers.clone();
         if let Some(v) = lock(&self.version).1.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
             headers.insert(PROTOCOL_VERSION, v);
         }
-        let body = codec::encode_line(message);
+        let body = Bytes::from(codec::encode_line(message));
+        let base = &headers;
         let mut response =
-            crate::auth::send_authorized(self.auth.as_ref(), &reqwest::Method::POST, &self.endpoint, |extra| {
-                let mut request = self
-                    .client
-                    .post(self.endpoint.clone())
-                    .headers(headers.clone())
-                    .header(CONTENT_TYPE, "application/json")
-                    .body(body.clone());
-                for (name, value) in extra {
-                    request = request.header(name, value);
-                }
+            crate::auth::send_authorized(self.auth.as_ref(), &Method::POST, &self.endpoint.url, |extra| {
+                let request_headers = move || {
+                    let mut request_headers = base.clone();
+                    request_headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                    for (name, value) in &extra {
+                        request_headers.append(name.clone(), value.clone());
+                    }
+                    request_headers
+                };
+                let sent = self.client.send(Method::POST, &self.endpoint, request_headers, body.clone());
                 async move {
-                    match tokio::time::timeout(self.post_timeout, request.send()).await {
+                    match tokio::time::timeout(self.post_timeout, sent).await {
                         Ok(Ok(r)) => Ok(r),
-                        Ok(Err(e)) => {
-                            Err(TransportError::Other(format!("HTTP request failed: {}", crate::redact::describe(&e))))
-                        }
+                        Ok(Err(e)) => Err(TransportError::Other(format!("HTTP request failed: {e}"))),
                         Err(_) => Err(TransportError::Other(format!(
                             "no response from the server within {:?}",
                             self.post_timeout

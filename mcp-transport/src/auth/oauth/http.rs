@@ -54,10 +54,11 @@ impl AuthHttp {
     /// Send `request` and read its answer, all within the timeout.
     pub(crate) async fn send(&self, request: reqwest::RequestBuilder) -> Result<Answer, HttpFailure> {
         let work = async {
-            let mut response = request
+            let response = request
                 .send()
                 .await
                 .map_err(|e| HttpFailure(format!("request failed: {}", crate::redact::describe(&e))))?;
+            let mut response = http::Response::from(response);
             let status = response.status().as_u16();
             let dpop_nonce = response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok()).map(str::to_owned);
             let body = body::read_limited(&mut response, MAX_AUTH_BODY, Some(self.timeout))
