@@ -12,8 +12,10 @@ use serde_json::value::RawValue;
 
 use super::params::ToolHeaders;
 
+/// The `_meta` key of a message's revision.
+const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 #[cfg(test)]
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_VERSION: &str = META_VERSION_KEY;
 const METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const NAME: HeaderName = HeaderName::from_static("mcp-name");
 
@@ -46,6 +48,15 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
         task_id: Option<&'a RawValue>,
         #[serde(borrow)]
         arguments: Option<&'a RawValue>,
+    }
+    // A legacy-era message does not name a revision: one whose text holds neither the key nor
+    // an escape (which could spell it otherwise) is told by a substring search, not a parse.
+    // The searcher is built once: building it costs more than a search.
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(META_VERSION_KEY));
+    let text = params.get().as_bytes();
+    if KEY.find(text).is_none() && memchr::memchr(b'\\', text).is_none() {
+        return None;
     }
     let params: Params<'_> = serde_json::from_str(params.get()).ok()?;
     let version = params.meta?.version?.into_owned();
@@ -127,6 +138,30 @@ mod tests {
         assert_eq!(headers(&read, &ToolHeaders::default()).unwrap().1[1].1, "demo://hello");
         let legacy = Message::request(RequestId::Number(3), "tools/call", Some(&json!({"name": "add"}))).unwrap();
         assert!(headers(&legacy, &ToolHeaders::default()).is_none());
+    }
+
+    #[test]
+    fn legacy_messages_have_none_even_when_they_mention_the_key() {
+        let tools = ToolHeaders::default();
+        let plain = Message::request(RequestId::Number(1), "tools/call", Some(&json!({"name": "echo"}))).unwrap();
+        assert_eq!(headers(&plain, &tools), None);
+        let text = format!("{META_VERSION} is the key, \\/ an escape");
+        let args = json!({"name": "echo", "arguments": {"text": text, "_meta": {META_VERSION: "2026-07-28"}}});
+        let mentions = Message::request(RequestId::Number(2), "tools/call", Some(&args)).unwrap();
+        assert_eq!(headers(&mentions, &tools), None, "the revision of the arguments' own _meta is not the message's");
+        // The key spelt with an escaped slash names the revision all the same.
+        let escaped = RawValue::from_string(
+            r#"{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"},"name":"echo"}"#.into(),
+        )
+        .unwrap();
+        let modern = Message::Request(mcp_protocol::Request {
+            id: RequestId::Number(3),
+            method: "tools/call".into(),
+            params: Some(escaped),
+        });
+        let (version, extra) = headers(&modern, &tools).expect("a modern message");
+        assert_eq!(version, "2026-07-28");
+        assert!(extra.iter().any(|(name, value)| *name == NAME && value == "echo"), "{extra:?}");
     }
 
     #[test]

@@ -26,7 +26,7 @@ mod tests;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION};
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION};
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::Full;
 
@@ -47,16 +47,24 @@ pub(crate) struct Endpoint {
     pub(crate) url: url::Url,
     /// As requests are sent to it.
     uri: Uri,
+    /// Its `Host` header (`host[:port]`, the port when it is not the scheme's): made once, where
+    /// hyper-util would format it for every request.
+    host: HeaderValue,
 }
 
 impl Endpoint {
     /// `url` as an endpoint; an error when it is no valid request target.
     pub(crate) fn new(url: url::Url) -> Result<Self, TransportError> {
-        let uri = url
-            .as_str()
-            .parse::<Uri>()
-            .map_err(|e| TransportError::Other(format!("invalid URL {}: {e}", redact_url(&url))))?;
-        Ok(Endpoint { url, uri })
+        let invalid =
+            |e: &dyn std::fmt::Display| TransportError::Other(format!("invalid URL {}: {e}", redact_url(&url)));
+        let uri = url.as_str().parse::<Uri>().map_err(|e| invalid(&e))?;
+        let host = match (uri.host(), url.port()) {
+            (Some(host), Some(port)) => HeaderValue::try_from(format!("{host}:{port}")),
+            (Some(host), None) => HeaderValue::try_from(host),
+            (None, _) => return Err(invalid(&"no host")),
+        }
+        .map_err(|e| invalid(&e))?;
+        Ok(Endpoint { url, uri, host })
     }
 }
 
@@ -166,6 +174,10 @@ impl HttpClient {
                 // A redirect that turned the request into a GET: no body, nothing to describe.
                 request.headers_mut().remove(CONTENT_TYPE);
                 request.headers_mut().remove(CONTENT_LENGTH);
+            }
+            // Same origin, same host, whatever redirects were followed; a configured one is kept.
+            if !request.headers().contains_key(HOST) {
+                request.headers_mut().insert(HOST, endpoint.host.clone());
             }
             if let Some(value) = &self.proxy_authorization {
                 request.headers_mut().insert(PROXY_AUTHORIZATION, value.clone());

@@ -39,6 +39,7 @@ struct Seen {
     method: String,
     uri: String,
     content_type: Option<String>,
+    host: Option<String>,
     proxy_authorization: Option<String>,
     body: Vec<u8>,
 }
@@ -59,6 +60,7 @@ async fn server(answer: fn(&str) -> AxumResponse) -> (std::net::SocketAddr, Log)
                 method: parts.method.to_string(),
                 uri: parts.uri.to_string(),
                 content_type: header("content-type"),
+                host: header("host"),
                 proxy_authorization: header("proxy-authorization"),
                 body,
             });
@@ -285,4 +287,35 @@ async fn an_https_endpoint_speaks_tls_and_refuses_a_certificate_no_authority_vou
         assert!(handshake.await.unwrap().is_err(), "the TLS handshake completed");
     })
     .await
+}
+
+#[tokio::test]
+async fn the_host_header_names_the_endpoint_with_its_port_unless_it_is_the_default() {
+    within(async {
+        let (addr, log) = server(|path| match path {
+            "/a" => redirect(307, "/b"),
+            _ => ok("done"),
+        })
+        .await;
+        let target = endpoint(&format!("http://{addr}/a"));
+        let client = HttpClient::with_proxies(Duration::from_secs(5), &target, &direct()).unwrap();
+        let response = client.send(Method::POST, &target, json_headers, Bytes::from_static(b"{}")).await.unwrap();
+        assert_eq!(text(response).await, "done");
+        let hosts: Vec<Option<String>> = log.lock().unwrap().iter().map(|s| s.host.clone()).collect();
+        let expected = Some(addr.to_string());
+        assert_eq!(hosts, [expected.clone(), expected], "the first request and the redirected one");
+        // A configured Host is kept.
+        let configured = || {
+            let mut headers = HeaderMap::new();
+            headers.insert(HOST, HeaderValue::from_static("virtual.example"));
+            headers
+        };
+        client.send(Method::GET, &target, configured, Bytes::new()).await.unwrap();
+        assert_eq!(log.lock().unwrap().last().unwrap().host.as_deref(), Some("virtual.example"));
+    })
+    .await;
+    assert_eq!(endpoint("https://example.org:443/mcp").host, "example.org");
+    assert_eq!(endpoint("http://example.org:80/mcp").host, "example.org");
+    assert_eq!(endpoint("http://[::1]:8080/mcp").host, "[::1]:8080");
+    assert_eq!(endpoint("https://user:pw@example.org:8443/mcp").host, "example.org:8443");
 }
