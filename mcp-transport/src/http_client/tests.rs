@@ -319,3 +319,43 @@ async fn the_host_header_names_the_endpoint_with_its_port_unless_it_is_the_defau
     assert_eq!(endpoint("http://[::1]:8080/mcp").host, "[::1]:8080");
     assert_eq!(endpoint("https://user:pw@example.org:8443/mcp").host, "example.org:8443");
 }
+
+#[tokio::test]
+async fn a_connection_is_reused_until_it_has_been_idle_for_the_pool_timeout() {
+    use axum::extract::ConnectInfo;
+    use std::net::SocketAddr;
+    within(async {
+        let peers: Arc<Mutex<Vec<SocketAddr>>> = Arc::default();
+        let seen = peers.clone();
+        let app = axum::Router::new().fallback(move |ConnectInfo(peer): ConnectInfo<SocketAddr>| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(peer);
+                ok("hello")
+            }
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap()
+        });
+        let target = endpoint(&format!("http://{addr}/mcp"));
+        let client = HttpClient::with_proxies(Duration::from_secs(5), &target, &direct()).unwrap();
+        for _ in 0..2 {
+            let response = client.send(Method::GET, &target, HeaderMap::new, Bytes::new()).await.unwrap();
+            assert_eq!(text(response).await, "hello");
+            // The connection goes back to the pool on a task of its own once the body is read.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Past the idle timeout (below the 5 s after which common servers close theirs), the
+        // connection is not used again: a new one is opened.
+        tokio::time::sleep(crate::http_policy::POOL_IDLE_TIMEOUT + Duration::from_millis(600)).await;
+        let response = client.send(Method::GET, &target, HeaderMap::new, Bytes::new()).await.unwrap();
+        assert_eq!(text(response).await, "hello");
+        let peers = peers.lock().unwrap().clone();
+        assert_eq!(peers.len(), 3);
+        assert_eq!(peers[0], peers[1], "the second request reused the connection");
+        assert_ne!(peers[1], peers[2], "a connection idle past the timeout was reused");
+    })
+    .await
+}
