@@ -171,9 +171,12 @@ async fn deliver_reply(
     let no_body = status == StatusCode::ACCEPTED
         || status == StatusCode::NO_CONTENT
         || crate::http_client::content_length(&response) == Some(0);
-    if body::is_event_stream(&response) {
+    // What the body is, from one look at its Content-Type.
+    let media_type = body::media_type(&response);
+    if media_type.eq_ignore_ascii_case("text/event-stream") {
         return super::stream::reply_stream(inner.clone(), response, request).await;
     }
+    let json = body::is_json_or_unnamed(media_type);
     let bytes = if no_body {
         Vec::new()
     } else {
@@ -198,7 +201,7 @@ async fn deliver_reply(
     // A large body becomes its message's payload; errors quote its head.
     let head = body::excerpt_head(&bytes);
     let items = match body::decode_owned(bytes, inner.max_body) {
-        Ok(items) if body::is_json_or_unnamed(body::media_type(&response)) => items,
+        Ok(items) if json => items,
         Ok(_) | Err(_) => {
             let content_type = body::content_type(&response);
             let error = format!(

@@ -107,6 +107,8 @@ async fn a_reply_that_is_not_json_rpc_fails_the_request() {
     within(async {
         let server = Server::start(|req| match req.rpc_id() {
             Some(id) if id == 1 => text_response(200, "text/plain", &[], "hello"),
+            // A JSON-RPC answer, but said to be a web page.
+            Some(id) if id == 3 => text_response(200, "text/html", &[], r#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
             _ => json_response(200, &[], &json!({"unexpected": true})),
         })
         .await;
@@ -117,6 +119,9 @@ async fn a_reply_that_is_not_json_rpc_fails_the_request() {
         t.send(request(2, "ping", json!({}))).await.unwrap();
         let error = next_failure(&t, 2).await;
         assert!(error.contains("unexpected"), "{error}");
+        t.send(request(3, "ping", json!({}))).await.unwrap();
+        let error = next_failure(&t, 3).await;
+        assert!(error.contains("not JSON-RPC") && error.contains("\"text/html\""), "{error}");
     })
     .await;
 }
