@@ -16,6 +16,7 @@ use futures::future::{AbortHandle, Abortable};
 use mcp_protocol::RequestId;
 
 use super::lock;
+use super::runtime::BoxedTask;
 
 /// The cancellable exchanges, by request id.
 #[derive(Default)]
@@ -28,16 +29,13 @@ pub(crate) struct InFlight {
 impl InFlight {
     /// Track the exchange of request `id` until it ends: run the returned future in its place.
     /// The entry goes when that future ends or is dropped (never polled, or its task aborted).
-    pub(crate) fn track<F>(self: &Arc<Self>, id: RequestId, exchange: F) -> impl Future<Output = ()> + use<F>
-    where
-        F: Future<Output = ()>,
-    {
+    /// The exchange comes boxed: the async block would otherwise hold it twice (captured and
+    /// awaited).
+    pub(crate) fn track(self: &Arc<Self>, id: RequestId, exchange: BoxedTask) -> impl Future<Output = ()> + use<> {
         let (handle, registration) = AbortHandle::new_pair();
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         lock(&self.map).insert(id.clone(), (key, handle));
         let entry = Entry { set: self.clone(), id, key };
-        // Boxed: the async block would otherwise hold the exchange twice (captured and awaited).
-        let exchange = Box::pin(exchange);
         async move {
             let _entry = entry;
             // Aborted: the exchange is dropped here, with whatever connection it holds.
@@ -82,17 +80,20 @@ mod tests {
     async fn entries_live_as_long_as_their_exchange() {
         let set = Arc::new(InFlight::default());
         let id = RequestId::Number(1);
-        set.track(id.clone(), async {}).await;
+        set.track(id.clone(), Box::pin(async {})).await;
         assert_eq!(set.len(), 0, "an ended exchange is forgotten");
-        drop(set.track(id.clone(), async {}));
+        drop(set.track(id.clone(), Box::pin(async {})));
         assert_eq!(set.len(), 0, "a dropped exchange is forgotten");
         assert!(!set.cancel(&id));
 
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(set.track(id.clone(), async move {
-            let _tx = tx;
-            futures::future::pending::<()>().await;
-        }));
+        let task = tokio::spawn(set.track(
+            id.clone(),
+            Box::pin(async move {
+                let _tx = tx;
+                futures::future::pending::<()>().await;
+            }),
+        ));
         assert_eq!(set.len(), 1);
         assert!(set.cancel(&id));
         assert!(rx.await.is_err(), "the aborted exchange was dropped");
@@ -105,8 +106,8 @@ mod tests {
     async fn a_later_exchange_under_the_same_id_keeps_its_entry() {
         let set = Arc::new(InFlight::default());
         let id = RequestId::Number(7);
-        let first = set.track(id.clone(), async {});
-        let second = set.track(id.clone(), futures::future::pending());
+        let first = set.track(id.clone(), Box::pin(async {}));
+        let second = set.track(id.clone(), Box::pin(futures::future::pending()));
         first.await;
         assert_eq!(set.len(), 1);
         assert!(set.cancel(&id));

@@ -42,7 +42,7 @@ use tokio::sync::{oneshot, watch};
 
 pub use self::config::{DEFAULT_MAX_BODY_BYTES, ResumePolicy, StreamableHttpConfig};
 pub(crate) use self::config::{authorization_of, build_headers, has_credentials};
-use self::runtime::{EventQueue, TaskSet};
+use self::runtime::{BoxedTask, EventQueue, TaskSet};
 pub(crate) use self::session::protocol_version_of;
 use self::session::{InitMemory, SessionState};
 use self::stream::SeenIds;
@@ -377,10 +377,11 @@ impl Transport for StreamableHttpTransport {
             // The exchange runs on its own task: dropping this future does not cut a POST
             // half-way, and the reply is still delivered.
             let (tx, rx) = oneshot::channel();
-            let exchange = post::exchange(self.inner.clone(), message, modern, tx);
+            // Boxed where it is made: the exchange's future runs to kilobytes, moved once.
+            let exchange: BoxedTask = Box::pin(post::exchange(self.inner.clone(), message, modern, tx));
             match cancellable {
                 Some(id) => self.inner.tasks.spawn(self.inner.in_flight.track(id, exchange)),
-                None => self.inner.tasks.spawn(exchange),
+                None => self.inner.tasks.spawn_boxed(exchange),
             }
             match rx.await {
                 Ok(result) => result,

@@ -94,6 +94,9 @@ impl EventQueue {
     }
 }
 
+/// A task of the transport, boxed.
+pub(crate) type BoxedTask = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// Spawned tasks, aborted together.
 pub(crate) struct TaskSet {
     next: AtomicU64,
@@ -111,13 +114,18 @@ impl TaskSet {
     where
         F: Future<Output = ()> + Send + 'static,
     {
+        // Boxed once here: an exchange's future runs to kilobytes, and the wrapper below and
+        // tokio's task cell would otherwise each move (and the wrapper double) all of it.
+        self.spawn_boxed(Box::pin(task));
+    }
+
+    /// [`TaskSet::spawn`] for a task boxed where it was made: a future of kilobytes that is
+    /// boxed at once is moved once, not again on its way here.
+    pub(crate) fn spawn_boxed(self: &std::sync::Arc<Self>, task: BoxedTask) {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let mut tasks = lock(&self.tasks);
         let Some(map) = tasks.as_mut() else { return };
         let set = std::sync::Arc::downgrade(self);
-        // Boxed once here: an exchange's future runs to kilobytes, and the wrapper below and
-        // tokio's task cell would otherwise each move (and the wrapper double) all of it.
-        let task = Box::pin(task);
         let handle = tokio::spawn(async move {
             task.await;
             if let Some(set) = set.upgrade()
