@@ -25,17 +25,16 @@ use crate::redact::redact_url_str;
 
 type Body = Full<Bytes>;
 
-/// A pooled client and the way its connections go.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A pooled client and the way its connections go. The client is of one type whatever the
+/// route ([`Connector`] and [`Conn`] hide it), so that hyper's HTTP/1.1 machinery is compiled
+/// once, not once per route: a host that never speaks HTTP would otherwise still carry (and
+/// fault in around what it runs) four copies of it.
 #[derive(Clone)]
-pub(super) enum Backend {
-    /// Plain TCP to the origin.
-    Plain(Client<HttpConnector, Body>),
-    /// TLS to the origin.
-    Tls(Client<HttpsConnector<HttpConnector>, Body>),
-    /// Plain TCP to a proxy that forwards each request (sent in absolute form).
-    Forward(Client<Forward, Body>),
-    /// TLS to the origin through a proxy's `CONNECT` tunnel.
-    Tunnel(Client<HttpsConnector<Tunnel<HttpConnector>>, Body>),
+pub(super) struct Backend {
+    client: Client<Connector, Body>,
+    route: &'static str,
 }
 
 impl Backend {
@@ -50,53 +49,154 @@ impl Backend {
         let mut tcp = HttpConnector::new();
         tcp.set_connect_timeout(Some(connect_timeout));
         tcp.set_nodelay(true);
-        let Some(proxy) = proxy else {
-            if !https {
-                return Ok((Backend::Plain(pooled(tcp)), None));
+        let (connector, route, authorization) = match proxy {
+            None if !https => (Connector::Plain(tcp), "direct", None),
+            None => {
+                tcp.enforce_http(false);
+                (Connector::Tls(tls(tcp)?), "direct (TLS)", None)
             }
-            tcp.enforce_http(false);
-            return Ok((Backend::Tls(pooled(tls(tcp)?)), None));
+            Some(proxy) => {
+                if proxy.uri().scheme_str() != Some("http") {
+                    return Err(TransportError::Other(format!(
+                        "the proxy {} that the environment names for this server is not supported: only http:// \
+                         proxies are",
+                        redact_url_str(&proxy.uri().to_string())
+                    )));
+                }
+                let authorization = proxy.basic_auth().cloned().map(|mut value| {
+                    value.set_sensitive(true);
+                    value
+                });
+                if https {
+                    tcp.enforce_http(false);
+                    let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp);
+                    if let Some(authorization) = authorization {
+                        tunnel = tunnel.with_auth(authorization);
+                    }
+                    (Connector::Tunnel(tls(tunnel)?), "through a CONNECT tunnel (TLS)", None)
+                } else {
+                    let forward = Forward { proxy: proxy.uri().clone(), tcp };
+                    (Connector::Forward(forward), "through a forwarding proxy", authorization)
+                }
+            }
         };
-        if proxy.uri().scheme_str() != Some("http") {
-            return Err(TransportError::Other(format!(
-                "the proxy {} that the environment names for this server is not supported: only http:// proxies are",
-                redact_url_str(&proxy.uri().to_string())
-            )));
-        }
-        let authorization = proxy.basic_auth().cloned().map(|mut value| {
-            value.set_sensitive(true);
-            value
-        });
-        if !https {
-            let forward = Forward { proxy: proxy.uri().clone(), tcp };
-            return Ok((Backend::Forward(pooled(forward)), authorization));
-        }
-        tcp.enforce_http(false);
-        let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp);
-        if let Some(authorization) = authorization {
-            tunnel = tunnel.with_auth(authorization);
-        }
-        Ok((Backend::Tunnel(pooled(tls(tunnel)?)), None))
+        Ok((Backend { client: pooled(connector), route }, authorization))
     }
 
     /// Send `request` on a pooled connection (a new one if none is idle).
     pub(super) async fn request(&self, request: Request<Body>) -> Result<Response, hyper_util::client::legacy::Error> {
-        match self {
-            Backend::Plain(client) => client.request(request).await,
-            Backend::Tls(client) => client.request(request).await,
-            Backend::Forward(client) => client.request(request).await,
-            Backend::Tunnel(client) => client.request(request).await,
-        }
+        self.client.request(request).await
     }
 
     /// How the connections go, for `Debug`.
     pub(super) fn route(&self) -> &'static str {
+        self.route
+    }
+}
+
+/// Opens a connection of one of the routes.
+#[derive(Clone)]
+pub(super) enum Connector {
+    /// Plain TCP to the origin.
+    Plain(HttpConnector),
+    /// TLS to the origin.
+    Tls(HttpsConnector<HttpConnector>),
+    /// Plain TCP to a proxy that forwards each request (sent in absolute form).
+    Forward(Forward),
+    /// TLS to the origin through a proxy's `CONNECT` tunnel.
+    Tunnel(HttpsConnector<Tunnel<HttpConnector>>),
+}
+
+/// `connector`'s connection to `destination`, boxed as a [`Conn`].
+fn boxed<C>(connector: &mut C, destination: Uri) -> BoxFuture<'static, Result<Conn, BoxError>>
+where
+    C: tower_service::Service<Uri>,
+    C::Response: Io + 'static,
+    C::Error: Into<BoxError>,
+    C::Future: Send + 'static,
+{
+    let connecting = connector.call(destination);
+    Box::pin(async move {
+        let io = connecting.await.map_err(Into::into)?;
+        Ok(Conn(Box::new(io)))
+    })
+}
+
+fn ready<E: Into<BoxError>>(ready: Poll<Result<(), E>>) -> Poll<Result<(), BoxError>> {
+    ready.map_err(Into::into)
+}
+
+impl tower_service::Service<Uri> for Connector {
+    type Response = Conn;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<Conn, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         match self {
-            Backend::Plain(_) => "direct",
-            Backend::Tls(_) => "direct (TLS)",
-            Backend::Forward(_) => "through a forwarding proxy",
-            Backend::Tunnel(_) => "through a CONNECT tunnel (TLS)",
+            Connector::Plain(c) => ready(c.poll_ready(cx)),
+            Connector::Tls(c) => ready(c.poll_ready(cx)),
+            Connector::Forward(c) => ready(c.poll_ready(cx)),
+            Connector::Tunnel(c) => ready(c.poll_ready(cx)),
         }
+    }
+
+    fn call(&mut self, destination: Uri) -> Self::Future {
+        match self {
+            Connector::Plain(c) => boxed(c, destination),
+            Connector::Tls(c) => boxed(c, destination),
+            Connector::Forward(c) => boxed(c, destination),
+            Connector::Tunnel(c) => boxed(c, destination),
+        }
+    }
+}
+
+/// What a connection of any route is.
+pub(super) trait Io: hyper::rt::Read + hyper::rt::Write + Connection + Send + Unpin {}
+
+impl<T: hyper::rt::Read + hyper::rt::Write + Connection + Send + Unpin> Io for T {}
+
+/// A connection of any route (one allocation per connection, not per request).
+pub(super) struct Conn(Box<dyn Io>);
+
+impl Connection for Conn {
+    fn connected(&self) -> Connected {
+        self.0.connected()
+    }
+}
+
+impl hyper::rt::Read for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut *self.get_mut().0).poll_read(cx, buf)
+    }
+}
+
+impl hyper::rt::Write for Conn {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut *self.get_mut().0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut *self.get_mut().0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut *self.get_mut().0).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.0.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut *self.get_mut().0).poll_write_vectored(cx, bufs)
     }
 }
 
