@@ -190,7 +190,9 @@ impl HttpClient {
                 }
             };
             let status = response.status();
-            if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
+            // The redirects a client follows (as reqwest and browsers do); any other status,
+            // 300 and 304 among them, is the response.
+            if !matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308) {
                 return Ok(response);
             }
             // A redirect without a usable Location is the response itself, as in a browser.

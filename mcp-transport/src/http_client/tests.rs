@@ -161,15 +161,30 @@ async fn redirects_stop_after_the_limit_and_at_another_origin() {
 }
 
 #[tokio::test]
-async fn a_redirect_without_a_location_is_the_response() {
+async fn a_redirect_without_a_location_or_of_another_kind_is_the_response() {
     within(async {
-        let (addr, _) = server(|_| AxumResponse::builder().status(302).body(Body::from("nowhere")).unwrap()).await;
+        let (addr, log) = server(|path| match path {
+            "/choices" => AxumResponse::builder()
+                .status(300)
+                .header("location", "/elsewhere")
+                .body(Body::from("pick one"))
+                .unwrap(),
+            _ => AxumResponse::builder().status(302).body(Body::from("nowhere")).unwrap(),
+        })
+        .await;
         let target = endpoint(&format!("http://{addr}/mcp"));
         let client = HttpClient::with_proxies(Duration::from_secs(5), &target, &direct()).unwrap();
         let response = client.send(Method::GET, &target, HeaderMap::new, Bytes::new()).await.unwrap();
         assert_eq!(response.status(), StatusCode::FOUND);
         assert_eq!(content_length(&response), Some(7));
         assert_eq!(text(response).await, "nowhere");
+        // A 300 names a choice, not a redirect: it is not followed.
+        let target = endpoint(&format!("http://{addr}/choices"));
+        let response = client.send(Method::GET, &target, HeaderMap::new, Bytes::new()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::MULTIPLE_CHOICES);
+        assert_eq!(text(response).await, "pick one");
+        let paths: Vec<String> = log.lock().unwrap().iter().map(|s| s.uri.clone()).collect();
+        assert_eq!(paths, ["/mcp", "/choices"]);
     })
     .await
 }
