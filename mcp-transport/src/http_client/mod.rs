@@ -11,8 +11,9 @@
 //!   as the `http::Uri` every request is sent to, so that a request converts no URL.
 //! - [`HttpClient::send`]: redirects are followed within the endpoint's origin, at most
 //!   [`MAX_REDIRECTS`](crate::http_policy::MAX_REDIRECTS) times (307 and 308 resend the request,
-//!   301, 302 and 303 turn it into a `GET` without a body, as browsers and curl do); a redirect to
-//!   another origin fails the request with a [`CrossOriginRedirect`].
+//!   301, 302 and 303 turn it into a `GET` without a body, as browsers and curl do; any other
+//!   status is the response); a redirect to another origin fails the request with a
+//!   [`CrossOriginRedirect`].
 //!
 //! Why not `reqwest`, which the authorization client and the host's LLM client use: for each
 //! request it parses its URL twice more (to follow redirects and to report the final URL), and
