@@ -1,5 +1,6 @@
 //! How a client reaches its endpoint's origin: directly (plain TCP, or TLS for `https`), through
-//! a forwarding HTTP proxy (plain `http`), or through a `CONNECT` tunnel (`https`).
+//! a forwarding HTTP proxy (plain `http`), or through a `CONNECT` tunnel (`https`); the proxy
+//! itself over plain TCP (`http://`) or TLS (`https://`).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::{Connect, Connected, Connection, HttpConnector};
 use hyper_util::client::proxy::matcher::Intercept;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use super::Response;
 use crate::TransportError;
@@ -30,7 +31,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// A pooled client and the way its connections go. The client is of one type whatever the
 /// route ([`Connector`] and [`Conn`] hide it), so that hyper's HTTP/1.1 machinery is compiled
 /// once, not once per route: a host that never speaks HTTP would otherwise still carry (and
-/// fault in around what it runs) four copies of it.
+/// fault in around what it runs) a copy per route.
 #[derive(Clone)]
 pub(super) struct Backend {
     client: Client<Connector, Body>,
@@ -56,27 +57,48 @@ impl Backend {
                 (Connector::Tls(tls(tcp)?), "direct (TLS)", None)
             }
             Some(proxy) => {
-                if proxy.uri().scheme_str() != Some("http") {
-                    return Err(TransportError::Other(format!(
-                        "the proxy {} that the environment names for this server is not supported: only http:// \
-                         proxies are",
-                        redact_url_str(&proxy.uri().to_string())
-                    )));
-                }
+                let proxy_over_tls = match proxy.uri().scheme_str() {
+                    Some("http") => false,
+                    Some("https") => true,
+                    _ => {
+                        return Err(TransportError::Other(format!(
+                            "the proxy {} that the environment names for this server is not supported: only \
+                             http:// and https:// proxies are",
+                            redact_url_str(&proxy.uri().to_string())
+                        )));
+                    }
+                };
                 let authorization = proxy.basic_auth().cloned().map(|mut value| {
                     value.set_sensitive(true);
                     value
                 });
-                if https {
+                let uri = proxy.uri().clone();
+                // The proxy itself is reached over TLS when its URL says https.
+                let to_proxy = if proxy_over_tls {
                     tcp.enforce_http(false);
-                    let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp);
-                    if let Some(authorization) = authorization {
-                        tunnel = tunnel.with_auth(authorization);
-                    }
-                    (Connector::Tunnel(tls(tunnel)?), "through a CONNECT tunnel (TLS)", None)
+                    Some(tls(tcp.clone())?)
                 } else {
-                    let forward = Forward { proxy: proxy.uri().clone(), tcp };
-                    (Connector::Forward(forward), "through a forwarding proxy", authorization)
+                    None
+                };
+                match (https, to_proxy) {
+                    (true, None) => {
+                        tcp.enforce_http(false);
+                        let route = "through a CONNECT tunnel (TLS)";
+                        (Connector::Tunnel(tls(authorized(Tunnel::new(uri, tcp), &authorization))?), route, None)
+                    }
+                    (true, Some(to_proxy)) => {
+                        let route = "through a CONNECT tunnel to an https proxy (TLS)";
+                        let tunnel = authorized(Tunnel::new(uri, to_proxy), &authorization);
+                        (Connector::TunnelTls(tls(tunnel)?), route, None)
+                    }
+                    (false, None) => {
+                        let forward = Forward { proxy: uri, connector: tcp };
+                        (Connector::Forward(forward), "through a forwarding proxy", authorization)
+                    }
+                    (false, Some(to_proxy)) => {
+                        let forward = Forward { proxy: uri, connector: to_proxy };
+                        (Connector::ForwardTls(forward), "through a forwarding https proxy", authorization)
+                    }
                 }
             }
         };
@@ -102,9 +124,13 @@ pub(super) enum Connector {
     /// TLS to the origin.
     Tls(HttpsConnector<HttpConnector>),
     /// Plain TCP to a proxy that forwards each request (sent in absolute form).
-    Forward(Forward),
+    Forward(Forward<HttpConnector>),
+    /// TLS to a proxy (an `https://` one) that forwards each request.
+    ForwardTls(Forward<HttpsConnector<HttpConnector>>),
     /// TLS to the origin through a proxy's `CONNECT` tunnel.
     Tunnel(HttpsConnector<Tunnel<HttpConnector>>),
+    /// TLS to the origin through the `CONNECT` tunnel of a proxy reached over TLS.
+    TunnelTls(HttpsConnector<Tunnel<HttpsConnector<HttpConnector>>>),
 }
 
 /// `connector`'s connection to `destination`, boxed as a [`Conn`].
@@ -136,7 +162,9 @@ impl tower_service::Service<Uri> for Connector {
             Connector::Plain(c) => ready(c.poll_ready(cx)),
             Connector::Tls(c) => ready(c.poll_ready(cx)),
             Connector::Forward(c) => ready(c.poll_ready(cx)),
+            Connector::ForwardTls(c) => ready(c.poll_ready(cx)),
             Connector::Tunnel(c) => ready(c.poll_ready(cx)),
+            Connector::TunnelTls(c) => ready(c.poll_ready(cx)),
         }
     }
 
@@ -145,7 +173,9 @@ impl tower_service::Service<Uri> for Connector {
             Connector::Plain(c) => boxed(c, destination),
             Connector::Tls(c) => boxed(c, destination),
             Connector::Forward(c) => boxed(c, destination),
+            Connector::ForwardTls(c) => boxed(c, destination),
             Connector::Tunnel(c) => boxed(c, destination),
+            Connector::TunnelTls(c) => boxed(c, destination),
         }
     }
 }
@@ -200,6 +230,14 @@ impl hyper::rt::Write for Conn {
     }
 }
 
+/// `tunnel` sending the proxy's credentials with its `CONNECT`, if there are any.
+fn authorized<C>(tunnel: Tunnel<C>, authorization: &Option<HeaderValue>) -> Tunnel<C> {
+    match authorization {
+        Some(authorization) => tunnel.with_auth(authorization.clone()),
+        None => tunnel,
+    }
+}
+
 /// A pooled HTTP/1.1 client on `connector`: idle connections are closed after
 /// [`POOL_IDLE_TIMEOUT`].
 fn pooled<C: Connect + Clone + Send + Sync + 'static>(connector: C) -> Client<C, Body> {
@@ -229,25 +267,30 @@ fn tls<C>(connector: C) -> Result<HttpsConnector<C>, TransportError> {
         .wrap_connector(connector))
 }
 
-/// Connects to a forwarding proxy, whatever the destination; the connection says it is
-/// proxied, so that requests on it are sent in absolute form.
+/// Connects to a forwarding proxy (with `connector`), whatever the destination; the connection
+/// says it is proxied, so that requests on it are sent in absolute form.
 #[derive(Clone)]
-pub(super) struct Forward {
+pub(super) struct Forward<C> {
     proxy: Uri,
-    tcp: HttpConnector,
+    connector: C,
 }
 
-impl tower_service::Service<Uri> for Forward {
-    type Response = Proxied<TokioIo<tokio::net::TcpStream>>;
-    type Error = <HttpConnector as tower_service::Service<Uri>>::Error;
+impl<C> tower_service::Service<Uri> for Forward<C>
+where
+    C: tower_service::Service<Uri>,
+    C::Response: Send + 'static,
+    C::Future: Send + 'static,
+{
+    type Response = Proxied<C::Response>;
+    type Error = C::Error;
     type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.tcp.poll_ready(cx)
+        self.connector.poll_ready(cx)
     }
 
     fn call(&mut self, _destination: Uri) -> Self::Future {
-        let connecting = self.tcp.call(self.proxy.clone());
+        let connecting = self.connector.call(self.proxy.clone());
         Box::pin(async move { connecting.await.map(Proxied) })
     }
 }

@@ -6,7 +6,8 @@
 //!   speaks TLS (rustls, the platform's verifier) only to an `https` endpoint, and goes through
 //!   the proxy the environment names for the endpoint (`HTTP_PROXY`, `HTTPS_PROXY`,
 //!   `ALL_PROXY`, `NO_PROXY`, as curl reads them): a plain `http` endpoint through an HTTP proxy
-//!   that forwards the request, an `https` one through a `CONNECT` tunnel.
+//!   that forwards the request, an `https` one through a `CONNECT` tunnel; an `https://` proxy
+//!   is itself reached over TLS, a SOCKS one is refused.
 //! - [`Endpoint`]: a URL parsed once, both as the `url::Url` that errors and redirects read and
 //!   as the `http::Uri` every request is sent to, so that a request converts no URL.
 //! - [`HttpClient::send`]: redirects are followed within the endpoint's origin, at most

@@ -251,12 +251,36 @@ async fn an_https_endpoint_asks_the_proxy_for_a_tunnel() {
 }
 
 #[tokio::test]
-async fn a_proxy_that_is_not_plain_http_is_refused_with_a_clear_error() {
+async fn a_proxy_that_is_not_http_or_https_is_refused_with_a_clear_error() {
     let target = endpoint("http://mcp.invalid/mcp");
     let proxies = Matcher::builder().all("socks5://user:secret@127.0.0.1:1080").build();
     let error = HttpClient::with_proxies(Duration::from_secs(5), &target, &proxies).unwrap_err().to_string();
-    assert!(error.contains("socks5://") && error.contains("only http:// proxies"), "{error}");
+    assert!(error.contains("socks5://") && error.contains("only http:// and https:// proxies"), "{error}");
     assert!(!error.contains("secret"), "the proxy's password is shown: {error}");
+}
+
+#[tokio::test]
+async fn an_https_proxy_is_reached_over_tls_for_both_kinds_of_endpoint() {
+    within(async {
+        for (endpoint_url, route) in [
+            ("http://mcp.invalid/mcp", "through a forwarding https proxy"),
+            ("https://mcp.invalid/mcp", "through a CONNECT tunnel to an https proxy (TLS)"),
+        ] {
+            // The proxy speaks TLS with a certificate no authority vouches for: the client must
+            // open TLS to it (not send the request in the clear) and refuse the certificate.
+            let (proxy, handshake) = self_signed_tls_server().await;
+            let target = endpoint(endpoint_url);
+            let proxies = Matcher::builder().all(format!("https://user:secret@{proxy}")).build();
+            let client = HttpClient::with_proxies(Duration::from_secs(5), &target, &proxies).unwrap();
+            assert!(format!("{client:?}").contains(route), "{client:?}");
+            let error = client.send(Method::POST, &target, json_headers, Bytes::from_static(b"{}")).await.unwrap_err();
+            let error = error.to_string();
+            assert!(error.to_ascii_lowercase().contains("certificate"), "{endpoint_url}: {error}");
+            assert!(!error.contains("secret"), "the proxy's password is shown: {error}");
+            assert!(handshake.await.unwrap().is_err(), "{endpoint_url}: the TLS handshake with the proxy completed");
+        }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -273,27 +297,34 @@ async fn a_refused_connection_names_its_cause() {
     .await
 }
 
-#[tokio::test]
-async fn an_https_endpoint_speaks_tls_and_refuses_a_certificate_no_authority_vouches_for() {
+/// A TLS server on 127.0.0.1 with [`SELF_SIGNED_CERT`], for one connection: its address, and
+/// how its handshake ended.
+async fn self_signed_tls_server() -> (std::net::SocketAddr, tokio::task::JoinHandle<Result<(), String>>) {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let cert = CertificateDer::from_pem_slice(SELF_SIGNED_CERT.as_bytes()).unwrap();
+    let key = PrivateKeyDer::from_pem_slice(SELF_SIGNED_KEY.as_bytes()).unwrap();
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handshake = tokio::spawn(async move {
+        let (socket, _) = listener.accept().await.unwrap();
+        acceptor.accept(socket).await.map(drop).map_err(|e| e.to_string())
+    });
+    (addr, handshake)
+}
+
+#[tokio::test]
+async fn an_https_endpoint_speaks_tls_and_refuses_a_certificate_no_authority_vouches_for() {
     within(async {
-        let cert = CertificateDer::from_pem_slice(SELF_SIGNED_CERT.as_bytes()).unwrap();
-        let key = PrivateKeyDer::from_pem_slice(SELF_SIGNED_KEY.as_bytes()).unwrap();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert], key)
-            .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let handshake = tokio::spawn(async move {
-            let (socket, _) = listener.accept().await.unwrap();
-            acceptor.accept(socket).await.map(drop).map_err(|e| e.to_string())
-        });
+        let (addr, handshake) = self_signed_tls_server().await;
         let target = endpoint(&format!("https://{addr}/mcp"));
         let client = HttpClient::with_proxies(Duration::from_secs(5), &target, &direct()).unwrap();
         let error = client.send(Method::POST, &target, json_headers, Bytes::from_static(b"{}")).await.unwrap_err();
