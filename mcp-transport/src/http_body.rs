@@ -93,21 +93,6 @@ async fn next_chunk<B: ResponseBody>(body: &mut B) -> Option<Result<Bytes, B::Er
     }
 }
 
-/// An error of a body and its causes, as one line with secrets masked.
-fn describe_body_error(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    crate::redact::mask_secrets(&text).into_owned()
-}
-
 /// Read a whole body, failing past `limit` bytes or after `idle` without data.
 pub(crate) async fn read_limited<B: ResponseBody>(
     response: &mut http::Response<B>,
@@ -131,7 +116,7 @@ pub(crate) async fn read_limited<B: ResponseBody>(
         };
         match chunk {
             None => return Ok(body),
-            Some(Err(e)) => return Err(BodyError::Network(describe_body_error(&e))),
+            Some(Err(e)) => return Err(BodyError::Network(crate::redact::describe_error(&e))),
             Some(Ok(chunk)) => {
                 if body.len() + chunk.len() > limit {
                     return Err(BodyError::TooLarge { limit });
@@ -264,7 +249,7 @@ impl Events {
         let counted = Arc::new(AtomicUsize::new(0));
         let chunks = futures::stream::unfold(response.into_body(), |mut body| async move {
             let chunk = next_chunk(&mut body).await?;
-            Some((chunk.map_err(|e| describe_body_error(&e)), body))
+            Some((chunk.map_err(|e| crate::redact::describe_error(&e)), body))
         });
         let feed =
             Feed { body: Box::pin(chunks), pending: Bytes::new(), counted: counted.clone(), limit, idle, done: false };

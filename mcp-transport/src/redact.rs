@@ -5,7 +5,8 @@
 //! - [`redact_url`] / [`redact_url_str`]: a URL with its user name and password replaced and the
 //!   values of its query replaced (the names stay), its fragment dropped.
 //! - [`describe`]: a `reqwest::Error` with its causes, its URL redacted. Every crate of the
-//!   workspace describes HTTP failures with it.
+//!   workspace describes reqwest's failures with it; [`describe_error`] any other error with its
+//!   causes (the transports' own HTTP client and body reading).
 //! - [`looks_secret`]: whether a header, variable or flag name looks like it holds a secret.
 //! - [`redact_args`]: command-line arguments with the values of secret-looking flags
 //!   (`--token=...`, `--api-key ...`), URLs and remembered secrets masked.
@@ -88,7 +89,23 @@ pub fn describe(error: &reqwest::Error) -> String {
     if let Some(raw) = error.url() {
         text = text.replace(&format!(" ({raw})"), "").replace(raw.as_str(), "<url>");
     }
-    let mut source = std::error::Error::source(error);
+    append_causes(&mut text, std::error::Error::source(error));
+    if let Some(url) = url {
+        text.push_str(&format!(" ({url})"));
+    }
+    mask_secrets(&text).into_owned()
+}
+
+/// Any error with its causes, as one line with secrets masked ([`mask_secrets`]): what the
+/// transports' own HTTP client and body reading report.
+pub fn describe_error(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    append_causes(&mut text, error.source());
+    mask_secrets(&text).into_owned()
+}
+
+/// `text` followed by each cause from `source` on that it does not already say.
+fn append_causes(text: &mut String, mut source: Option<&(dyn std::error::Error + 'static)>) {
     while let Some(cause) = source {
         let cause_text = cause.to_string();
         if !text.contains(&cause_text) {
@@ -97,10 +114,6 @@ pub fn describe(error: &reqwest::Error) -> String {
         }
         source = cause.source();
     }
-    if let Some(url) = url {
-        text.push_str(&format!(" ({url})"));
-    }
-    mask_secrets(&text).into_owned()
 }
 
 /// Whether a header, variable or flag name looks like it holds a secret: it contains `auth`,
@@ -349,5 +362,28 @@ mod tests {
         assert_eq!(mask_secrets(&format!("key={long} next")), format!("key={REDACTED} next"));
         remember_secret("longer-secret-xyz");
         assert_eq!(mask_secrets("a longer-secret-xyz b"), "a <redacted> b");
+    }
+
+    #[test]
+    fn an_error_is_described_with_its_new_causes_and_no_remembered_secret() {
+        remember_secret("error-chain-secret-7");
+        let io = std::io::Error::other("token error-chain-secret-7 refused");
+        let outer = std::io::Error::other(io);
+        // The outer error says what its cause says: the cause is not repeated.
+        assert_eq!(describe_error(&outer), "token <redacted> refused");
+        #[derive(Debug)]
+        struct Wrapper(std::io::Error);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("client error (Connect)")
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let wrapped = Wrapper(std::io::Error::other("connection refused"));
+        assert_eq!(describe_error(&wrapped), "client error (Connect): connection refused");
     }
 }

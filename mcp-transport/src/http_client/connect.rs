@@ -133,8 +133,9 @@ pub(super) enum Connector {
     TunnelTls(HttpsConnector<Tunnel<HttpsConnector<HttpConnector>>>),
 }
 
-/// `connector`'s connection to `destination`, boxed as a [`Conn`].
-fn boxed<C>(connector: &mut C, destination: Uri) -> BoxFuture<'static, Result<Conn, BoxError>>
+/// `connector`'s connection to `destination`, boxed as a [`Conn`]; `proxied` when it goes to a
+/// forwarding proxy (requests on it are then sent in absolute form).
+fn boxed<C>(connector: &mut C, destination: Uri, proxied: bool) -> BoxFuture<'static, Result<Conn, BoxError>>
 where
     C: tower_service::Service<Uri>,
     C::Response: Io + 'static,
@@ -144,7 +145,7 @@ where
     let connecting = connector.call(destination);
     Box::pin(async move {
         let io = connecting.await.map_err(Into::into)?;
-        Ok(Conn(Box::new(io)))
+        Ok(Conn { io: Box::new(io), proxied })
     })
 }
 
@@ -161,8 +162,8 @@ impl tower_service::Service<Uri> for Connector {
         match self {
             Connector::Plain(c) => ready(c.poll_ready(cx)),
             Connector::Tls(c) => ready(c.poll_ready(cx)),
-            Connector::Forward(c) => ready(c.poll_ready(cx)),
-            Connector::ForwardTls(c) => ready(c.poll_ready(cx)),
+            Connector::Forward(f) => ready(f.connector.poll_ready(cx)),
+            Connector::ForwardTls(f) => ready(f.connector.poll_ready(cx)),
             Connector::Tunnel(c) => ready(c.poll_ready(cx)),
             Connector::TunnelTls(c) => ready(c.poll_ready(cx)),
         }
@@ -170,12 +171,13 @@ impl tower_service::Service<Uri> for Connector {
 
     fn call(&mut self, destination: Uri) -> Self::Future {
         match self {
-            Connector::Plain(c) => boxed(c, destination),
-            Connector::Tls(c) => boxed(c, destination),
-            Connector::Forward(c) => boxed(c, destination),
-            Connector::ForwardTls(c) => boxed(c, destination),
-            Connector::Tunnel(c) => boxed(c, destination),
-            Connector::TunnelTls(c) => boxed(c, destination),
+            Connector::Plain(c) => boxed(c, destination, false),
+            Connector::Tls(c) => boxed(c, destination, false),
+            // Whatever the destination, the connection goes to the proxy.
+            Connector::Forward(f) => boxed(&mut f.connector, f.proxy.clone(), true),
+            Connector::ForwardTls(f) => boxed(&mut f.connector, f.proxy.clone(), true),
+            Connector::Tunnel(c) => boxed(c, destination, false),
+            Connector::TunnelTls(c) => boxed(c, destination, false),
         }
     }
 }
@@ -186,11 +188,15 @@ pub(super) trait Io: hyper::rt::Read + hyper::rt::Write + Connection + Send + Un
 impl<T: hyper::rt::Read + hyper::rt::Write + Connection + Send + Unpin> Io for T {}
 
 /// A connection of any route (one allocation per connection, not per request).
-pub(super) struct Conn(Box<dyn Io>);
+pub(super) struct Conn {
+    io: Box<dyn Io>,
+    /// To a forwarding proxy.
+    proxied: bool,
+}
 
 impl Connection for Conn {
     fn connected(&self) -> Connected {
-        self.0.connected()
+        self.io.connected().proxy(self.proxied)
     }
 }
 
@@ -200,25 +206,25 @@ impl hyper::rt::Read for Conn {
         cx: &mut Context<'_>,
         buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut *self.get_mut().0).poll_read(cx, buf)
+        Pin::new(&mut *self.get_mut().io).poll_read(cx, buf)
     }
 }
 
 impl hyper::rt::Write for Conn {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut *self.get_mut().0).poll_write(cx, buf)
+        Pin::new(&mut *self.get_mut().io).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut *self.get_mut().0).poll_flush(cx)
+        Pin::new(&mut *self.get_mut().io).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut *self.get_mut().0).poll_shutdown(cx)
+        Pin::new(&mut *self.get_mut().io).poll_shutdown(cx)
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.0.is_write_vectored()
+        self.io.is_write_vectored()
     }
 
     fn poll_write_vectored(
@@ -226,7 +232,7 @@ impl hyper::rt::Write for Conn {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut *self.get_mut().0).poll_write_vectored(cx, bufs)
+        Pin::new(&mut *self.get_mut().io).poll_write_vectored(cx, bufs)
     }
 }
 
@@ -267,75 +273,10 @@ fn tls<C>(connector: C) -> Result<HttpsConnector<C>, TransportError> {
         .wrap_connector(connector))
 }
 
-/// Connects to a forwarding proxy (with `connector`), whatever the destination; the connection
-/// says it is proxied, so that requests on it are sent in absolute form.
+/// A forwarding proxy and how to reach it: every connection goes to it, whatever the
+/// destination, and says it is proxied ([`Conn`]).
 #[derive(Clone)]
 pub(super) struct Forward<C> {
     proxy: Uri,
     connector: C,
-}
-
-impl<C> tower_service::Service<Uri> for Forward<C>
-where
-    C: tower_service::Service<Uri>,
-    C::Response: Send + 'static,
-    C::Future: Send + 'static,
-{
-    type Response = Proxied<C::Response>;
-    type Error = C::Error;
-    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.connector.poll_ready(cx)
-    }
-
-    fn call(&mut self, _destination: Uri) -> Self::Future {
-        let connecting = self.connector.call(self.proxy.clone());
-        Box::pin(async move { connecting.await.map(Proxied) })
-    }
-}
-
-/// A connection to a forwarding proxy.
-pub(super) struct Proxied<T>(T);
-
-impl<T: Connection> Connection for Proxied<T> {
-    fn connected(&self) -> Connected {
-        self.0.connected().proxy(true)
-    }
-}
-
-impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for Proxied<T> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: hyper::rt::ReadBufCursor<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
-    }
-}
-
-impl<T: hyper::rt::Write + Unpin> hyper::rt::Write for Proxied<T> {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.0.is_write_vectored()
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().0).poll_write_vectored(cx, bufs)
-    }
 }

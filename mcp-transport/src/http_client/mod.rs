@@ -34,7 +34,7 @@ use http_body_util::Full;
 
 use crate::TransportError;
 use crate::http_policy::{CrossOriginRedirect, MAX_REDIRECTS};
-use crate::redact::{mask_secrets, redact_url};
+use crate::redact::{describe_error, redact_url};
 
 /// The body of a response: hyper's, read in chunks as they arrive.
 pub(crate) type ResponseBody = hyper::body::Incoming;
@@ -98,27 +98,12 @@ impl std::fmt::Display for SendError {
             SendError::BadLocation(why) => write!(f, "invalid redirect: {why}"),
             // The error and its causes ("client error (Connect): tcp connect error: Connection
             // refused"), secrets masked, and where the request went.
-            SendError::Http { error, url } => write!(f, "{} ({url})", mask_secrets(&chain(error))),
+            SendError::Http { error, url } => write!(f, "{} ({url})", describe_error(error)),
         }
     }
 }
 
 impl std::error::Error for SendError {}
-
-/// An error's text followed by each of its causes not already in it.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
 
 /// The HTTP client of one transport. See the module docs.
 #[derive(Clone)]

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use http::Method;
-use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use mcp_protocol::{Message, codec};
 use tokio::sync::oneshot;
 
@@ -143,14 +143,8 @@ impl SseTransport {
         // The authorization flow (a login, say) is not counted in the endpoint timeout.
         let base = &headers;
         let mut response = crate::auth::send_authorized(auth.as_ref(), &Method::GET, &url, |extra| {
-            let request_headers = move || {
-                let mut request_headers = base.clone();
-                request_headers.append(ACCEPT, HeaderValue::from_static("text/event-stream"));
-                for (name, value) in &extra {
-                    request_headers.append(name.clone(), value.clone());
-                }
-                request_headers
-            };
+            let event_stream = (ACCEPT, HeaderValue::from_static("text/event-stream"));
+            let request_headers = move || with_headers(base, &event_stream, &extra);
             let sent = client.send(Method::GET, &stream, request_headers, Bytes::new());
             async {
                 tokio::time::timeout(config.endpoint_timeout, sent)
@@ -224,6 +218,15 @@ impl SseTransport {
     }
 }
 
+/// A request's headers: `base`, then `fixed` and the credentials `extra` (appended).
+fn with_headers(base: &HeaderMap, fixed: &(HeaderName, HeaderValue), extra: &[(HeaderName, HeaderValue)]) -> HeaderMap {
+    let mut headers = base.clone();
+    for (name, value) in std::iter::once(fixed).chain(extra) {
+        headers.append(name.clone(), value.clone());
+    }
+    headers
+}
+
 /// Resolve the announced endpoint against the SSE URL and check it stays on the same origin.
 fn resolve_endpoint(sse_url: &url::Url, announced: &str) -> Result<url::Url, TransportError> {
     let endpoint = sse_url.join(announced.trim()).map_err(|e| {
@@ -291,14 +294,8 @@ impl Inner {
         let base = &headers;
         let mut response =
             crate::auth::send_authorized(self.auth.as_ref(), &Method::POST, &self.endpoint.url, |extra| {
-                let request_headers = move || {
-                    let mut request_headers = base.clone();
-                    request_headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                    for (name, value) in &extra {
-                        request_headers.append(name.clone(), value.clone());
-                    }
-                    request_headers
-                };
+                let json = (CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                let request_headers = move || with_headers(base, &json, &extra);
                 let sent = self.client.send(Method::POST, &self.endpoint, request_headers, body.clone());
                 async move {
                     match tokio::time::timeout(self.post_timeout, sent).await {
