@@ -120,6 +120,20 @@ impl NameAllocator {
         self.allocate_shared(original).into_string()
     }
 
+    /// [`allocate_shared`](Self::allocate_shared) for an `original` the caller owns: a name
+    /// that is valid and free as it is becomes the allocated name without a copy (a registry
+    /// builds each qualified name only to name its tool).
+    pub fn allocate_owned(&mut self, original: String) -> SharedText {
+        let valid = !original.is_empty()
+            && original.len() <= self.max_len
+            && original.bytes().all(is_name_byte)
+            && !(self.letter_first && original.starts_with(|c: char| c.is_ascii_digit() || c == '-'));
+        if valid && !self.taken.contains(original.as_str()) {
+            return self.take(original);
+        }
+        self.allocate_shared(&original)
+    }
+
     /// [`allocate`](Self::allocate), as the allocator keeps the name: no copy of it (the
     /// registry's name table and its listings share this buffer).
     pub fn allocate_shared(&mut self, original: &str) -> SharedText {
@@ -229,6 +243,22 @@ mod tests {
         let long = names.allocate(&format!("9{}", "x".repeat(80)));
         assert!(long.starts_with("_9") && long.len() == 64, "{long}");
         assert_eq!(NameAllocator::new(64).allocate("1password"), "1password", "off by default");
+    }
+
+    #[test]
+    fn an_owned_name_is_allocated_as_a_borrowed_one_is() {
+        let long = format!("9{}", "x".repeat(80));
+        let originals = ["get_weather", "get_weather", "a.b", "a_b", "", "1password__get", "-x", long.as_str()];
+        let mut borrowed = NameAllocator::new(64).letter_first();
+        let mut owned = NameAllocator::new(64).letter_first();
+        for original in originals {
+            let expected = borrowed.allocate_shared(original);
+            assert_eq!(owned.allocate_owned(original.to_owned()), expected, "for {original:?}");
+        }
+        // A valid free name is the caller's buffer itself.
+        let name = String::from("kept_as_is");
+        let address = name.as_ptr();
+        assert_eq!(owned.allocate_owned(name).as_str().as_ptr(), address);
     }
 
     #[test]

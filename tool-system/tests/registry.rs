@@ -198,6 +198,41 @@ async fn namespaced_tools_are_qualified_and_routed_through_the_table() {
 }
 
 #[tokio::test]
+async fn every_name_of_every_tool_leads_to_it_in_a_large_listing() {
+    within(async {
+        // 300 tools whose LLM name is neither their qualified nor their original name (the
+        // namespace is sanitised): each has two aliases, more than the alias table is sized for
+        // up front, so it grows while it is filled.
+        let specs: Vec<ToolSpec> = (0..300).map(|i| ToolSpec::new(format!("t{i}")).with_namespace("a.b")).collect();
+        // A tool whose original name is another tool's qualified name: that name leads to
+        // neither; and one tool whose original name is free.
+        let native = vec![ToolSpec::new("a.b__t7").with_namespace("other"), ToolSpec::new("plain")];
+        let registry = ToolRegistry::new();
+        registry.register(TestProvider::new("mcp", specs)).await;
+        registry.register(TestProvider::new("native", native)).await;
+        let names = llm_names(&registry.llm_definitions(&ctx()).await);
+        assert_eq!(names.len(), 302);
+        assert_eq!((names[0].as_str(), names[299].as_str()), ("a_b__t0", "a_b__t299"));
+        for i in (0..300).filter(|i| *i != 7) {
+            for name in [format!("a_b__t{i}"), format!("a.b__t{i}"), format!("t{i}")] {
+                let found = registry.lookup(&name).unwrap_or_else(|| panic!("{name} leads nowhere"));
+                assert_eq!((found.provider.as_str(), found.spec.name.as_str()), ("mcp", format!("t{i}").as_str()));
+            }
+        }
+        assert!(registry.lookup("a.b__t7").is_none(), "a qualified name that is another tool's name is ambiguous");
+        assert_eq!(registry.lookup("a_b__t7").unwrap().spec.name, "t7", "the LLM name still leads to it");
+        assert_eq!(registry.lookup("t7").unwrap().spec.name, "t7");
+        assert_eq!(registry.lookup("other__a_b__t7").unwrap().provider.as_str(), "native");
+        assert_eq!(registry.lookup("other__a.b__t7").unwrap().provider.as_str(), "native");
+        assert_eq!(registry.lookup("plain").unwrap().provider.as_str(), "native");
+        assert!(
+            registry.lookup("t300").is_none() && registry.lookup("a_b__").is_none() && registry.lookup("a.b").is_none()
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn the_separator_is_configurable() {
     within(async {
         let options = RegistryOptions { separator: "-".to_owned(), ..RegistryOptions::default() };

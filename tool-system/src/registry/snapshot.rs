@@ -1,14 +1,16 @@
 //! One listing of every provider, with the name table built from it.
 
-use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::fast::RandomState;
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 
 use super::availability::Gate;
 use super::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
 use crate::names::NameAllocator;
-use crate::{AppOrigin, ExposedTool, RegistryOptions, SharedText, ToolError, ToolProvider, ToolSpec};
+use crate::{AppOrigin, ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
 
 /// The registry's view of its providers' tools at one moment: immutable, shared behind an `Arc`
 /// so that a call needs no lock while it looks a name up.
@@ -23,14 +25,102 @@ pub(super) struct Snapshot {
     pub(super) tools: Vec<ExposedTool>,
     /// The provider of each tool (same index as `tools`).
     pub(super) routes: Vec<Arc<dyn ToolProvider>>,
-    /// Exposed LLM name -> index. The name tables hash with foldhash (seeded per process, as
-    /// names come from servers), several times faster than std's SipHash on short keys: a
-    /// listing of thousands of tools fills three of them.
-    by_llm_name: HashMap<SharedText, usize>,
-    /// Qualified and original names -> index, `None` when the name is ambiguous.
-    aliases: HashMap<String, Option<usize>>,
+    /// The names that lead to a tool.
+    names: Names,
     /// Whether any tool is deferred (then `tool_search` is offered).
     pub(super) has_deferred: bool,
+}
+
+/// The name tables of a [`Snapshot`]. They hold indices into its tools, not names: a name is
+/// read from the tool it names, so a listing of thousands of tools copies no name into them.
+/// Hashed with foldhash (seeded per process, as names come from servers), several times faster
+/// than std's SipHash on short keys.
+struct Names {
+    hasher: RandomState,
+    /// Between a namespace and a name in a qualified name.
+    separator: String,
+    /// Exposed LLM name -> tool.
+    by_llm_name: HashTable<usize>,
+    /// Qualified and original names that differ from the tool's LLM name -> tool, `None` when
+    /// the name is ambiguous.
+    aliases: HashTable<Alias>,
+}
+
+/// A name that leads to a tool other than by its LLM name.
+struct Alias {
+    /// The tool whose qualified or original name this is (the first one that has it).
+    named_by: usize,
+    qualified: bool,
+    /// The tool the name leads to; `None` when several tools have it.
+    target: Option<usize>,
+}
+
+/// Whether `name` is `spec`'s qualified name (`namespace` + `separator` + name).
+fn is_qualified_name(spec: &ToolSpec, separator: &str, name: &str) -> bool {
+    match &spec.namespace {
+        Some(namespace) => name
+            .strip_prefix(namespace.as_str())
+            .and_then(|rest| rest.strip_prefix(separator))
+            .is_some_and(|rest| rest == spec.name),
+        None => name == spec.name,
+    }
+}
+
+impl Names {
+    fn new(separator: &str, tools: usize) -> Self {
+        Names {
+            hasher: RandomState::default(),
+            separator: separator.to_owned(),
+            by_llm_name: HashTable::with_capacity(tools),
+            aliases: HashTable::with_capacity(tools),
+        }
+    }
+
+    fn hash(&self, name: &str) -> u64 {
+        self.hasher.hash_one(name)
+    }
+
+    /// Whether `alias` is called `name`.
+    fn alias_is(&self, tools: &[ExposedTool], alias: &Alias, name: &str) -> bool {
+        alias_is(&self.separator, tools, alias, name)
+    }
+
+    /// Makes `name` (the qualified or original name of tool `index`) lead to it, unless another
+    /// tool has the name too (then it leads to none).
+    fn add_alias(&mut self, tools: &[ExposedTool], index: usize, qualified: bool, name: &str) {
+        let hash = self.hash(name);
+        let Names { hasher, separator, aliases, .. } = self;
+        let entry = aliases.entry(
+            hash,
+            |alias| alias_is(separator, tools, alias, name),
+            |alias| {
+                let spec = &tools[alias.named_by].spec;
+                // The alias's own name, rebuilt only when the table grows (it is sized for one
+                // alias a tool; a tool has two when its LLM name is neither of its names).
+                if alias.qualified {
+                    hasher.hash_one(spec.qualified_name(separator))
+                } else {
+                    hasher.hash_one(&spec.name)
+                }
+            },
+        );
+        match entry {
+            Entry::Occupied(mut slot) => {
+                if slot.get().target != Some(index) {
+                    slot.get_mut().target = None;
+                }
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(Alias { named_by: index, qualified, target: Some(index) });
+            }
+        }
+    }
+}
+
+/// Whether `alias` is called `name`.
+fn alias_is(separator: &str, tools: &[ExposedTool], alias: &Alias, name: &str) -> bool {
+    let spec = &tools[alias.named_by].spec;
+    if alias.qualified { is_qualified_name(spec, separator, name) } else { spec.name == name }
 }
 
 impl Snapshot {
@@ -47,20 +137,20 @@ impl Snapshot {
         // Sized up front: with thousands of tools, growing the tables would briefly hold each
         // twice (and rehash every name at each step).
         let total: usize = listings.iter().map(|l| l.as_ref().map_or(0, Vec::len)).sum();
-        let mut names = NameAllocator::with_capacity(options.max_name_len, total + 1).letter_first();
-        names.reserve(TOOL_SEARCH_NAME);
-        let mut tools = Vec::with_capacity(total);
+        let mut allocator = NameAllocator::with_capacity(options.max_name_len, total + 1).letter_first();
+        allocator.reserve(TOOL_SEARCH_NAME);
+        let separator = options.separator.as_str();
+        let mut tools: Vec<ExposedTool> = Vec::with_capacity(total);
         let mut routes = Vec::with_capacity(total);
-        let mut by_llm_name = HashMap::with_capacity(total);
-        let mut aliases: HashMap<String, Option<usize>> = HashMap::with_capacity(total);
-        // The provider (its index) that first offered each qualified name.
-        let mut owners: HashMap<String, usize> = HashMap::with_capacity(total);
-        for (provider_index, (provider, listing)) in providers.iter().zip(listings).enumerate() {
+        let mut names = Names::new(separator, total);
+        // The first tool of each qualified name (a later one of the same name is skipped).
+        let mut owners: HashTable<usize> = HashTable::with_capacity(total);
+        for (provider, listing) in providers.iter().zip(listings) {
             let provider_name = provider.name();
             // One buffer for the provider's name, shared by its tools.
-            let shared_provider = SharedText::from(provider_name);
+            let shared_provider = crate::SharedText::from(provider_name);
             // Its type likewise, made when a spec leaves it for the registry to fill in.
-            let mut shared_type: Option<SharedText> = None;
+            let mut shared_type: Option<crate::SharedText> = None;
             let specs = match listing {
                 Ok(specs) => specs,
                 Err(err) => {
@@ -69,7 +159,7 @@ impl Snapshot {
                 }
             };
             for mut spec in specs {
-                let qualified = spec.qualified_name(&options.separator);
+                let qualified = spec.qualified_name(separator);
                 if qualified == TOOL_SEARCH_NAME {
                     tracing::warn!(
                         provider = provider_name,
@@ -78,21 +168,19 @@ impl Snapshot {
                     );
                     continue;
                 }
-                // The table of owners keeps the qualified name; it is copied again only for an
-                // alias (when the exposed name differs from it).
-                let qualified = match owners.entry(qualified) {
-                    Entry::Occupied(first) => {
-                        tracing::warn!(
-                            tool = %first.key(),
-                            kept_from = %providers[*first.get()].name(),
-                            skipped_from = provider_name,
-                            "duplicate tool name; the first one registered is kept and this one is skipped"
-                        );
-                        continue;
-                    }
-                    Entry::Vacant(slot) => slot.insert_entry(provider_index),
-                };
-                let qualified = qualified.key();
+                let index = tools.len();
+                let hash = names.hash(&qualified);
+                let first = owners.find(hash, |&i| is_qualified_name(&tools[i].spec, separator, &qualified));
+                if let Some(&first) = first {
+                    tracing::warn!(
+                        tool = %qualified,
+                        kept_from = %tools[first].provider,
+                        skipped_from = provider_name,
+                        "duplicate tool name; the first one registered is kept and this one is skipped"
+                    );
+                    continue;
+                }
+                owners.insert_unique(hash, index, |&i| names.hash(&tools[i].spec.qualified_name(separator)));
                 // Shared specs are copied only when the registry must fill them in.
                 if spec.provider_name.is_empty() {
                     Arc::make_mut(&mut spec).provider_name = shared_provider.clone();
@@ -101,30 +189,28 @@ impl Snapshot {
                     Arc::make_mut(&mut spec).provider_type =
                         shared_type.get_or_insert_with(|| provider.provider_type().into()).clone();
                 }
-                let llm_name = names.allocate_shared(qualified);
-                let index = tools.len();
-                by_llm_name.insert(llm_name.clone(), index);
-                for alias in [qualified.as_str(), spec.name.as_str()] {
-                    if llm_name == alias {
-                        continue;
-                    }
-                    match aliases.entry(alias.to_owned()) {
-                        Entry::Occupied(mut slot) => {
-                            if *slot.get() != Some(index) {
-                                slot.insert(None);
-                            }
-                        }
-                        Entry::Vacant(slot) => {
-                            slot.insert(Some(index));
-                        }
-                    }
-                }
+                // The qualified name itself becomes the LLM name when it is valid and free.
+                let llm_name = allocator.allocate_owned(qualified);
+                let qualified_is_llm = is_qualified_name(&spec, separator, &llm_name);
+                let original_is_llm = spec.name == *llm_name;
+                let llm_hash = names.hash(&llm_name);
                 tools.push(ExposedTool { llm_name, provider: shared_provider.clone(), spec });
                 routes.push(Arc::clone(provider));
+                names
+                    .by_llm_name
+                    .insert_unique(llm_hash, index, |&i| names.hasher.hash_one(tools[i].llm_name.as_str()));
+                let spec = &tools[index].spec;
+                if !qualified_is_llm {
+                    let qualified = spec.qualified_name(separator);
+                    names.add_alias(&tools, index, true, &qualified);
+                }
+                if !original_is_llm {
+                    names.add_alias(&tools, index, false, &spec.name);
+                }
             }
         }
         let has_deferred = tools.iter().any(|tool| tool.spec.is_deferred() && tool.spec.callers.model);
-        Self { generation, providers, revisions, tools, routes, by_llm_name, aliases, has_deferred }
+        Self { generation, providers, revisions, tools, routes, names, has_deferred }
     }
 
     /// Whether no provider's revision changed since the listing.
@@ -136,11 +222,19 @@ impl Snapshot {
     /// original name that only one tool has.
     /// The index of the tool exposed under the LLM name `name` (no aliases).
     pub(super) fn exposes(&self, name: &str) -> Option<usize> {
-        self.by_llm_name.get(name).copied()
+        self.exposes_hashed(self.names.hash(name), name)
+    }
+
+    fn exposes_hashed(&self, hash: u64, name: &str) -> Option<usize> {
+        self.names.by_llm_name.find(hash, |&i| self.tools[i].llm_name == *name).copied()
     }
 
     pub(super) fn resolve(&self, name: &str) -> Option<usize> {
-        self.by_llm_name.get(name).copied().or_else(|| self.aliases.get(name).copied().flatten())
+        let hash = self.names.hash(name);
+        self.exposes_hashed(hash, name).or_else(|| {
+            let alias = self.names.aliases.find(hash, |alias| self.names.alias_is(&self.tools, alias, name))?;
+            alias.target
+        })
     }
 
     /// The index of the tool `origin`'s provider (and namespace) calls `name` (its own name).
