@@ -199,7 +199,8 @@ fn unavailable(server: &str, tool: &str, state: ServerState) -> String {
     }
 }
 
-/// How many tool names [`ManagerShared::former_owners`] remembers beyond the routed ones.
+/// How many lost tools [`ManagerShared::former_owners`] remembers before it forgets older
+/// losses (a table that loses more at once has them all remembered).
 const MAX_FORMER_OWNERS: usize = 10_000;
 
 /// The state the manager's parts share.
@@ -211,8 +212,9 @@ pub(crate) struct ManagerShared {
     changes: watch::Sender<u64>,
     /// Every server's state changes ([`McpManager::subscribe_status`]).
     status_events: broadcast::Sender<StatusChange>,
-    /// The server each tool name was last routed to, so that a call for a tool whose server
-    /// went away says so rather than "unknown tool" (bounded by [`MAX_FORMER_OWNERS`]).
+    /// The server each tool that left the routing table was last routed to, so that a call for
+    /// a tool whose server went away says so rather than "unknown tool" (bounded by
+    /// [`MAX_FORMER_OWNERS`]).
     former_owners: Mutex<foldhash::HashMap<Arc<str>, Arc<str>>>,
     pub(crate) hooks: Hooks,
     closed: std::sync::atomic::AtomicBool,
@@ -330,7 +332,7 @@ impl ManagerShared {
             let reserved = read(&self.client).reserved_tool_names.clone();
             let previous = read(&self.routing).clone();
             let table = Arc::new(Routing::build(inputs, &reserved, &previous));
-            self.remember_owners(&table);
+            self.remember_owners(&previous, &table);
             *write(&self.routing) = table.clone();
             self.changes.send_modify(|g| *g = g.wrapping_add(1));
             (table, included)
@@ -343,20 +345,25 @@ impl ManagerShared {
         table
     }
 
-    /// Remember who owns each tool of `table` (a route kept from the table before is known
-    /// already), and forget the tools no longer routed once there are too many.
-    fn remember_owners(&self, table: &Routing) {
+    /// Remember who owned each tool that `previous` routed and `table` does not, so that a call
+    /// of it says that its server is unavailable rather than that no server has it. A table
+    /// that kept every route of `previous` (a server connected) lost none, and costs nothing
+    /// here.
+    fn remember_owners(&self, previous: &Routing, table: &Routing) {
+        let mut lost = table.lost_tools(previous).peekable();
+        if lost.peek().is_none() {
+            return;
+        }
         let mut owners = self.former_owners.lock().unwrap_or_else(|p| p.into_inner());
-        for route in table.fresh_tools() {
-            match owners.get_mut(&**route.name()) {
-                Some(owner) => *owner = route.server.clone(),
-                None => {
-                    owners.insert(route.name().clone(), route.server.clone());
-                }
+        if owners.len() > MAX_FORMER_OWNERS {
+            // Too many: forget the tools routed again, then (still too many) the older losses.
+            owners.retain(|tool, _| table.tool(tool).is_none());
+            if owners.len() > MAX_FORMER_OWNERS {
+                owners.clear();
             }
         }
-        if owners.len() > table.tools().len() + MAX_FORMER_OWNERS {
-            owners.retain(|tool, _| table.tool(tool).is_some());
+        for route in lost {
+            owners.insert(Arc::from(route.tool().name.as_str()), route.server.clone());
         }
     }
 

@@ -15,15 +15,18 @@
 //! Lookups are one hash probe; input and output schema checks are compiled on first use and
 //! kept with the route. A rebuild keeps the route (with its spec and compiled checks) of every
 //! tool whose server still lists it from the same inventory, so a server that connects or
-//! changes its lists costs the others nothing but a hash probe per tool, and no tool name is
-//! copied again. A conflict is logged by the first table that has it, not by every rebuild.
+//! changes its lists costs the others nothing but a hash probe per tool. The tool index holds
+//! no name: each is read from its route, so no tool name is copied into the table. A conflict
+//! is logged by the first table that has it, not by every rebuild.
 
 use std::collections::HashSet;
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, OnceLock};
 
 // foldhash (randomly seeded) rather than SipHash: a rebuild hashes every routed name a few
 // times, and each server that connects rebuilds the table.
 use foldhash::{HashMap, HashMapExt};
+use hashbrown::HashTable;
 
 use mcp_protocol::types::prompts::Prompt;
 use mcp_protocol::types::resources::{Resource, ResourceTemplate};
@@ -52,8 +55,6 @@ pub struct RoutedTool {
     /// The server's name as its tools' specs hold it (their namespace): one buffer for all of
     /// them.
     namespace: SharedText,
-    /// The tool's name, shared with the table's index (and the manager's former owners).
-    name: Arc<str>,
     /// Offered directly or through tool search (the server's setting).
     pub visibility: ToolVisibility,
     /// The inventory the tool is in (shared, not copied: a rebuild of the table clones no tool).
@@ -74,7 +75,6 @@ impl RoutedTool {
         visibility: ToolVisibility,
     ) -> Self {
         RoutedTool {
-            name: Arc::from(inventory.tools[index].name.as_str()),
             server,
             namespace,
             visibility,
@@ -84,11 +84,6 @@ impl RoutedTool {
             output_check: OnceLock::new(),
             spec: OnceLock::new(),
         }
-    }
-
-    /// The tool's name (shared: cloning it copies no text).
-    pub(crate) fn name(&self) -> &Arc<str> {
-        &self.name
     }
 
     /// The tool as the server described it.
@@ -226,12 +221,12 @@ const MAX_WARNED: usize = 4096;
 #[derive(Debug, Default)]
 pub struct Routing {
     tools: Vec<Arc<RoutedTool>>,
-    /// Keys shared with the table this one replaced, for the tools both route.
-    tool_index: HashMap<Arc<str>, usize>,
+    /// Tool name -> route.
+    tool_index: ToolIndex,
     /// What each server has in the table: tools, prompts, resources, templates.
     counts: HashMap<Arc<str>, [usize; 4]>,
-    /// The tools (indices into `tools`) whose routes this table made rather than kept.
-    fresh: Vec<usize>,
+    /// How many routes of the table this one replaced it kept.
+    kept: usize,
     /// Tool name -> the first server (config order) whose config drops it.
     disabled: HashMap<String, Arc<str>>,
     filter_warnings: Vec<FilterWarning>,
@@ -243,6 +238,40 @@ pub struct Routing {
     resource_index: HashMap<String, usize>,
     templates: Vec<RoutedTemplate>,
     conflicts: Vec<Conflict>,
+}
+
+/// Tool names -> routes: indices into the table's routes, keyed by the name each route's tool
+/// has (read from the route: the index holds no copy of any name). Its hasher (foldhash, seeded
+/// at random) passes from each table to the next, so a rebuild hashes a name once to look it up
+/// in both.
+#[derive(Debug, Default)]
+struct ToolIndex {
+    hasher: foldhash::fast::RandomState,
+    slots: HashTable<ToolSlot>,
+}
+
+#[derive(Debug)]
+struct ToolSlot {
+    /// The route (an index into the table's tools).
+    route: usize,
+    /// The place (in config order) of the last server that offered the name: a repeat within
+    /// one server is told from a clash between servers by it.
+    last: usize,
+}
+
+impl ToolIndex {
+    fn with_capacity(hasher: foldhash::fast::RandomState, tools: usize) -> Self {
+        ToolIndex { hasher, slots: HashTable::with_capacity(tools) }
+    }
+
+    fn hash(&self, name: &str) -> u64 {
+        self.hasher.hash_one(name)
+    }
+
+    /// The route of the tool `name`, whose hash is `hash`.
+    fn find(&self, tools: &[Arc<RoutedTool>], hash: u64, name: &str) -> Option<usize> {
+        self.slots.find(hash, |slot| tools[slot.route].tool().name == name).map(|slot| slot.route)
+    }
 }
 
 /// Keeps the first of each name: a repeat within one server or a name an earlier server took is
@@ -308,17 +337,19 @@ impl Routing {
         let mut r = Routing {
             warned: previous.warned.clone(),
             tools: Vec::with_capacity(offered),
-            tool_index: HashMap::with_capacity(offered),
+            tool_index: ToolIndex::with_capacity(previous.tool_index.hasher.clone(), offered),
             ..Routing::default()
         };
-        let mut tools = Claims::with_capacity("tool", offered);
+        // The place (in config order) of the server whose names are claimed now.
+        let mut place = 0;
         let mut prompts = Claims::new("prompt");
         let mut resources = Claims::new("resource");
         let mut templates = Claims::new("template");
         for input in inputs {
             let server = input.server;
             let namespace = SharedText::from(&**server);
-            for claims in [&mut tools, &mut prompts, &mut resources, &mut templates] {
+            place += 1;
+            for claims in [&mut prompts, &mut resources, &mut templates] {
                 claims.next_server();
             }
             if let Some(enabled) = &input.filter.allow {
@@ -341,23 +372,45 @@ impl Routing {
                     });
                     continue;
                 }
-                if tools.claim(server, &tool.name, &mut r.conflicts) {
-                    let route = previous
-                        .same_route(&tool.name, server, input.inventory, index, input.visibility)
-                        .unwrap_or_else(|| {
-                            r.fresh.push(r.tools.len());
-                            let route = RoutedTool::new(
-                                server.clone(),
-                                namespace.clone(),
-                                input.inventory.clone(),
-                                index,
-                                input.visibility,
-                            );
-                            Arc::new(route)
-                        });
-                    r.tool_index.insert(route.name.clone(), r.tools.len());
-                    r.tools.push(route);
+                // One hash of the name, for this table and the one it replaces.
+                let hash = r.tool_index.hash(&tool.name);
+                let routes = &r.tools;
+                if let Some(slot) =
+                    r.tool_index.slots.find_mut(hash, |slot| routes[slot.route].tool().name == tool.name)
+                {
+                    let kind = if std::mem::replace(&mut slot.last, place) == place {
+                        ConflictKind::DuplicateInServer
+                    } else {
+                        ConflictKind::TakenBy(routes[slot.route].server.to_string())
+                    };
+                    r.conflicts.push(Conflict {
+                        what: "tool",
+                        name: tool.name.clone(),
+                        server: server.to_string(),
+                        kind,
+                    });
+                    continue;
                 }
+                let route =
+                    match previous.same_route(hash, &tool.name, server, input.inventory, index, input.visibility) {
+                        Some(route) => {
+                            r.kept += 1;
+                            route
+                        }
+                        None => Arc::new(RoutedTool::new(
+                            server.clone(),
+                            namespace.clone(),
+                            input.inventory.clone(),
+                            index,
+                            input.visibility,
+                        )),
+                    };
+                let ToolIndex { hasher, slots } = &mut r.tool_index;
+                let routes = &r.tools;
+                slots.insert_unique(hash, ToolSlot { route: routes.len(), last: place }, |slot| {
+                    hasher.hash_one(routes[slot.route].tool().name.as_str())
+                });
+                r.tools.push(route);
             }
             for prompt in input.inventory.prompts.iter() {
                 if prompts.claim(server, &prompt.name, &mut r.conflicts) {
@@ -390,17 +443,19 @@ impl Routing {
         r
     }
 
-    /// The route `previous` (this table's predecessor) has for tool `name` at `index` of
-    /// `inventory` on `server`: kept as it is, spec and compiled checks included.
+    /// The route `previous` (this table's predecessor) has for tool `name` (whose hash is
+    /// `hash`) at `index` of `inventory` on `server`: kept as it is, spec and compiled checks
+    /// included.
     fn same_route(
         &self,
+        hash: u64,
         name: &str,
         server: &Arc<str>,
         inventory: &Arc<Inventory>,
         index: usize,
         visibility: ToolVisibility,
     ) -> Option<Arc<RoutedTool>> {
-        let route = &self.tools[*self.tool_index.get(name)?];
+        let route = &self.tools[self.tool_index.find(&self.tools, hash, name)?];
         let same = Arc::ptr_eq(&route.inventory, inventory)
             && route.index == index
             && route.visibility == visibility
@@ -408,9 +463,12 @@ impl Routing {
         same.then(|| route.clone())
     }
 
-    /// The routes this table made rather than kept from the one it replaced.
-    pub(crate) fn fresh_tools(&self) -> impl Iterator<Item = &Arc<RoutedTool>> {
-        self.fresh.iter().map(|&i| &self.tools[i])
+    /// The routes of `previous` (the table this one replaced) whose tools this table does not
+    /// route. Nothing to look through when this table kept every route of `previous` (a server
+    /// connected, and no other lost a tool to it).
+    pub(crate) fn lost_tools<'a>(&'a self, previous: &'a Routing) -> impl Iterator<Item = &'a Arc<RoutedTool>> {
+        let all_kept = self.kept == previous.tools.len();
+        previous.tools.iter().filter(move |route| !all_kept && self.tool(&route.tool().name).is_none())
     }
 
     /// Count what each server has in the table.
@@ -463,7 +521,7 @@ impl Routing {
     /// The server (the first in config order) whose config disables tool `name`, when no
     /// server routes it.
     pub fn disabled_by(&self, name: &str) -> Option<&Arc<str>> {
-        if self.tool_index.contains_key(name) {
+        if self.tool(name).is_some() {
             return None;
         }
         self.disabled.get(name)
@@ -485,7 +543,7 @@ impl Routing {
 
     /// The route of tool `name`.
     pub fn tool(&self, name: &str) -> Option<&Arc<RoutedTool>> {
-        self.tool_index.get(name).map(|&i| &self.tools[i])
+        self.tool_index.find(&self.tools, self.tool_index.hash(name), name).map(|i| &self.tools[i])
     }
 
     /// Every routed prompt, in config order.

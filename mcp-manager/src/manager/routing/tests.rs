@@ -80,14 +80,17 @@ fn a_rebuild_keeps_the_routes_of_unchanged_inventories_and_reports_clashes_alike
     let filter = ToolFilter::default();
     let input =
         |server, inventory| RoutingInput { server, inventory, filter: &filter, visibility: ToolVisibility::Visible };
+    let lost = |table: &Routing, previous: &Routing| -> Vec<String> {
+        table.lost_tools(previous).map(|t| format!("{}:{}", t.server, t.tool().name)).collect()
+    };
     let first = Routing::build([input(&names[0], &a)], &[], &Routing::default());
-    assert_eq!(first.fresh_tools().count(), 2);
+    assert_eq!((first.kept, lost(&first, &Routing::default()).len()), (0, 0));
     // `a` unchanged, `b` new: only b's tool is made anew; a's routes are the same objects.
     let second = Routing::build([input(&names[0], &a), input(&names[1], &b)], &[], &first);
     assert!(Arc::ptr_eq(first.tool("x").unwrap(), second.tool("x").unwrap()));
     assert!(Arc::ptr_eq(first.tool("y").unwrap(), second.tool("y").unwrap()));
-    let fresh: Vec<_> = second.fresh_tools().map(|t| t.tool().name.as_str()).collect();
-    assert_eq!(fresh, ["z"]);
+    assert_eq!(second.kept, 2, "z is the only new route");
+    assert!(lost(&second, &first).is_empty());
     let kinds: Vec<_> =
         second.conflicts().iter().map(|c| (c.name.as_str(), c.server.as_str(), c.kind.clone())).collect();
     assert_eq!(
@@ -105,4 +108,25 @@ fn a_rebuild_keeps_the_routes_of_unchanged_inventories_and_reports_clashes_alike
     assert!(!Arc::ptr_eq(second.tool("x").unwrap(), third.tool("x").unwrap()));
     assert_eq!(&*third.tool("y").unwrap().server, "b", "y passes to b once a no longer lists it");
     assert!(third.conflicts().iter().all(|c| c.kind == ConflictKind::DuplicateInServer));
+    assert!(lost(&third, &second).is_empty(), "y moved to b: not lost");
+    // Without `a`, x is routed nowhere: lost, with the server that had it.
+    let fourth = Routing::build([input(&names[1], &b)], &[], &third);
+    assert_eq!(lost(&fourth, &third), ["a:x"]);
+    assert_eq!(
+        (fourth.tool("x").map(|t| t.server.clone()), fourth.tool("z").map(|t| t.tool().name.clone())),
+        (None, Some("z".into()))
+    );
+}
+
+#[test]
+fn every_tool_of_a_large_table_is_found_by_its_name_and_no_other() {
+    let names: Vec<String> = (0..3000).map(|i| format!("tool_{i}")).collect();
+    let listed: Vec<&str> = names.iter().map(String::as_str).collect();
+    let r = build(&[("big", inventory(&listed, &[]), ToolFilter::default())], &[]);
+    for name in &names {
+        assert_eq!(&r.tool(name).unwrap().tool().name, name);
+    }
+    for absent in ["tool_3000", "tool_", "", "tool_0 "] {
+        assert!(r.tool(absent).is_none(), "{absent:?}");
+    }
 }
