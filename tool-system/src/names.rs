@@ -1,7 +1,10 @@
 //! Names valid for LLM APIs (`^[a-zA-Z0-9_-]{1,64}$`): sanitising, truncation with a stable hash
 //! suffix, and collision handling ([`NameAllocator`]).
 
-use foldhash::{HashSet, HashSetExt};
+use std::hash::BuildHasher;
+
+use foldhash::fast::RandomState;
+use hashbrown::HashTable;
 
 use crate::SharedText;
 
@@ -67,8 +70,9 @@ pub struct NameAllocator {
     max_len: usize,
     letter_first: bool,
     /// Hashed by foldhash: seeded per process like std's hasher, several times faster on short
-    /// names.
-    taken: HashSet<SharedText>,
+    /// names. Each name is hashed once to see whether it is free and to take it.
+    taken: HashTable<SharedText>,
+    hasher: RandomState,
 }
 
 impl NameAllocator {
@@ -84,7 +88,8 @@ impl NameAllocator {
         Self {
             max_len: max_len.clamp(MIN_NAME_LEN, MAX_NAME_LEN),
             letter_first: false,
-            taken: HashSet::with_capacity(names),
+            taken: HashTable::with_capacity(names),
+            hasher: RandomState::default(),
         }
     }
 
@@ -97,12 +102,19 @@ impl NameAllocator {
 
     /// Marks `name` as taken (a reserved name such as `tool_search`).
     pub fn reserve(&mut self, name: &str) {
-        self.taken.insert(name.into());
+        let hash = self.hasher.hash_one(name);
+        if !self.is_taken_hashed(hash, name) {
+            self.take_hashed(hash, name.into());
+        }
     }
 
     /// Whether `name` is taken.
     pub fn is_taken(&self, name: &str) -> bool {
-        self.taken.contains(name)
+        self.is_taken_hashed(self.hasher.hash_one(name), name)
+    }
+
+    fn is_taken_hashed(&self, hash: u64, name: &str) -> bool {
+        self.taken.find(hash, |taken| taken.as_str() == name).is_some()
     }
 
     /// A unique valid name for `original` (the qualified name, before sanitising):
@@ -128,8 +140,11 @@ impl NameAllocator {
             && original.len() <= self.max_len
             && original.bytes().all(is_name_byte)
             && !(self.letter_first && original.starts_with(|c: char| c.is_ascii_digit() || c == '-'));
-        if valid && !self.taken.contains(original.as_str()) {
-            return self.take(original);
+        if valid {
+            let hash = self.hasher.hash_one(original.as_str());
+            if !self.is_taken_hashed(hash, &original) {
+                return self.take_hashed(hash, original.into());
+            }
         }
         self.allocate_shared(&original)
     }
@@ -144,8 +159,11 @@ impl NameAllocator {
         if self.letter_first && base.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
             base.insert(0, '_');
         }
-        if base.len() <= self.max_len && !self.taken.contains(base.as_str()) {
-            return self.take(base);
+        if base.len() <= self.max_len {
+            let hash = self.hasher.hash_one(base.as_str());
+            if !self.is_taken_hashed(hash, &base) {
+                return self.take_hashed(hash, base.into());
+            }
         }
         let head = &base[..base.len().min(self.max_len - SUFFIX_LEN)];
         for salt in 0..SALT_TRIES {
@@ -155,8 +173,8 @@ impl NameAllocator {
                 fnv1a_32(format!("{original}\u{0}{salt}").as_bytes())
             };
             let candidate = format!("{head}_{hash:08x}");
-            if !self.taken.contains(candidate.as_str()) {
-                return self.take(candidate);
+            if let Some(name) = self.take_if_free(candidate) {
+                return name;
             }
         }
         // Only reachable after 64 hash collisions in a row: count upwards from the hash. The
@@ -165,16 +183,22 @@ impl NameAllocator {
         loop {
             counter = counter.wrapping_add(1);
             let candidate = format!("{head}_{:08x}", counter & 0xffff_ffff);
-            if !self.taken.contains(candidate.as_str()) {
-                return self.take(candidate);
+            if let Some(name) = self.take_if_free(candidate) {
+                return name;
             }
         }
     }
 
-    /// Marks the free `name` as taken and hands it out.
-    fn take(&mut self, name: String) -> SharedText {
-        let name = SharedText::from(name);
-        self.taken.insert(name.clone());
+    /// `name`, taken, when it is free.
+    fn take_if_free(&mut self, name: String) -> Option<SharedText> {
+        let hash = self.hasher.hash_one(name.as_str());
+        (!self.is_taken_hashed(hash, &name)).then(|| self.take_hashed(hash, name.into()))
+    }
+
+    /// Marks the free `name`, whose hash is `hash`, as taken and hands it out.
+    fn take_hashed(&mut self, hash: u64, name: SharedText) -> SharedText {
+        let hasher = &self.hasher;
+        self.taken.insert_unique(hash, name.clone(), |taken| hasher.hash_one(taken.as_str()));
         name
     }
 }

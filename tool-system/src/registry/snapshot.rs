@@ -193,7 +193,8 @@ impl Snapshot {
                 let llm_name = allocator.allocate_owned(qualified);
                 let qualified_is_llm = is_qualified_name(&spec, separator, &llm_name);
                 let original_is_llm = spec.name == *llm_name;
-                let llm_hash = names.hash(&llm_name);
+                // The LLM name is most often the qualified name itself, hashed already.
+                let llm_hash = if qualified_is_llm { hash } else { names.hash(&llm_name) };
                 tools.push(ExposedTool { llm_name, provider: shared_provider.clone(), spec });
                 routes.push(Arc::clone(provider));
                 names
