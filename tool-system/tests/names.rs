@@ -113,6 +113,42 @@ proptest! {
     }
 
     #[test]
+    fn qualified_and_original_names_lead_where_a_plain_map_of_them_says(
+        separator in separator(),
+        decls in decls(),
+        probes in prop::collection::vec(name_strategy(), 0..10),
+    ) {
+        let (registry, _providers) = build(&separator, &decls);
+        let tools = block_on(registry.tools(&ToolExecutionContext::default()));
+        // The model: LLM names first; then each qualified and original name that is not its
+        // tool's LLM name, leading to its tool unless another tool has the same name.
+        let mut by_llm: HashMap<&str, usize> = HashMap::new();
+        let mut aliases: HashMap<String, Option<usize>> = HashMap::new();
+        for (index, tool) in tools.iter().enumerate() {
+            by_llm.insert(tool.llm_name.as_str(), index);
+            for alias in [tool.spec.qualified_name(&separator), tool.spec.name.clone()] {
+                if alias == tool.llm_name.as_str() {
+                    continue;
+                }
+                let slot = aliases.entry(alias).or_insert(Some(index));
+                if *slot != Some(index) {
+                    *slot = None;
+                }
+            }
+        }
+        let declared = decls.iter().flat_map(|(_, namespace, name)| {
+            let qualified = namespace.as_ref().map(|namespace| format!("{namespace}{separator}{name}"));
+            [Some(name.clone()), qualified].into_iter().flatten()
+        });
+        let llm_names = tools.iter().map(|tool| tool.llm_name.to_string());
+        for name in declared.chain(llm_names).chain(probes) {
+            let expected = by_llm.get(name.as_str()).copied().or_else(|| aliases.get(&name).copied().flatten());
+            let found = registry.lookup(&name).map(|tool| tool.llm_name.into_string());
+            prop_assert_eq!(found, expected.map(|index| tools[index].llm_name.to_string()), "looking up {:?}", name);
+        }
+    }
+
+    #[test]
     fn exposed_names_are_stable_across_registries(separator in separator(), decls in decls()) {
         let names = |(registry, _): (ToolRegistry, Vec<Arc<TestProvider>>)| -> Vec<String> {
             block_on(registry.tools(&ToolExecutionContext::default())).into_iter().map(|t| t.llm_name.into_string()).collect()

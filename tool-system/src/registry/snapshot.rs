@@ -10,7 +10,7 @@ use hashbrown::hash_table::Entry;
 use super::availability::Gate;
 use super::search::{BUILTIN_PROVIDER, TOOL_SEARCH_NAME, tool_search_spec};
 use crate::names::NameAllocator;
-use crate::{AppOrigin, ExposedTool, RegistryOptions, ToolError, ToolProvider, ToolSpec};
+use crate::{AppOrigin, ExposedTool, RegistryOptions, SharedText, ToolError, ToolProvider, ToolSpec};
 
 /// The registry's view of its providers' tools at one moment: immutable, shared behind an `Arc`
 /// so that a call needs no lock while it looks a name up.
@@ -148,9 +148,9 @@ impl Snapshot {
         for (provider, listing) in providers.iter().zip(listings) {
             let provider_name = provider.name();
             // One buffer for the provider's name, shared by its tools.
-            let shared_provider = crate::SharedText::from(provider_name);
+            let shared_provider = SharedText::from(provider_name);
             // Its type likewise, made when a spec leaves it for the registry to fill in.
-            let mut shared_type: Option<crate::SharedText> = None;
+            let mut shared_type: Option<SharedText> = None;
             let specs = match listing {
                 Ok(specs) => specs,
                 Err(err) => {
