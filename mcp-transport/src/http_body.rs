@@ -162,7 +162,12 @@ pub(crate) fn media_type<B>(response: &http::Response<B>) -> &str {
 
 /// Whether a response is an SSE stream.
 pub(crate) fn is_event_stream<B>(response: &http::Response<B>) -> bool {
-    media_type(response).eq_ignore_ascii_case("text/event-stream")
+    is_event_stream_type(media_type(response))
+}
+
+/// Whether a media type (as [`media_type`] reads it) is that of an SSE stream.
+pub(crate) fn is_event_stream_type(media_type: &str) -> bool {
+    media_type.eq_ignore_ascii_case("text/event-stream")
 }
 
 /// Whether a media type (as [`media_type`] reads it) is JSON: `application/json` or another

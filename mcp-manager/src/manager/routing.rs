@@ -274,6 +274,17 @@ impl ToolIndex {
     }
 }
 
+/// Why a name that was claimed already is not routed to the server at `place` (in config order)
+/// that offers it again: a repeat within that server, or a name an earlier server (`winner`)
+/// took. `last` is the place of the last server that offered the name, now `place`.
+fn lost_claim(last: &mut usize, place: usize, winner: &str) -> ConflictKind {
+    if std::mem::replace(last, place) == place {
+        ConflictKind::DuplicateInServer
+    } else {
+        ConflictKind::TakenBy(winner.to_owned())
+    }
+}
+
 /// Keeps the first of each name: a repeat within one server or a name an earlier server took is
 /// reported as a conflict.
 struct Claims<'a> {
@@ -282,39 +293,24 @@ struct Claims<'a> {
     /// one probe tells a repeat within a server from a clash. Borrowed from the inventories: a
     /// rebuild copies no name to claim it.
     owner: HashMap<&'a str, (&'a Arc<str>, usize)>,
-    /// The place of the server whose names are claimed now.
-    server: usize,
 }
 
 impl<'a> Claims<'a> {
     fn new(what: &'static str) -> Self {
-        Self::with_capacity(what, 0)
+        Claims { what, owner: HashMap::new() }
     }
 
-    fn with_capacity(what: &'static str, names: usize) -> Self {
-        Claims { what, owner: HashMap::with_capacity(names), server: 0 }
-    }
-
-    fn next_server(&mut self) {
-        self.server += 1;
-    }
-
-    /// Whether `server` gets `name`.
-    fn claim(&mut self, server: &'a Arc<str>, name: &'a str, conflicts: &mut Vec<Conflict>) -> bool {
+    /// Whether `server`, at `place` in config order, gets `name`.
+    fn claim(&mut self, place: usize, server: &'a Arc<str>, name: &'a str, conflicts: &mut Vec<Conflict>) -> bool {
         use std::collections::hash_map::Entry;
-        let here = self.server;
         let kind = match self.owner.entry(name) {
             Entry::Vacant(slot) => {
-                slot.insert((server, here));
+                slot.insert((server, place));
                 return true;
             }
             Entry::Occupied(mut slot) => {
                 let (winner, last) = slot.get_mut();
-                if std::mem::replace(last, here) == here {
-                    ConflictKind::DuplicateInServer
-                } else {
-                    ConflictKind::TakenBy(winner.to_string())
-                }
+                lost_claim(last, place, winner)
             }
         };
         conflicts.push(Conflict { what: self.what, name: name.to_owned(), server: server.to_string(), kind });
@@ -349,9 +345,6 @@ impl Routing {
             let server = input.server;
             let namespace = SharedText::from(&**server);
             place += 1;
-            for claims in [&mut prompts, &mut resources, &mut templates] {
-                claims.next_server();
-            }
             if let Some(enabled) = &input.filter.allow {
                 let offered: HashSet<&str> = input.inventory.tools.iter().map(|t| t.name.as_str()).collect();
                 for name in enabled.iter().filter(|name| !offered.contains(name.as_str())) {
@@ -378,11 +371,7 @@ impl Routing {
                 if let Some(slot) =
                     r.tool_index.slots.find_mut(hash, |slot| routes[slot.route].tool().name == tool.name)
                 {
-                    let kind = if std::mem::replace(&mut slot.last, place) == place {
-                        ConflictKind::DuplicateInServer
-                    } else {
-                        ConflictKind::TakenBy(routes[slot.route].server.to_string())
-                    };
+                    let kind = lost_claim(&mut slot.last, place, &routes[slot.route].server);
                     r.conflicts.push(Conflict {
                         what: "tool",
                         name: tool.name.clone(),
@@ -413,19 +402,19 @@ impl Routing {
                 r.tools.push(route);
             }
             for prompt in input.inventory.prompts.iter() {
-                if prompts.claim(server, &prompt.name, &mut r.conflicts) {
+                if prompts.claim(place, server, &prompt.name, &mut r.conflicts) {
                     r.prompt_index.insert(prompt.name.clone(), r.prompts.len());
                     r.prompts.push(RoutedPrompt { server: server.clone(), prompt: prompt.clone() });
                 }
             }
             for resource in input.inventory.resources.iter() {
-                if resources.claim(server, &resource.uri, &mut r.conflicts) {
+                if resources.claim(place, server, &resource.uri, &mut r.conflicts) {
                     r.resource_index.insert(resource.uri.clone(), r.resources.len());
                     r.resources.push(RoutedResource { server: server.clone(), resource: resource.clone() });
                 }
             }
             for template in input.inventory.resource_templates.iter() {
-                if templates.claim(server, &template.uri_template, &mut r.conflicts) {
+                if templates.claim(place, server, &template.uri_template, &mut r.conflicts) {
                     let parsed = match UriTemplate::parse(&template.uri_template) {
                         Ok(t) => Some(Arc::new(t)),
                         Err(error) => {

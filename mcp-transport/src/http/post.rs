@@ -173,7 +173,7 @@ async fn deliver_reply(
         || crate::http_client::content_length(&response) == Some(0);
     // What the body is, from one look at its Content-Type.
     let media_type = body::media_type(&response);
-    if media_type.eq_ignore_ascii_case("text/event-stream") {
+    if body::is_event_stream_type(media_type) {
         return super::stream::reply_stream(inner.clone(), response, request).await;
     }
     let json = body::is_json_or_unnamed(media_type);

@@ -130,3 +130,25 @@ fn every_tool_of_a_large_table_is_found_by_its_name_and_no_other() {
         assert!(r.tool(absent).is_none(), "{absent:?}");
     }
 }
+
+#[test]
+fn templates_are_claimed_as_tools_are_a_repeat_within_a_server_told_from_a_clash() {
+    let r = build(
+        &[
+            ("a", inventory(&[], &["file:///{a}", "file:///{a}"]), ToolFilter::default()),
+            ("b", inventory(&[], &["file:///{a}", "file:///{a}", "mem:///{b}"]), ToolFilter::default()),
+        ],
+        &[],
+    );
+    let kinds: Vec<_> =
+        r.conflicts().iter().map(|c| (c.what, c.name.as_str(), c.server.as_str(), c.kind.clone())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("template", "file:///{a}", "a", ConflictKind::DuplicateInServer),
+            ("template", "file:///{a}", "b", ConflictKind::TakenBy("a".into())),
+            ("template", "file:///{a}", "b", ConflictKind::DuplicateInServer),
+        ]
+    );
+    assert_eq!((r.counts("a")[3], r.counts("b")[3]), (1, 1));
+}
