@@ -29,6 +29,19 @@ pub trait RequestMethod: 'static {
     }
 }
 
+/// The member of a request's `params` that names the one thing the request acts on: the tool
+/// or prompt (`name`), the resource (`uri`), the task of the tasks extension (`taskId`).
+/// Streamable HTTP in the modern era mirrors it in the `Mcp-Name` header, so that a gateway can
+/// route the request without reading its body. `None` for every other method.
+pub fn target_member(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    }
+}
+
 /// A notification method: its wire name and parameter type.
 pub trait NotificationMethod: 'static {
     /// The wire method name, e.g. `notifications/progress`.

@@ -6,7 +6,10 @@
 //!   [`Transport::cancel_request`] lets a transport cancel an abandoned request its own way
 //!   ([`CancelHandling`]), as streamable HTTP does in the modern era, and
 //!   [`Transport::set_router`] gives it a [`MessageRouter`] that takes messages (the answers to
-//!   the session's requests) as they are decoded, before the queue of `recv`.
+//!   the session's requests) as they are decoded, before the queue of `recv`;
+//!   [`Transport::send_hinted`] sends with [`SendHints`], what the sender knows of a message (its
+//!   revision, what it acts on), so that streamable HTTP writes its modern-era headers without
+//!   parsing the message back.
 //! - [`MemoryTransport`]: an in-memory pair for tests.
 //! - [`StdioTransport`]: a server run as a child process in its own process group, speaking
 //!   newline-delimited JSON-RPC, configured by [`StdioConfig`].
@@ -113,6 +116,22 @@ pub enum TransportEvent {
     Closed(CloseReason),
 }
 
+/// What the sender of a message already knows of it, so that a transport need not read the
+/// message back ([`Transport::send_hinted`]). Streamable HTTP mirrors both in headers in the
+/// modern era (`MCP-Protocol-Version`, `Mcp-Name`).
+///
+/// Hints are a promise about the message they come with: `revision` is the revision its
+/// `params._meta` names (`None`: it names none, a legacy-era message), and `target` the string
+/// its params hold in the member [`mcp_protocol::method::target_member`] gives for its method
+/// (`None`: the method has no such member, or the message does not hold a string in it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SendHints {
+    /// The revision the message's `params._meta` names.
+    pub revision: Option<mcp_protocol::ProtocolVersion>,
+    /// The one thing the request acts on (a tool or prompt name, a resource URI, a task id).
+    pub target: Option<String>,
+}
+
 /// What a transport did with a request the session abandoned ([`Transport::cancel_request`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CancelHandling {
@@ -145,6 +164,14 @@ pub enum CancelHandling {
 pub trait Transport: Send + Sync + 'static {
     /// Send one message to the peer.
     fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>>;
+
+    /// Send one message with what the sender knows of it ([`SendHints`], which must be true of
+    /// the message), so that a transport that needs those facts does not parse the message again.
+    /// The default ignores the hints and sends.
+    fn send_hinted(&self, message: Message, hints: SendHints) -> BoxFuture<'_, Result<(), TransportError>> {
+        let _ = hints;
+        self.send(message)
+    }
 
     /// The next event from the peer.
     fn recv(&self) -> BoxFuture<'_, TransportEvent>;

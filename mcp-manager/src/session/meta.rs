@@ -3,14 +3,18 @@
 //!
 //! Typed params are serialised with those members in one pass ([`typed_params`]): a proxy
 //! serializer passes the params' own members through and appends `_meta`, so the result needs
-//! no second parse to be a valid `RawValue`. Raw params (already JSON text) get the members
-//! spliced in ([`raw_params`]).
+//! no second parse to be a valid `RawValue`; on the way it notes what the transport may be told
+//! of the request ([`SendHints`]: the revision, and the member that names what the request acts
+//! on), so that no transport parses the params back. Raw params (already JSON text) get the
+//! members spliced in ([`raw_params`]).
 
+use std::cell::Cell;
 use std::fmt;
 
 use mcp_protocol::jsonrpc::to_raw;
-use mcp_protocol::types::meta::JsonObject;
-use mcp_protocol::{RawJson, RequestId};
+use mcp_protocol::types::meta::{JsonObject, Meta};
+use mcp_protocol::{ProtocolVersion, RawJson, RequestId};
+use mcp_transport::SendHints;
 use serde::ser::{self, Impossible, Serialize, SerializeMap, SerializeStruct, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -24,6 +28,8 @@ pub(super) struct RequestMeta {
     object: Box<RawValue>,
     /// The members as JSON text without the enclosing braces.
     text: String,
+    /// The revision the members name (the modern era's protocol version), if any.
+    revision: Option<ProtocolVersion>,
 }
 
 impl RequestMeta {
@@ -32,24 +38,38 @@ impl RequestMeta {
         let encoded = members.iter().map(|(k, v)| Ok((k.clone(), to_raw(v)?))).collect::<Result<_, _>>()?;
         let object = to_raw(&members)?;
         let text = object.get().strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or_default().to_owned();
-        Ok(RequestMeta { members, encoded, object, text })
+        let revision = members.get(Meta::PROTOCOL_VERSION).and_then(Value::as_str).map(ProtocolVersion::parse);
+        Ok(RequestMeta { members, encoded, object, text, revision })
     }
 }
 
-/// Serialise typed `params` with the session's `_meta` members and the progress token.
+/// Serialise typed `params` of request `method` with the session's `_meta` members and the
+/// progress token. With them, what the transport may be told of the request: the revision the
+/// `_meta` names and the string in the member that names what the request acts on
+/// ([`mcp_protocol::method::target_member`]); `None` when that is not known for sure (no
+/// session members, or params that set `_meta` themselves).
 pub(super) fn typed_params<P: Serialize + ?Sized>(
+    method: &str,
     params: &P,
     meta: Option<&RequestMeta>,
     token: Option<&RequestId>,
-) -> Result<RawJson, serde_json::Error> {
+) -> Result<(RawJson, Option<SendHints>), serde_json::Error> {
     if meta.is_none() && token.is_none() {
-        return to_raw(params);
+        return Ok((to_raw(params)?, None));
     }
-    let extra = Extra { meta, token };
+    let target = mcp_protocol::method::target_member(method).map(|member| Target { member, value: Cell::new(None) });
+    let extra = Extra { meta, token, target: target.as_ref() };
     match serde_json::value::to_raw_value(&WithMeta { params, extra }) {
+        Ok(raw) => {
+            let hints = SendHints {
+                revision: meta.and_then(|m| m.revision.clone()),
+                target: target.and_then(|t| t.value.into_inner()),
+            };
+            Ok((raw, Some(hints)))
+        }
         // The params set `_meta` themselves: merge the two (rare, so the slow way).
-        Err(e) if e.to_string() == HAS_META => raw_params(Some(to_raw(params)?), meta, token),
-        other => other,
+        Err(e) if e.to_string() == HAS_META => Ok((raw_params(Some(to_raw(params)?), meta, token)?, None)),
+        Err(e) => Err(e),
     }
 }
 
@@ -100,6 +120,23 @@ const NOT_AN_OBJECT: &str = "request params must serialise as a JSON object";
 struct Extra<'a> {
     meta: Option<&'a RequestMeta>,
     token: Option<&'a RequestId>,
+    /// Where the string of the member naming what the request acts on is noted.
+    target: Option<&'a Target>,
+}
+
+/// The member of the params that names what the request acts on, and the string it held.
+struct Target {
+    member: &'static str,
+    value: Cell<Option<String>>,
+}
+
+impl Target {
+    /// Note `value` when it is a string (the member holding anything else names nothing).
+    fn note<T: Serialize + ?Sized>(&self, value: &T) {
+        if let Ok(Value::String(s)) = value.serialize(serde_json::value::Serializer) {
+            self.value.set(Some(s));
+        }
+    }
 }
 
 impl Serialize for Extra<'_> {
@@ -139,6 +176,8 @@ struct Proxy<'a, S> {
 struct ProxyMap<'a, M> {
     map: M,
     extra: Extra<'a>,
+    /// The value about to be written is the target member's.
+    target_next: bool,
 }
 
 impl<M: SerializeMap> ProxyMap<'_, M> {
@@ -181,7 +220,7 @@ impl<'a, S: Serializer> Serializer for Proxy<'a, S> {
     }
 
     fn serialize_unit(self) -> Result<S::Ok, S::Error> {
-        ProxyMap { map: self.inner.serialize_map(Some(1))?, extra: self.extra }.finish()
+        ProxyMap { map: self.inner.serialize_map(Some(1))?, extra: self.extra, target_next: false }.finish()
     }
 
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<S::Ok, S::Error> {
@@ -225,11 +264,11 @@ impl<'a, S: Serializer> Serializer for Proxy<'a, S> {
     }
 
     fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
-        Ok(ProxyMap { map: self.inner.serialize_map(None)?, extra: self.extra })
+        Ok(ProxyMap { map: self.inner.serialize_map(None)?, extra: self.extra, target_next: false })
     }
 
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, S::Error> {
-        Ok(ProxyMap { map: self.inner.serialize_map(None)?, extra: self.extra })
+        Ok(ProxyMap { map: self.inner.serialize_map(None)?, extra: self.extra, target_next: false })
     }
 
     fn serialize_struct_variant(
@@ -248,13 +287,19 @@ impl<M: SerializeMap> SerializeMap for ProxyMap<'_, M> {
     type Error = M::Error;
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), M::Error> {
-        if is_meta_key(key) {
+        if key_is(key, "_meta") {
             return Err(ser::Error::custom(HAS_META));
         }
+        self.target_next = self.extra.target.is_some_and(|t| key_is(key, t.member));
         self.map.serialize_key(key)
     }
 
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), M::Error> {
+        if std::mem::take(&mut self.target_next)
+            && let Some(target) = self.extra.target
+        {
+            target.note(value);
+        }
         self.map.serialize_value(value)
     }
 
@@ -271,6 +316,11 @@ impl<M: SerializeMap> SerializeStruct for ProxyMap<'_, M> {
         if key == "_meta" {
             return Err(ser::Error::custom(HAS_META));
         }
+        if let Some(target) = self.extra.target
+            && key == target.member
+        {
+            target.note(value);
+        }
         self.map.serialize_entry(key, value)
     }
 
@@ -279,13 +329,13 @@ impl<M: SerializeMap> SerializeStruct for ProxyMap<'_, M> {
     }
 }
 
-/// Whether a map key is `_meta`.
-fn is_meta_key<T: Serialize + ?Sized>(key: &T) -> bool {
-    key.serialize(KeyIsMeta).unwrap_or(false)
+/// Whether a map key is the string `name`.
+fn key_is<T: Serialize + ?Sized>(key: &T, name: &str) -> bool {
+    key.serialize(KeyIs(name)).unwrap_or(false)
 }
 
-/// Answers whether the key it is given is the string `_meta`; any other kind of key is not.
-struct KeyIsMeta;
+/// Answers whether the key it is given is the string it holds; any other kind of key is not.
+struct KeyIs<'a>(&'a str);
 
 #[derive(Debug)]
 struct NotAString;
@@ -310,7 +360,7 @@ macro_rules! not_meta {
     };
 }
 
-impl Serializer for KeyIsMeta {
+impl Serializer for KeyIs<'_> {
     type Ok = bool;
     type Error = NotAString;
     type SerializeSeq = Impossible<bool, NotAString>;
@@ -329,7 +379,7 @@ impl Serializer for KeyIsMeta {
     }
 
     fn serialize_str(self, v: &str) -> Result<bool, NotAString> {
-        Ok(v == "_meta")
+        Ok(v == self.0)
     }
 
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<bool, NotAString> {

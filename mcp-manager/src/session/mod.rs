@@ -268,10 +268,11 @@ impl Session {
         let id = self.next_id();
         let meta = self.request_meta();
         let token = options.progress.as_ref().map(|_| &id);
-        let params = meta::typed_params(params, meta.as_deref(), token)
+        let (params, hints) = meta::typed_params(M::METHOD, params, meta.as_deref(), token)
             .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
         let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
-        self.exchange(id, M::METHOD, Some(params), Some(timeout), options.progress).await
+        let outgoing = Outgoing { method: M::METHOD, params: Some(params), hints };
+        self.exchange(id, outgoing, Some(timeout), options.progress).await
     }
 
     /// Decode the result of request `M` from its JSON text, which it may keep (a large text
@@ -331,7 +332,7 @@ impl Session {
             params
         };
         let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
-        self.exchange(id, method, params, Some(timeout), options.progress).await
+        self.exchange(id, Outgoing { method, params, hints: None }, Some(timeout), options.progress).await
     }
 
     /// Start a request that has no deadline, such as the long-lived `subscriptions/listen`.
@@ -341,7 +342,7 @@ impl Session {
     /// cancels the request. Nothing is sent before the future is first polled.
     pub fn request_unbounded<M: RequestMethod>(&self, params: &M::Params) -> (RequestId, Answer<M::Result>) {
         let meta = self.request_meta();
-        let params = meta::typed_params(params, meta.as_deref(), None)
+        let params = meta::typed_params(M::METHOD, params, meta.as_deref(), None)
             .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) });
         let id = self.next_id();
         let session = self.clone();
@@ -350,7 +351,9 @@ impl Session {
             if let Some(reason) = session.close_reason() {
                 return Err(SessionError::Closed { server: session.shared.name.clone(), reason });
             }
-            let raw = session.exchange(request_id, M::METHOD, Some(params?), None, None).await?;
+            let (params, hints) = params?;
+            let outgoing = Outgoing { method: M::METHOD, params: Some(params), hints };
+            let raw = session.exchange(request_id, outgoing, None, None).await?;
             session.decode_result::<M>(raw)
         };
         (id, Box::pin(answer))
@@ -364,20 +367,20 @@ impl Session {
     async fn exchange(
         &self,
         id: RequestId,
-        method: &str,
-        params: Option<RawJson>,
+        outgoing: Outgoing<'_>,
         timeout: Option<Duration>,
         progress: Option<ProgressCallback>,
     ) -> Result<RawJson, SessionError> {
+        let method = outgoing.method;
         let shared = &self.shared;
         let cx = telemetry::RequestContext {
             server: &shared.name,
             telemetry: &shared.telemetry,
             transport: &*shared.transport,
         };
-        let span = telemetry::request_span(&cx, &id, method, params.as_ref());
+        let span = telemetry::request_span(&cx, &id, method, outgoing.params.as_ref());
         let mut unanswered = telemetry::Unanswered(Some(&span));
-        let answer = self.send_and_wait(id, method, params, timeout, progress).instrument(span.clone()).await;
+        let answer = self.send_and_wait(id, outgoing, timeout, progress).instrument(span.clone()).await;
         unanswered.0 = None;
         telemetry::record_answer(&span, method, answer.as_ref().map_err(telemetry_failure));
         answer
@@ -388,12 +391,12 @@ impl Session {
     async fn send_and_wait(
         &self,
         id: RequestId,
-        method: &str,
-        params: Option<RawJson>,
+        outgoing: Outgoing<'_>,
         timeout: Option<Duration>,
         progress: Option<ProgressCallback>,
     ) -> Result<RawJson, SessionError> {
         let shared = &self.shared;
+        let Outgoing { method, params, hints } = outgoing;
         let (tx, rx) = oneshot::channel();
         // Only a request that asked for progress can have its deadline extended by it.
         let progress = progress.map(|callback| (callback, Arc::new(tokio::sync::Notify::new())));
@@ -406,9 +409,13 @@ impl Session {
         let started = tokio::time::Instant::now();
         let hard_stop = deadline_after(started, shared.options.max_request_timeout);
         let mut deadline = timeout.map(|t| deadline_after(started, t).min(hard_stop));
+        let send = match hints {
+            Some(hints) => shared.transport.send_hinted(request, hints),
+            None => shared.transport.send(request),
+        };
         let sent = match deadline {
-            Some(d) => tokio::time::timeout_at(d, shared.transport.send(request)).await.ok(),
-            None => Some(shared.transport.send(request).await),
+            Some(d) => tokio::time::timeout_at(d, send).await.ok(),
+            None => Some(send.await),
         };
         let Some(sent) = sent else {
             guard.disarm();
@@ -517,6 +524,14 @@ fn send_cancelled(shared: Arc<Shared>, id: RequestId, reason: &'static str) {
 
 /// How long the background send of `notifications/cancelled` may take.
 const CANCEL_SEND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A request about to be sent: its method, its params (`_meta` included) and what the transport
+/// may be told of it (from [`meta::typed_params`]; `None` for raw params).
+struct Outgoing<'a> {
+    method: &'a str,
+    params: Option<RawJson>,
+    hints: Option<mcp_transport::SendHints>,
+}
 
 /// Removes a pending request whose future was dropped, and cancels it.
 struct CancelOnDrop {

@@ -50,7 +50,8 @@ use crate::http_client::{Endpoint, HttpClient, Response};
 use crate::http_policy::parse_url;
 use crate::redact::redact_url;
 use crate::{
-    CancelHandling, CloseReason, MessageRouter, RouterSlot, Transport, TransportError, TransportEvent, TransportKind,
+    CancelHandling, CloseReason, MessageRouter, RouterSlot, SendHints, Transport, TransportError, TransportEvent,
+    TransportKind,
 };
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -181,7 +182,8 @@ impl StreamableHttpTransport {
 
 impl Inner {
     /// The headers of a request: the configured ones, the session's, then `fixed`, `extra` and
-    /// `credentials` (appended, as a builder's `header` would), in one map sized for them all.
+    /// `credentials` (appended, as a builder's `header` would), in one map sized for them all
+    /// and for what the HTTP client adds.
     fn headers(
         &self,
         session_id: Option<&str>,
@@ -189,8 +191,11 @@ impl Inner {
         [fixed, extra]: [&[(HeaderName, HeaderValue)]; 2],
         credentials: &[(HeaderName, HeaderValue)],
     ) -> HeaderMap {
+        // The session id and the version, then room for the client's `Host` and for the slot
+        // hyper-util reserves before it looks `Host` up (a full map is rebuilt for that look-up:
+        // about 1,000 instructions a modern-era request, whose headers filled the map).
         let mut headers = self.headers.clone();
-        headers.reserve(2 + fixed.len() + extra.len() + credentials.len());
+        headers.reserve(4 + fixed.len() + extra.len() + credentials.len());
         if let Some(id) = session_id.and_then(|v| HeaderValue::from_str(v).ok()) {
             headers.insert(SESSION_ID, id);
         }
@@ -345,8 +350,10 @@ fn version_header(version: &str) -> Option<HeaderValue> {
     }
 }
 
-impl Transport for StreamableHttpTransport {
-    fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>> {
+impl StreamableHttpTransport {
+    /// Send `message`; its modern-era headers come from `hints` when the sender gave them, and
+    /// from the message itself otherwise.
+    fn send_with(&self, message: Message, hints: Option<SendHints>) -> BoxFuture<'_, Result<(), TransportError>> {
         async move {
             if let Some(reason) = self.inner.queue.ended() {
                 return Err(TransportError::Closed(reason));
@@ -358,7 +365,10 @@ impl Transport for StreamableHttpTransport {
             }
             let modern = {
                 let mut tools = lock(&self.inner.tool_headers);
-                let modern = modern::headers(&message, &tools);
+                let modern = match hints {
+                    Some(hints) => modern::hinted(&message, hints, &tools),
+                    None => modern::headers(&message, &tools),
+                };
                 // Parameter headers are of the modern era: only its listings are read for them.
                 if modern.is_some() {
                     tools.sent(&message);
@@ -367,9 +377,7 @@ impl Transport for StreamableHttpTransport {
             };
             // A request of a revision that cancels by closing the response stream is tracked.
             let cancellable = match (&message, &modern) {
-                (Message::Request(r), Some((version, _)))
-                    if ProtocolVersion::parse(version).has_http_stream_cancellation() =>
-                {
+                (Message::Request(r), Some((version, _))) if version.has_http_stream_cancellation() => {
                     Some(r.id.clone())
                 }
                 _ => None,
@@ -389,6 +397,16 @@ impl Transport for StreamableHttpTransport {
             }
         }
         .boxed()
+    }
+}
+
+impl Transport for StreamableHttpTransport {
+    fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>> {
+        self.send_with(message, None)
+    }
+
+    fn send_hinted(&self, message: Message, hints: SendHints) -> BoxFuture<'_, Result<(), TransportError>> {
+        self.send_with(message, Some(hints))
     }
 
     fn recv(&self) -> BoxFuture<'_, TransportEvent> {

@@ -7,10 +7,14 @@
 use std::borrow::Cow;
 
 use http::header::{HeaderName, HeaderValue};
-use mcp_protocol::Message;
+use mcp_protocol::method::target_member;
+use mcp_protocol::{Message, ProtocolVersion};
 use serde_json::value::RawValue;
 
 use super::params::ToolHeaders;
+use crate::SendHints;
+
+type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 /// The `_meta` key of a message's revision.
 const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -19,11 +23,16 @@ const META_VERSION: &str = META_VERSION_KEY;
 const METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const NAME: HeaderName = HeaderName::from_static("mcp-name");
 
-/// The modern-era headers of `message`: the revision for `MCP-Protocol-Version`, and the
-/// `Mcp-Method` and `Mcp-Name` headers, plus the `Mcp-Param-*` headers of a `tools/call` whose
-/// tool annotates parameters (see [`super::params`]). `None` for a legacy-era message (no
-/// revision in `_meta`). A value that cannot be a header value is left out.
-pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String, Vec<(HeaderName, HeaderValue)>)> {
+/// The modern-era headers of a message: its revision, for `MCP-Protocol-Version`, and the
+/// headers beside it (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`).
+pub(crate) type Modern = (ProtocolVersion, Vec<(HeaderName, HeaderValue)>);
+
+/// The modern-era headers of `message`, read from its params: the revision for
+/// `MCP-Protocol-Version`, and the `Mcp-Method` and `Mcp-Name` headers, plus the `Mcp-Param-*`
+/// headers of a `tools/call` whose tool annotates parameters (see [`super::params`]). `None` for
+/// a legacy-era message (no revision in `_meta`). A value that cannot be a header value is left
+/// out. A sender that knows these facts gives them instead ([`hinted`]).
+pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<Modern> {
     let (method, params) = match message {
         Message::Request(r) => (r.method.as_str(), r.params.as_ref()?),
         Message::Notification(n) => (n.method.as_str(), n.params.as_ref()?),
@@ -59,32 +68,61 @@ pub(crate) fn headers(message: &Message, tools: &ToolHeaders) -> Option<(String,
         return None;
     }
     let params: Params<'_> = serde_json::from_str(params.get()).ok()?;
-    let version = params.meta?.version?.into_owned();
-    let mut extra = Vec::with_capacity(2);
-    if let Some(v) = method_value(method) {
-        extra.push((METHOD, v));
-    }
-    let name = match method {
-        "tools/call" | "prompts/get" => params.name,
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => params.uri,
-        // The tasks extension routes a task's requests by its id.
-        "tasks/get" | "tasks/update" | "tasks/cancel" => params.task_id,
+    let version = ProtocolVersion::parse(&params.meta?.version?);
+    let name = match target_member(method) {
+        Some("name") => params.name,
+        Some("uri") => params.uri,
+        Some("taskId") => params.task_id,
         _ => None,
     };
     // A member of another type (a number for `name`) names nothing: no header, and the server
     // judges the request.
     let name = name.and_then(string);
-    if let Some(v) = name.as_deref().and_then(|n| HeaderValue::from_str(n).ok()) {
+    let arguments = || params.arguments.and_then(|a| serde_json::from_str(a.get()).ok());
+    Some((version, extra(method, name.as_deref(), arguments, tools)))
+}
+
+/// The modern-era headers of `message` from what its sender knows of it ([`SendHints`]): the
+/// message is read only for the arguments of a call whose tool annotates parameters.
+pub(crate) fn hinted(message: &Message, hints: SendHints, tools: &ToolHeaders) -> Option<Modern> {
+    let version = hints.revision?;
+    let (method, params) = match message {
+        Message::Request(r) => (r.method.as_str(), r.params.as_ref()),
+        Message::Notification(n) => (n.method.as_str(), n.params.as_ref()),
+        Message::Response(_) => return None,
+    };
+    let arguments = || {
+        #[derive(serde::Deserialize)]
+        struct Arguments {
+            arguments: Option<JsonObject>,
+        }
+        serde_json::from_str::<Arguments>(params?.get()).ok()?.arguments
+    };
+    Some((version, extra(method, hints.target.as_deref(), arguments, tools)))
+}
+
+/// `Mcp-Method`, `Mcp-Name` (when the request names what it acts on) and the `Mcp-Param-*`
+/// headers of a call whose tool annotates parameters (`arguments` gives the call's arguments).
+fn extra(
+    method: &str,
+    name: Option<&str>,
+    arguments: impl FnOnce() -> Option<JsonObject>,
+    tools: &ToolHeaders,
+) -> Vec<(HeaderName, HeaderValue)> {
+    let mut extra = Vec::with_capacity(2);
+    if let Some(v) = method_value(method) {
+        extra.push((METHOD, v));
+    }
+    if let Some(v) = name.and_then(|n| HeaderValue::from_str(n).ok()) {
         extra.push((NAME, v));
     }
     if method == "tools/call"
-        && let Some(tool) = name.as_deref()
+        && let Some(tool) = name
         && tools.annotates(tool)
     {
-        let arguments = params.arguments.and_then(|a| serde_json::from_str(a.get()).ok());
-        extra.extend(tools.for_call(tool, arguments.as_ref()));
+        extra.extend(tools.for_call(tool, arguments().as_ref()));
     }
-    Some((version, extra))
+    extra
 }
 
 /// The methods whose `Mcp-Method` value is static rather than copied for each request.
@@ -127,7 +165,7 @@ mod tests {
         let call =
             Message::request(RequestId::Number(1), "tools/call", Some(&json!({"name": "add", "_meta": meta}))).unwrap();
         let (version, extra) = headers(&call, &ToolHeaders::default()).unwrap();
-        assert_eq!(version, "2026-07-28");
+        assert_eq!(version, ProtocolVersion::V2026_07_28);
         assert_eq!(extra, [(METHOD, HeaderValue::from_static("tools/call")), (NAME, HeaderValue::from_static("add"))]);
         let read = Message::request(
             RequestId::Number(2),
@@ -160,7 +198,7 @@ mod tests {
             params: Some(escaped),
         });
         let (version, extra) = headers(&modern, &tools).expect("a modern message");
-        assert_eq!(version, "2026-07-28");
+        assert_eq!(version, ProtocolVersion::V2026_07_28);
         assert!(extra.iter().any(|(name, value)| *name == NAME && value == "echo"), "{extra:?}");
     }
 
@@ -190,5 +228,41 @@ mod tests {
             Message::request(RequestId::Number(2), "tools/call", Some(&json!({"name": 7, "_meta": meta}))).unwrap();
         let (version, extra) = headers(&numbered, &ToolHeaders::default()).unwrap();
         assert_eq!((version.as_str(), extra.len()), ("2026-07-28", 1), "only Mcp-Method: {extra:?}");
+    }
+
+    #[test]
+    fn hints_give_the_headers_a_parse_gives() {
+        let mut tools = ToolHeaders::default();
+        let list = Message::request(RequestId::Number(1), "tools/list", Some(&json!({}))).unwrap();
+        tools.sent(&list);
+        let listed = json!({"tools": [{"name": "t", "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}}}]});
+        tools.received(&Message::response(RequestId::Number(1), &listed).unwrap());
+        let meta = json!({META_VERSION: "2026-07-28", "clientInfo": {"name": "c", "version": "1"}});
+        let cases = [
+            ("tools/call", json!({"name": "t", "arguments": {"region": "eu"}, "_meta": meta}), Some("t")),
+            ("tools/call", json!({"name": "echo", "arguments": {"region": "eu"}, "_meta": meta}), Some("echo")),
+            ("resources/read", json!({"uri": "demo://a", "_meta": meta}), Some("demo://a")),
+            ("tasks/get", json!({"taskId": "786512e2", "_meta": meta}), Some("786512e2")),
+            ("tools/list", json!({"_meta": meta}), None),
+        ];
+        for (id, (method, params, target)) in (10..).zip(cases) {
+            let message = Message::request(RequestId::Number(id), method, Some(&params)).unwrap();
+            let hints = SendHints { revision: Some(ProtocolVersion::V2026_07_28), target: target.map(str::to_owned) };
+            let parsed = headers(&message, &tools).expect("modern");
+            assert_eq!(hinted(&message, hints, &tools), Some(parsed.clone()), "{method}");
+            let names: Vec<_> = parsed.1.iter().map(|(name, _)| name.as_str()).collect();
+            let expected: &[&str] = match (method, target) {
+                (_, Some("t")) => &["mcp-method", "mcp-name", "mcp-param-region"],
+                (_, Some(_)) => &["mcp-method", "mcp-name"],
+                _ => &["mcp-method"],
+            };
+            assert_eq!(names, expected, "{method}");
+        }
+        // A message its sender says names no revision is of the legacy era: no headers, even if
+        // its text (here an argument) mentions the key.
+        let args = json!({"name": "t", "arguments": {"region": "eu", "_meta": {META_VERSION: "2026-07-28"}}});
+        let legacy = Message::request(RequestId::Number(1), "tools/call", Some(&args)).unwrap();
+        assert_eq!(hinted(&legacy, SendHints { revision: None, target: Some("t".into()) }, &tools), None);
     }
 }

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::StatusCode;
-use http::header::{HeaderName, HeaderValue};
 use mcp_protocol::{Message, RequestId, codec};
 use tokio::sync::oneshot;
 
 use super::Inner;
+use super::modern::Modern;
 use super::session::{is_session_expiry, reinitialize};
 use crate::TransportError;
 use crate::http_body::{self as body, status_error};
@@ -64,11 +64,11 @@ impl std::fmt::Display for Context<'_> {
 }
 
 /// POST `message` and deliver its reply. `modern` holds the modern-era headers of the message
-/// (see [`super::modern::headers`]). `accepted` learns when the response headers arrived.
+/// (see [`super::modern`]). `accepted` learns when the response headers arrived.
 pub(crate) async fn exchange(
     inner: Arc<Inner>,
     message: Message,
-    modern: Option<(String, Vec<(HeaderName, HeaderValue)>)>,
+    modern: Option<Modern>,
     accepted: oneshot::Sender<Result<(), TransportError>>,
 ) {
     let request = match &message {
