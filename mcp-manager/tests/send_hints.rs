@@ -15,9 +15,9 @@ use serde_json::json;
 use test_support::within;
 use tokio::sync::mpsc;
 
-/// Records each message with the hints it came with (`None`: sent with plain `send`). The peer
-/// never answers.
-struct Recording(mpsc::UnboundedSender<(Message, Option<SendHints>)>);
+/// Records each message with the hints it came with (`None`: sent with plain `send`), and says
+/// whether it wants hints. The peer never answers.
+struct Recording(mpsc::UnboundedSender<(Message, Option<SendHints>)>, bool);
 
 impl Transport for Recording {
     fn send(&self, message: Message) -> BoxFuture<'_, Result<(), TransportError>> {
@@ -37,12 +37,17 @@ impl Transport for Recording {
     fn kind(&self) -> TransportKind {
         TransportKind::Custom
     }
+    fn wants_send_hints(&self) -> bool {
+        self.1
+    }
 }
 
-/// Send one request of each kind on a session with `meta` and return what the transport got.
-async fn sent_with(meta: Option<JsonObject>) -> Vec<(Message, Option<SendHints>)> {
+/// Send one request of each kind on a session with `meta`, over a transport that wants hints or
+/// not, and return what the transport got.
+async fn sent_with(meta: Option<JsonObject>, wants_hints: bool) -> Vec<(Message, Option<SendHints>)> {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let session = Session::start(Arc::new(Recording(tx)), Arc::new(NoHandler), SessionOptions::new("fake"));
+    let transport = Arc::new(Recording(tx, wants_hints));
+    let session = Session::start(transport, Arc::new(NoHandler), SessionOptions::new("fake"));
     session.set_request_meta(meta);
     let call = CallToolParams { name: "echo".into(), ..Default::default() };
     let typed = {
@@ -63,8 +68,7 @@ async fn sent_with(meta: Option<JsonObject>) -> Vec<(Message, Option<SendHints>)
 
 #[tokio::test]
 async fn typed_requests_come_with_their_revision_and_target() {
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"}).as_object().unwrap().clone();
-    let sent = sent_with(Some(meta)).await;
+    let sent = sent_with(Some(modern()), true).await;
     let hinted: Vec<_> = sent.iter().filter_map(|(_, hints)| hints.clone()).collect();
     assert_eq!(
         hinted,
@@ -81,7 +85,13 @@ async fn typed_requests_come_with_their_revision_and_target() {
 }
 
 #[tokio::test]
-async fn without_session_members_nothing_is_promised() {
-    let sent = sent_with(None).await;
-    assert!(sent.iter().all(|(_, hints)| hints.is_none()), "{sent:?}");
+async fn without_session_members_or_for_a_transport_that_reads_none_nothing_is_gathered() {
+    for (meta, wants_hints) in [(None, true), (Some(modern()), false)] {
+        let sent = sent_with(meta, wants_hints).await;
+        assert!(sent.iter().all(|(_, hints)| hints.is_none()), "{sent:?}");
+    }
+}
+
+fn modern() -> JsonObject {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"}).as_object().unwrap().clone()
 }

@@ -173,6 +173,12 @@ pub trait Transport: Send + Sync + 'static {
         self.send(message)
     }
 
+    /// Whether [`send_hinted`](Self::send_hinted) reads its hints. A sender gathers them only for
+    /// a transport that does (gathering costs an allocation a request); the default is `false`.
+    fn wants_send_hints(&self) -> bool {
+        false
+    }
+
     /// The next event from the peer.
     fn recv(&self) -> BoxFuture<'_, TransportEvent>;
 

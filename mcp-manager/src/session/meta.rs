@@ -44,12 +44,12 @@ impl RequestMeta {
 }
 
 /// Serialise typed `params` of request `method` with the session's `_meta` members and the
-/// progress token. With them, what the transport may be told of the request: the revision the
-/// `_meta` names and the string in the member that names what the request acts on
-/// ([`mcp_protocol::method::target_member`]); `None` when that is not known for sure (no
-/// session members, or params that set `_meta` themselves).
+/// progress token. With them, when `method` is given (the transport reads hints), what the
+/// transport may be told of the request: the revision the `_meta` names and the string in the
+/// member that names what the request acts on ([`mcp_protocol::method::target_member`]); `None`
+/// when that is not known for sure (no session members, or params that set `_meta` themselves).
 pub(super) fn typed_params<P: Serialize + ?Sized>(
-    method: &str,
+    method: Option<&str>,
     params: &P,
     meta: Option<&RequestMeta>,
     token: Option<&RequestId>,
@@ -57,9 +57,11 @@ pub(super) fn typed_params<P: Serialize + ?Sized>(
     if meta.is_none() && token.is_none() {
         return Ok((to_raw(params)?, None));
     }
-    let target = mcp_protocol::method::target_member(method).map(|member| Target { member, value: Cell::new(None) });
+    let target =
+        method.and_then(mcp_protocol::method::target_member).map(|member| Target { member, value: Cell::new(None) });
     let extra = Extra { meta, token, target: target.as_ref() };
     match serde_json::value::to_raw_value(&WithMeta { params, extra }) {
+        Ok(raw) if method.is_none() => Ok((raw, None)),
         Ok(raw) => {
             let hints = SendHints {
                 revision: meta.and_then(|m| m.revision.clone()),

@@ -110,6 +110,8 @@ pub(crate) struct Shared {
     /// Members added to every request's `params._meta` (the modern era's protocol version,
     /// client capabilities and client info).
     request_meta: std::sync::RwLock<Option<Arc<RequestMeta>>>,
+    /// The transport reads send hints ([`Transport::wants_send_hints`], asked once).
+    wants_hints: bool,
     /// The connection's span and revision, for the spans of requests.
     pub(crate) telemetry: crate::telemetry::SessionTelemetry,
 }
@@ -153,6 +155,7 @@ impl Session {
     pub fn start(transport: Arc<dyn Transport>, handler: Arc<dyn InboundHandler>, options: SessionOptions) -> Session {
         let name: Arc<str> = Arc::from(options.name.as_str());
         let permits = options.max_inbound_requests.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        let wants_hints = transport.wants_send_hints();
         let shared = Arc::new(Shared {
             outbox: Outbox::new(name.clone(), transport.clone()),
             inbound: Arc::new(tokio::sync::Semaphore::new(permits)),
@@ -163,6 +166,7 @@ impl Session {
             closed: watch::Sender::new(None),
             next_id: AtomicI64::new(0),
             request_meta: std::sync::RwLock::new(None),
+            wants_hints,
             telemetry: Default::default(),
         });
         // Set before any request is sent: no answer can reach the queue instead.
@@ -187,6 +191,11 @@ impl Session {
             }
         });
         *self.shared.request_meta.write().unwrap_or_else(|p| p.into_inner()) = meta;
+    }
+
+    /// `method`, when the transport reads send hints (only then are they gathered).
+    fn hinted<'m>(&self, method: &'m str) -> Option<&'m str> {
+        self.shared.wants_hints.then_some(method)
     }
 
     fn request_meta(&self) -> Option<Arc<RequestMeta>> {
@@ -268,7 +277,7 @@ impl Session {
         let id = self.next_id();
         let meta = self.request_meta();
         let token = options.progress.as_ref().map(|_| &id);
-        let (params, hints) = meta::typed_params(M::METHOD, params, meta.as_deref(), token)
+        let (params, hints) = meta::typed_params(self.hinted(M::METHOD), params, meta.as_deref(), token)
             .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
         let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
         let outgoing = Outgoing { method: M::METHOD, params: Some(params), hints };
@@ -342,7 +351,7 @@ impl Session {
     /// cancels the request. Nothing is sent before the future is first polled.
     pub fn request_unbounded<M: RequestMethod>(&self, params: &M::Params) -> (RequestId, Answer<M::Result>) {
         let meta = self.request_meta();
-        let params = meta::typed_params(M::METHOD, params, meta.as_deref(), None)
+        let params = meta::typed_params(self.hinted(M::METHOD), params, meta.as_deref(), None)
             .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) });
         let id = self.next_id();
         let session = self.clone();

@@ -409,6 +409,10 @@ impl Transport for StreamableHttpTransport {
         self.send_with(message, Some(hints))
     }
 
+    fn wants_send_hints(&self) -> bool {
+        true
+    }
+
     fn recv(&self) -> BoxFuture<'_, TransportEvent> {
         self.inner.queue.recv().boxed()
     }

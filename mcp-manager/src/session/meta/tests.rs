@@ -18,7 +18,7 @@ fn raw(params: Option<&str>, meta: Option<&RequestMeta>, token: Option<&RequestI
 }
 
 fn typed<P: Serialize + ?Sized>(params: &P, meta: Option<&RequestMeta>, token: Option<&RequestId>) -> Value {
-    let (out, _) = typed_params("x-test/method", params, meta, token).unwrap();
+    let (out, _) = typed_params(Some("x-test/method"), params, meta, token).unwrap();
     // The text must be one valid JSON object with no member twice.
     let decoded: Value = serde_json::from_str(out.get()).unwrap();
     assert_eq!(out.get().matches("\"_meta\":{").count(), 1, "{}", out.get());
@@ -85,13 +85,14 @@ fn typed_params_with_their_own_meta_are_merged() {
     let mut params = CallToolParams { name: "t".into(), ..Default::default() };
     params.meta = Some(serde_json::from_value(json!({"k": "mine"})).unwrap());
     let got: Value =
-        serde_json::from_str(typed_params("tools/call", &params, Some(&m), None).unwrap().0.get()).unwrap();
+        serde_json::from_str(typed_params(Some("tools/call"), &params, Some(&m), None).unwrap().0.get()).unwrap();
     assert_eq!(
         got,
         json!({"name": "t", "_meta": {"k": "mine", "io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
     );
     let map = json!({"_meta": {"x": 1}, "a": 2});
-    let got: Value = serde_json::from_str(typed_params("tools/call", &map, Some(&m), None).unwrap().0.get()).unwrap();
+    let got: Value =
+        serde_json::from_str(typed_params(Some("tools/call"), &map, Some(&m), None).unwrap().0.get()).unwrap();
     assert_eq!(got["_meta"]["x"], 1);
     assert_eq!(got["_meta"]["k"], json!([1, {"a": "}"}]));
     assert_eq!(got["a"], 2);
@@ -101,18 +102,18 @@ fn typed_params_with_their_own_meta_are_merged() {
 fn params_that_are_not_objects_are_an_error_not_a_panic() {
     let m = meta();
     for params in [json!([1, 2]), json!("s"), json!(3)] {
-        let e = typed_params("tools/call", &params, Some(&m), None).unwrap_err();
+        let e = typed_params(Some("tools/call"), &params, Some(&m), None).unwrap_err();
         assert!(e.to_string().contains("JSON object"), "{e}");
     }
     // Without anything to add, params go out as they are (the caller's business).
-    assert_eq!(typed_params("tools/call", &json!([1]), None, None).unwrap().0.get(), "[1]");
+    assert_eq!(typed_params(Some("tools/call"), &json!([1]), None, None).unwrap().0.get(), "[1]");
 }
 
 #[test]
 fn typed_params_tell_the_transport_their_revision_and_target() {
     let m = meta();
     fn hints<P: Serialize>(method: &str, params: &P, meta: Option<&RequestMeta>) -> Option<SendHints> {
-        typed_params(method, params, meta, Some(&RequestId::Number(3))).unwrap().1
+        typed_params(Some(method), params, meta, Some(&RequestId::Number(3))).unwrap().1
     }
     let call = CallToolParams {
         name: "echo".into(),
@@ -120,6 +121,8 @@ fn typed_params_tell_the_transport_their_revision_and_target() {
         arguments: Some(json!({"name": "inner"}).as_object().unwrap().clone()),
         ..Default::default()
     };
+    // A session whose transport reads no hints gathers none.
+    assert_eq!(typed_params(None, &call, Some(&m), None).unwrap().1, None);
     let modern = Some(ProtocolVersion::V2026_07_28);
     assert_eq!(
         hints("tools/call", &call, Some(&m)),
