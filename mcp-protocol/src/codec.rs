@@ -110,30 +110,31 @@ pub const LARGE_LINE: usize = 1024 * 1024;
 /// payload (`params` or `result`) that is most of the line gets the line's own buffer, moved to
 /// its front instead of copied, so that a large message is held once, not twice. Other lines
 /// decode as [`decode_line`] does them.
+///
+/// The payload is parsed once, when it becomes a `RawValue` in its new place: the envelope
+/// around it is found by structure ([`scan`](crate::scan)) and decoded with an empty object or
+/// array in the payload's place. A line whose envelope does not decode that way is decoded whole
+/// (the payload then parsed twice), so that its error is the one [`decode_line`] gives; a payload
+/// that is not JSON is reported as [`DecodeError::NotJson`] naming the member and where it starts.
 pub fn decode_owned_line(mut line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
     if line.len() < LARGE_LINE {
         return decode_line(&line, limits);
     }
     let base = line.as_ptr() as usize;
-    let mut moved = None;
-    let mut message = {
+    let (mut message, moved) = {
         let text = checked_text(&line, limits)?;
         if !text.starts_with('{') {
             return decode_line(&line, limits);
         }
-        let raw: RawEnvelope<&RawValue> = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
-        let large = text.len() / 2;
-        classify_envelope(raw, |payload: &RawValue| {
-            let text = payload.get();
-            if text.len() < large {
-                return payload.to_owned();
+        let offset = text.as_ptr() as usize - base;
+        match around_payload(text) {
+            Some((message, start, end, member)) => {
+                (message, Some(Moved { start: offset + start, len: end - start, member, checked: false }))
             }
-            // Taken from the line below, once the line is no longer borrowed.
-            moved = Some((text.as_ptr() as usize - base, text.len()));
-            RawValue::NULL.to_owned()
-        })?
+            None => envelope_with_payload_moved(text, base)?,
+        }
     };
-    if let Some((start, len)) = moved {
+    if let Some(Moved { start, len, member, checked }) = moved {
         line.copy_within(start..start + len, 0);
         line.truncate(len);
         // As `without_line_breaks` does: a line break can only be whitespace here.
@@ -142,10 +143,13 @@ pub fn decode_owned_line(mut line: Vec<u8>, limits: &DecodeLimits) -> Result<Dec
                 *byte = b' ';
             }
         }
-        // The payload was read as JSON, from text checked to be UTF-8: neither step can fail.
+        // Text checked to be UTF-8, cut at ASCII bytes: this cannot fail.
         let text =
             String::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
-        let payload = RawValue::from_string(text).map_err(|e| DecodeError::NotJson(e.to_string()))?;
+        let payload = RawValue::from_string(text).map_err(|e| match checked {
+            true => DecodeError::NotJson(e.to_string()),
+            false => DecodeError::NotJson(format!("the `{member}` member (from byte {start} of the line): {e}")),
+        })?;
         match &mut message {
             Message::Request(Request { params, .. }) | Message::Notification(Notification { params, .. }) => {
                 *params = Some(payload)
@@ -154,6 +158,59 @@ pub fn decode_owned_line(mut line: Vec<u8>, limits: &DecodeLimits) -> Result<Dec
         }
     }
     Ok(Decoded::Single(message))
+}
+
+/// Where the payload that takes over the line lies in it.
+struct Moved {
+    start: usize,
+    len: usize,
+    /// Which member it is, for an error.
+    member: &'static str,
+    /// Already parsed as JSON (with the whole envelope).
+    checked: bool,
+}
+
+/// The message of `text` decoded around its `result` or `params` when that member is most of
+/// the text and an object or an array: the envelope, with an empty one in the payload's place, is
+/// decoded as usual, and the payload's start and end in `text` and its member's name are
+/// returned for the caller to take over (and parse). `None` when the text has no such member or
+/// its envelope does not decode that way.
+fn around_payload(text: &str) -> Option<(Message, usize, usize, &'static str)> {
+    const MEMBERS: [&str; 2] = ["result", "params"];
+    let (which, start, end) = crate::scan::first_member_span(text, &MEMBERS)?;
+    if end - start <= text.len() / 2 {
+        return None;
+    }
+    let placeholder = match text.as_bytes()[start] {
+        b'{' => "{}",
+        b'[' => "[]",
+        _ => return None,
+    };
+    let mut rest = String::with_capacity(text.len() - (end - start) + placeholder.len());
+    rest.push_str(&text[..start]);
+    rest.push_str(placeholder);
+    rest.push_str(&text[end..]);
+    let raw: RawEnvelope<&RawValue> = serde_json::from_str(&rest).ok()?;
+    let message = classify_envelope(raw, |payload: &RawValue| payload.to_owned()).ok()?;
+    Some((message, start, end, MEMBERS[which]))
+}
+
+/// The message of `text` (which lies in a line whose buffer starts at `base`) decoded whole;
+/// a payload that is most of the text is left for the caller to take over.
+fn envelope_with_payload_moved(text: &str, base: usize) -> Result<(Message, Option<Moved>), DecodeError> {
+    let raw: RawEnvelope<&RawValue> = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
+    let large = text.len() / 2;
+    let mut moved = None;
+    let message = classify_envelope(raw, |payload: &RawValue| {
+        let text = payload.get();
+        if text.len() < large {
+            return payload.to_owned();
+        }
+        // Taken from the line by the caller, once the line is no longer borrowed.
+        moved = Some(Moved { start: text.as_ptr() as usize - base, len: text.len(), member: "payload", checked: true });
+        RawValue::NULL.to_owned()
+    })?;
+    Ok((message, moved))
 }
 
 /// The line's text, checked against `limits` (length, UTF-8, nesting), without a byte-order

@@ -21,6 +21,13 @@ pub fn object_member<'a>(text: &'a str, name: &str) -> Option<&'a str> {
 
 /// Where [`object_member`] finds member `name`'s value: its start and end in `text`.
 pub(crate) fn member_span(text: &str, name: &str) -> Option<(usize, usize)> {
+    first_member_span(text, &[name]).map(|(_, start, end)| (start, end))
+}
+
+/// The first top-level member of the object `text` whose name is one of `names`, found the way
+/// [`object_member`] finds one: the index of its name in `names`, and where its value starts and
+/// ends in `text`.
+pub(crate) fn first_member_span(text: &str, names: &[&str]) -> Option<(usize, usize, usize)> {
     let bytes = text.as_bytes();
     let mut i = skip_whitespace(bytes, 0);
     if bytes.get(i) != Some(&b'{') {
@@ -42,8 +49,8 @@ pub(crate) fn member_span(text: &str, name: &str) -> Option<(usize, usize)> {
         }
         let start = skip_whitespace(bytes, i + 1);
         let end = value_end(bytes, start)?;
-        if key == name.as_bytes() {
-            return Some((start, end));
+        if let Some(index) = names.iter().position(|name| key == name.as_bytes()) {
+            return Some((index, start, end));
         }
         i = skip_whitespace(bytes, end);
         match bytes.get(i) {

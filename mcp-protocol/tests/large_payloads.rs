@@ -55,6 +55,15 @@ fn an_owned_line_decodes_to_what_a_borrowed_one_does() {
         format!(r#"{{"jsonrpc":"1.0","id":1,"result":"{big}"}}"#),
         format!(r#"{{"jsonrpc":"2.0","id":1,"result":"{big}","result":1}}"#),
         format!(r#"{{"jsonrpc":"2.0","id":1,"result":"{big}"#),
+        // The envelope around a payload found by structure: a member before it whose text says
+        // `"result":`, a repeated member, a method with a result, members after it, and an
+        // envelope that is broken after the payload.
+        format!(r#"{{"jsonrpc":"2.0","id":"a\"result\":[","result":{{"t":"{big}"}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}"}},"result":{{}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","result":{{"t":"{big}"}}}}"#),
+        format!(r#"{{"id":1,"result":[{{"result":"{big}"}}],"jsonrpc":"2.0","_meta":{{"k":[1,2]}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}"}},}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}"}}"#),
         "not json at all".to_owned(),
         "42".to_owned(),
     ];
@@ -82,6 +91,22 @@ fn a_large_payload_takes_over_the_line_instead_of_being_copied() {
     let Decoded::Single(Message::Response(response)) = owned else { panic!("a response") };
     // Moved to the front of the line's buffer, which then shrinks where it is.
     assert_eq!(response.into_result().unwrap().get().as_ptr(), start, "the payload was copied");
+}
+
+#[test]
+fn a_large_payload_that_is_not_json_is_reported_with_its_member() {
+    let big = "y".repeat(codec::LARGE_LINE);
+    for (line, member) in [
+        (format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}" "u":1}}}}"#), "result"),
+        (format!(r#"{{"jsonrpc":"2.0","method":"m","params":["{big}",]}}"#), "params"),
+        (format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}","u":tru}}}}"#), "result"),
+    ] {
+        let borrowed = codec::decode_line(line.as_bytes(), &limits()).unwrap_err();
+        let owned = codec::decode_owned_line(line.into_bytes(), &limits()).unwrap_err();
+        assert!(matches!(borrowed, codec::DecodeError::NotJson(_)), "{borrowed}");
+        let codec::DecodeError::NotJson(why) = &owned else { panic!("not JSON expected: {owned}") };
+        assert!(why.starts_with(&format!("the `{member}` member (from byte ")), "{why}");
+    }
 }
 
 /// A `tools/call` result line's payload, owned.
