@@ -116,15 +116,20 @@ pub const LARGE_LINE: usize = 1024 * 1024;
 /// array in the payload's place. A line whose envelope does not decode that way is decoded whole
 /// (the payload then parsed twice), so that its error is the one [`decode_line`] gives; a payload
 /// that is not JSON is reported as [`DecodeError::NotJson`] naming the member and where it starts.
-pub fn decode_owned_line(mut line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
+pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
     if line.len() < LARGE_LINE {
         return decode_line(&line, limits);
     }
+    check_length(&line, limits)?;
+    // Checked as UTF-8 once, and kept as text from then on (the payload does not need a second
+    // check when it becomes a string of its own).
+    let mut line =
+        String::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
     let base = line.as_ptr() as usize;
     let (mut message, moved) = {
-        let text = checked_text(&line, limits)?;
+        let text = checked_str(&line, limits)?;
         if !text.starts_with('{') {
-            return decode_line(&line, limits);
+            return decode_line(line.as_bytes(), limits);
         }
         let offset = text.as_ptr() as usize - base;
         match around_payload(text) {
@@ -135,18 +140,21 @@ pub fn decode_owned_line(mut line: Vec<u8>, limits: &DecodeLimits) -> Result<Dec
         }
     };
     if let Some(Moved { start, len, member, checked }) = moved {
-        line.copy_within(start..start + len, 0);
-        line.truncate(len);
-        // As `without_line_breaks` does: a line break can only be whitespace here.
-        if memchr::memchr2(b'\n', b'\r', &line).is_some() {
-            for byte in line.iter_mut().filter(|b| matches!(**b, b'\n' | b'\r')) {
+        // Both ends are ASCII bytes (the payload's brackets), so character boundaries; the
+        // payload moves to the front of the buffer, which keeps it.
+        line.truncate(start + len);
+        line.drain(..start);
+        // As `without_line_breaks` does: a line break can only be whitespace here (rare: the
+        // text is checked again only then).
+        if memchr::memchr2(b'\n', b'\r', line.as_bytes()).is_some() {
+            let mut bytes = line.into_bytes();
+            for byte in bytes.iter_mut().filter(|b| matches!(**b, b'\n' | b'\r')) {
                 *byte = b' ';
             }
+            line = String::from_utf8(bytes)
+                .map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
         }
-        // Text checked to be UTF-8, cut at ASCII bytes: this cannot fail.
-        let text =
-            String::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
-        let payload = RawValue::from_string(text).map_err(|e| match checked {
+        let payload = RawValue::from_string(line).map_err(|e| match checked {
             true => DecodeError::NotJson(e.to_string()),
             false => DecodeError::NotJson(format!("the `{member}` member (from byte {start} of the line): {e}")),
         })?;
@@ -216,10 +224,20 @@ fn envelope_with_payload_moved(text: &str, base: usize) -> Result<(Message, Opti
 /// The line's text, checked against `limits` (length, UTF-8, nesting), without a byte-order
 /// mark and surrounding whitespace.
 fn checked_text<'a>(line: &'a [u8], limits: &DecodeLimits) -> Result<&'a str, DecodeError> {
-    if line.len() > limits.max_line_bytes {
-        return Err(DecodeError::TooLong { len: line.len(), max: limits.max_line_bytes });
-    }
+    check_length(line, limits)?;
     let text = std::str::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.valid_up_to() })?;
+    checked_str(text, limits)
+}
+
+fn check_length(line: &[u8], limits: &DecodeLimits) -> Result<(), DecodeError> {
+    match line.len() > limits.max_line_bytes {
+        true => Err(DecodeError::TooLong { len: line.len(), max: limits.max_line_bytes }),
+        false => Ok(()),
+    }
+}
+
+/// [`checked_text`] for a line already known to be UTF-8.
+fn checked_str<'a>(text: &'a str, limits: &DecodeLimits) -> Result<&'a str, DecodeError> {
     // A byte-order mark may precede JSON text (RFC 8259 lets a parser ignore it).
     let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim_matches(|c: char| c.is_ascii_whitespace());
     check_depth(text.as_bytes(), limits.max_depth.min(120))?;

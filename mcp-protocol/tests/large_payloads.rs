@@ -109,6 +109,20 @@ fn a_large_payload_that_is_not_json_is_reported_with_its_member() {
     }
 }
 
+#[test]
+fn large_lines_that_are_not_utf8_or_too_long_are_refused_as_borrowed_ones_are() {
+    let big = "y".repeat(codec::LARGE_LINE);
+    let mut invalid = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}"}}}}"#).into_bytes();
+    let at = invalid.len() - 10;
+    invalid[at] = 0xff;
+    let tight = DecodeLimits { max_line_bytes: codec::LARGE_LINE + 8, ..limits() };
+    for (line, limits) in [(invalid.clone(), limits()), (invalid, tight)] {
+        let borrowed = codec::decode_line(&line, &limits).unwrap_err();
+        let owned = codec::decode_owned_line(line, &limits).unwrap_err();
+        assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"));
+    }
+}
+
 /// A `tools/call` result line's payload, owned.
 fn result(json: &str) -> Box<RawValue> {
     RawValue::from_string(json.to_owned()).unwrap()
