@@ -28,31 +28,27 @@ pub(crate) fn member_span(text: &str, name: &str) -> Option<(usize, usize)> {
 /// [`object_member`] finds one: the index of its name in `names`, and where its value starts and
 /// ends in `text`.
 pub(crate) fn first_member_span(text: &str, names: &[&str]) -> Option<(usize, usize, usize)> {
-    let bytes = text.as_bytes();
-    let mut i = skip_whitespace(bytes, 0);
-    if bytes.get(i) != Some(&b'{') {
+    let (index, start) = find_member(text.as_bytes(), names)?;
+    Some((index, start, value_end(text.as_bytes(), start)?))
+}
+
+/// The first top-level member of the object `bytes` whose name is one of `names`: the index of
+/// its name and where its value starts (the value itself is not scanned).
+fn find_member(bytes: &[u8], names: &[&str]) -> Option<(usize, usize)> {
+    let open = skip_whitespace(bytes, 0);
+    if bytes.get(open) != Some(&b'{') {
         return None;
     }
-    i = skip_whitespace(bytes, i + 1);
+    let mut i = skip_whitespace(bytes, open + 1);
     if bytes.get(i) == Some(&b'}') {
         return None;
     }
     loop {
-        if bytes.get(i) != Some(&b'"') {
-            return None;
-        }
-        let key_end = string_end(bytes, i)?;
-        let key = &bytes[i + 1..key_end - 1];
-        i = skip_whitespace(bytes, key_end);
-        if bytes.get(i) != Some(&b':') {
-            return None;
-        }
-        let start = skip_whitespace(bytes, i + 1);
-        let end = value_end(bytes, start)?;
+        let (key, start) = member_name(bytes, i)?;
         if let Some(index) = names.iter().position(|name| key == name.as_bytes()) {
-            return Some((index, start, end));
+            return Some((index, start));
         }
-        i = skip_whitespace(bytes, end);
+        i = skip_whitespace(bytes, value_end(bytes, start)?);
         match bytes.get(i) {
             Some(b',') => i = skip_whitespace(bytes, i + 1),
             _ => return None,
@@ -60,26 +56,77 @@ pub(crate) fn first_member_span(text: &str, names: &[&str]) -> Option<(usize, us
     }
 }
 
-/// The start and end in `text` of each element of the JSON array `text`, found the way
-/// [`object_member`] finds members; `None` when `text` is not an array that scans.
-pub(crate) fn array_elements(text: &str) -> Option<Vec<(usize, usize)>> {
-    let bytes = text.as_bytes();
-    let mut i = skip_whitespace(bytes, 0);
-    if bytes.get(i) != Some(&b'[') {
+/// The name of the member at `bytes[i]` (a `"`) and where its value starts.
+fn member_name(bytes: &[u8], i: usize) -> Option<(&[u8], usize)> {
+    if bytes.get(i) != Some(&b'"') {
         return None;
     }
-    i = skip_whitespace(bytes, i + 1);
+    let key_end = string_end(bytes, i)?;
+    let colon = skip_whitespace(bytes, key_end);
+    if bytes.get(colon) != Some(&b':') {
+        return None;
+    }
+    Some((&bytes[i + 1..key_end - 1], skip_whitespace(bytes, colon + 1)))
+}
+
+/// Where a value starts and ends in its text.
+pub(crate) type Span = (usize, usize);
+
+/// For each element of the array that is member `array` of the object `text` (found the way
+/// [`object_member`] finds members), where the values of its members `names` start and end in
+/// `text` when the element is an object that has them (the first of repeated members). One pass
+/// over the array, however large its elements. `None` when there is no such array or it does
+/// not scan.
+pub(crate) fn element_members<const N: usize>(
+    text: &str,
+    array: &str,
+    names: [&str; N],
+) -> Option<Vec<[Option<Span>; N]>> {
+    let bytes = text.as_bytes();
+    let (_, open) = find_member(bytes, &[array])?;
+    if bytes.get(open) != Some(&b'[') {
+        return None;
+    }
+    let mut i = skip_whitespace(bytes, open + 1);
     let mut elements = Vec::new();
     if bytes.get(i) == Some(&b']') {
         return Some(elements);
     }
     loop {
-        let end = value_end(bytes, i)?;
-        elements.push((i, end));
+        let mut found = [None; N];
+        let end = match bytes.get(i)? {
+            b'{' => object_members(bytes, i, |key, span| {
+                if let Some(index) = names.iter().position(|name| key == name.as_bytes()) {
+                    found[index].get_or_insert(span);
+                }
+            })?,
+            _ => value_end(bytes, i)?,
+        };
+        elements.push(found);
         i = skip_whitespace(bytes, end);
         match bytes.get(i)? {
             b',' => i = skip_whitespace(bytes, i + 1),
             b']' => return Some(elements),
+            _ => return None,
+        }
+    }
+}
+
+/// Walk the members of the object that opens at `bytes[open]`, giving `each` every member's name
+/// and its value's start and end; the index just past the object.
+fn object_members(bytes: &[u8], open: usize, mut each: impl FnMut(&[u8], (usize, usize))) -> Option<usize> {
+    let mut i = skip_whitespace(bytes, open + 1);
+    if bytes.get(i) == Some(&b'}') {
+        return Some(i + 1);
+    }
+    loop {
+        let (key, start) = member_name(bytes, i)?;
+        let end = value_end(bytes, start)?;
+        each(key, (start, end));
+        i = skip_whitespace(bytes, end);
+        match bytes.get(i)? {
+            b',' => i = skip_whitespace(bytes, i + 1),
+            b'}' => return Some(i + 1),
             _ => return None,
         }
     }
@@ -370,14 +417,26 @@ mod tests {
 
     #[test]
     fn elements_and_members_are_found_by_their_spans() {
-        let text = r#"[ {"a":[1,"]"]} , "x" ,3 ]"#;
-        let spans = array_elements(text).unwrap();
-        let found: Vec<&str> = spans.iter().map(|&(s, e)| &text[s..e]).collect();
-        assert_eq!(found, [r#"{"a":[1,"]"]}"#, r#""x""#, "3"]);
-        assert_eq!(array_elements(" [ ] "), Some(vec![]));
-        for bad in ["", "{}", "[1,", "[1 2]", "[,]"] {
-            assert_eq!(array_elements(bad), None, "{bad}");
+        let text = r#"{"x":{"content":1},"content":[ {"a":[1,"]"],"b":"}","a":2} , "x" ,{},3 ],"z":0}"#;
+        let elements = element_members(text, "content", ["a", "b"]).unwrap();
+        let found: Vec<[Option<&str>; 2]> =
+            elements.iter().map(|spans| spans.map(|span| span.map(|(s, e)| &text[s..e]))).collect();
+        assert_eq!(found, [[Some(r#"[1,"]"]"#), Some(r#""}""#)], [None, None], [None, None], [None, None]]);
+        assert_eq!(element_members(r#"{"content": [ ] }"#, "content", ["a"]), Some(vec![]));
+        for bad in [
+            "",
+            "{}",
+            "[]",
+            r#"{"content":{}}"#,
+            r#"{"content":[1,"#,
+            r#"{"content":[1 2]}"#,
+            r#"{"content":[,]}"#,
+            r#"{"content":[{"a" 1}]}"#,
+            r#"{"content":[{"a":1,}]}"#,
+        ] {
+            assert_eq!(element_members(bad, "content", ["a"]), None, "{bad}");
         }
+        assert_eq!(first_member_span(r#"{"a":1,"b":[2],"c":3}"#, &["c", "b"]), Some((1, 11, 14)));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use serde_json::value::RawValue;
 
-use crate::scan::{array_elements, member_span, unescape_in_place};
+use crate::scan::{element_members, unescape_in_place};
 
 /// Results shorter than this decode the usual way.
 const LARGE: usize = 1024 * 1024;
@@ -50,18 +50,15 @@ pub(crate) fn decode_keeping_large_text<T>(
 }
 
 /// The largest `text` string of a `"type":"text"` block of the result's `content`: the block's
-/// index, and where the string (with its quotes) starts and ends in `json`.
+/// index, and where the string (with its quotes) starts and ends in `json`. One pass over the
+/// content.
 fn largest_text(json: &str) -> Option<(usize, usize, usize)> {
-    let (content_start, content_end) = member_span(json, "content")?;
-    let content = &json[content_start..content_end];
     let mut largest: Option<(usize, usize, usize)> = None;
-    for (index, (block_start, block_end)) in array_elements(content)?.into_iter().enumerate() {
-        let block = &content[block_start..block_end];
-        if member_span(block, "type").map(|(s, e)| &block[s..e]) != Some("\"text\"") {
+    for (index, [kind, text]) in element_members(json, "content", ["type", "text"])?.into_iter().enumerate() {
+        if kind.map(|(s, e)| &json[s..e]) != Some("\"text\"") {
             continue;
         }
-        let Some((s, e)) = member_span(block, "text").filter(|&(s, _)| block.as_bytes()[s] == b'"') else { continue };
-        let (start, end) = (content_start + block_start + s, content_start + block_start + e);
+        let Some((start, end)) = text.filter(|&(s, _)| json.as_bytes()[s] == b'"') else { continue };
         if largest.is_none_or(|(_, ls, le)| end - start > le - ls) {
             largest = Some((index, start, end));
         }
