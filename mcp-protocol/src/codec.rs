@@ -102,8 +102,8 @@ pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, Decode
     }
 }
 
-/// The shortest line [`decode_owned_line`] decodes in place. Below it a copy costs less than
-/// the second check of the payload that keeping the line's buffer takes.
+/// The shortest line [`decode_owned_line`] decodes in place. A shorter line is decoded as
+/// [`decode_line`] does it, its payload copied out (less than a mebibyte held twice, briefly).
 pub const LARGE_LINE: usize = 1024 * 1024;
 
 /// [`decode_line`] for a line the caller hands over: in a line of [`LARGE_LINE`] or more, a
