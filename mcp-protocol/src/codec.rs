@@ -134,12 +134,12 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
         let offset = text.as_ptr() as usize - base;
         match around_payload(text) {
             Some((message, start, end, member)) => {
-                (message, Some(Moved { start: offset + start, len: end - start, member, checked: false }))
+                (message, Some(Moved { start: offset + start, len: end - start, unparsed: Some(member) }))
             }
             None => envelope_with_payload_moved(text, base)?,
         }
     };
-    if let Some(Moved { start, len, member, checked }) = moved {
+    if let Some(Moved { start, len, unparsed }) = moved {
         // Both ends are ASCII bytes (the payload's brackets), so character boundaries; the
         // payload moves to the front of the buffer, which keeps it.
         line.truncate(start + len);
@@ -154,9 +154,9 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
             line = String::from_utf8(bytes)
                 .map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
         }
-        let payload = RawValue::from_string(line).map_err(|e| match checked {
-            true => DecodeError::NotJson(e.to_string()),
-            false => DecodeError::NotJson(format!("the `{member}` member (from byte {start} of the line): {e}")),
+        let payload = RawValue::from_string(line).map_err(|e| match unparsed {
+            Some(member) => DecodeError::NotJson(format!("the `{member}` member (from byte {start} of the line): {e}")),
+            None => DecodeError::NotJson(e.to_string()),
         })?;
         match &mut message {
             Message::Request(Request { params, .. }) | Message::Notification(Notification { params, .. }) => {
@@ -172,10 +172,8 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
 struct Moved {
     start: usize,
     len: usize,
-    /// Which member it is, for an error.
-    member: &'static str,
-    /// Already parsed as JSON (with the whole envelope).
-    checked: bool,
+    /// Which member it is, when it was not parsed with the envelope (an error then names it).
+    unparsed: Option<&'static str>,
 }
 
 /// The message of `text` decoded around its `result` or `params` when that member is most of
@@ -215,7 +213,7 @@ fn envelope_with_payload_moved(text: &str, base: usize) -> Result<(Message, Opti
             return payload.to_owned();
         }
         // Taken from the line by the caller, once the line is no longer borrowed.
-        moved = Some(Moved { start: text.as_ptr() as usize - base, len: text.len(), member: "payload", checked: true });
+        moved = Some(Moved { start: text.as_ptr() as usize - base, len: text.len(), unparsed: None });
         RawValue::NULL.to_owned()
     })?;
     Ok((message, moved))

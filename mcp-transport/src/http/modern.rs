@@ -8,16 +8,15 @@ use std::borrow::Cow;
 
 use http::header::{HeaderName, HeaderValue};
 use mcp_protocol::method::target_member;
+use mcp_protocol::types::meta::{JsonObject, Meta};
 use mcp_protocol::{Message, ProtocolVersion};
 use serde_json::value::RawValue;
 
 use super::params::ToolHeaders;
 use crate::SendHints;
 
-type JsonObject = serde_json::Map<String, serde_json::Value>;
-
 /// The `_meta` key of a message's revision.
-const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+const META_VERSION_KEY: &str = Meta::PROTOCOL_VERSION;
 #[cfg(test)]
 const META_VERSION: &str = META_VERSION_KEY;
 const METHOD: HeaderName = HeaderName::from_static("mcp-method");
