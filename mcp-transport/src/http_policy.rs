@@ -1,5 +1,5 @@
 //! The policy every HTTP client of the workspace follows: the transports' own client
-//! (`http_client`, hyper-util's) applies it itself; the others (the authorization client, the
+//! (`http_client`, on hyper's HTTP/1.1 connections) applies it itself; the others (the authorization client, the
 //! host's LLM client) build their `reqwest` client with [`client_builder`].
 //!
 //! - Redirects are followed only within the origin (scheme, host and port) of the request's

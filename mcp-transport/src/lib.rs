@@ -23,7 +23,7 @@
 //!   above share so that a host branches on it without walking their error trees.
 //! - [`http_policy`]: the policy of every HTTP client of the workspace (same-origin redirects
 //!   only, a warning for credentials over plain http), which the transports' own client
-//!   applies (hyper-util's pooled HTTP/1.1 client, see ARCHITECTURE.md), and [`redact`]:
+//!   applies (hyper's HTTP/1.1 connections in a pool of its own, see ARCHITECTURE.md), and [`redact`]:
 //!   keeping secrets out of `Debug` output, logs and errors ([`Secret`], the one type of every
 //!   secret value, and [`redact::describe`] for every `reqwest::Error`).
 //!

@@ -191,9 +191,9 @@ impl Inner {
         [fixed, extra]: [&[(HeaderName, HeaderValue)]; 2],
         credentials: &[(HeaderName, HeaderValue)],
     ) -> HeaderMap {
-        // The session id and the version, then room for the client's `Host` and for the slot
-        // hyper-util reserves before it looks `Host` up (a full map is rebuilt for that look-up:
-        // about 1,000 instructions a modern-era request, whose headers filled the map).
+        // The session id and the version, then room for what the client adds: `Host`, and a
+        // forwarding proxy's `Proxy-Authorization` (a full map is rebuilt to make room: about
+        // 1,000 instructions a modern-era request, whose headers filled the map).
         let mut headers = self.headers.clone();
         headers.reserve(4 + fixed.len() + extra.len() + credentials.len());
         if let Some(id) = session_id.and_then(|v| HeaderValue::from_str(v).ok()) {

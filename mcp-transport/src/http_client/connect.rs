@@ -13,28 +13,26 @@ use http::header::HeaderValue;
 use http::{Request, Uri};
 use http_body_util::Full;
 use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
-use hyper_util::client::legacy::connect::{Connect, Connected, Connection, HttpConnector};
 use hyper_util::client::proxy::matcher::Intercept;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use super::Response;
+use super::pool::{Opener, Pool, RequestError};
 use crate::TransportError;
-use crate::http_policy::POOL_IDLE_TIMEOUT;
 use crate::redact::redact_url_str;
 
 type Body = Full<Bytes>;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A pooled client and the way its connections go. The client is of one type whatever the
-/// route ([`Connector`] and [`Conn`] hide it), so that hyper's HTTP/1.1 machinery is compiled
-/// once, not once per route: a host that never speaks HTTP would otherwise still carry (and
-/// fault in around what it runs) a copy per route.
+/// A pool of connections and the way they go. The pool is of one type whatever the route
+/// ([`Connector`] and [`Conn`] hide it), so that hyper's HTTP/1.1 machinery is compiled once,
+/// not once per route: a host that never speaks HTTP would otherwise still carry (and fault in
+/// around what it runs) a copy per route.
 #[derive(Clone)]
 pub(super) struct Backend {
-    client: Client<Connector, Body>,
+    pool: Pool<Conn>,
     route: &'static str,
 }
 
@@ -102,12 +100,19 @@ impl Backend {
                 }
             }
         };
-        Ok((Backend { client: pooled(connector), route }, authorization))
+        // A forwarding proxy reads the request's target from its absolute form.
+        let absolute_form = matches!(connector, Connector::Forward(_) | Connector::ForwardTls(_));
+        let destination = uri.clone();
+        let open: Opener<Conn> = Box::new(move || connector.open(destination.clone()));
+        let pool = Pool::new(uri, absolute_form, open).ok_or_else(|| {
+            TransportError::Other(format!("invalid URL {}: no origin", redact_url_str(&uri.to_string())))
+        })?;
+        Ok((Backend { pool, route }, authorization))
     }
 
     /// Send `request` on a pooled connection (a new one if none is idle).
-    pub(super) async fn request(&self, request: Request<Body>) -> Result<Response, hyper_util::client::legacy::Error> {
-        self.client.request(request).await
+    pub(super) async fn request(&self, request: Request<Body>) -> Result<Response, RequestError> {
+        self.pool.request(request).await
     }
 
     /// How the connections go, for `Debug`.
@@ -133,71 +138,45 @@ pub(super) enum Connector {
     TunnelTls(HttpsConnector<Tunnel<HttpsConnector<HttpConnector>>>),
 }
 
-/// `connector`'s connection to `destination`, boxed as a [`Conn`]; `proxied` when it goes to a
-/// forwarding proxy (requests on it are then sent in absolute form).
-fn boxed<C>(connector: &mut C, destination: Uri, proxied: bool) -> BoxFuture<'static, Result<Conn, BoxError>>
+/// `connector`'s connection to `destination`, boxed as a [`Conn`].
+fn boxed<C>(connector: &C, destination: Uri) -> BoxFuture<'static, Result<Conn, BoxError>>
 where
-    C: tower_service::Service<Uri>,
+    C: tower_service::Service<Uri> + Clone + Send + 'static,
     C::Response: Io + 'static,
     C::Error: Into<BoxError>,
     C::Future: Send + 'static,
 {
-    let connecting = connector.call(destination);
+    let mut connector = connector.clone();
     Box::pin(async move {
-        let io = connecting.await.map_err(Into::into)?;
-        Ok(Conn { io: Box::new(io), proxied })
+        futures::future::poll_fn(|cx| connector.poll_ready(cx)).await.map_err(Into::into)?;
+        let io = connector.call(destination).await.map_err(Into::into)?;
+        Ok(Conn { io: Box::new(io) })
     })
 }
 
-fn ready<E: Into<BoxError>>(ready: Poll<Result<(), E>>) -> Poll<Result<(), BoxError>> {
-    ready.map_err(Into::into)
-}
-
-impl tower_service::Service<Uri> for Connector {
-    type Response = Conn;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<Conn, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+impl Connector {
+    /// A new connection to `destination` (the origin's URI), by this route: a forwarding
+    /// proxy's connections go to the proxy, whatever the destination.
+    fn open(&self, destination: Uri) -> BoxFuture<'static, Result<Conn, BoxError>> {
         match self {
-            Connector::Plain(c) => ready(c.poll_ready(cx)),
-            Connector::Tls(c) => ready(c.poll_ready(cx)),
-            Connector::Forward(f) => ready(f.connector.poll_ready(cx)),
-            Connector::ForwardTls(f) => ready(f.connector.poll_ready(cx)),
-            Connector::Tunnel(c) => ready(c.poll_ready(cx)),
-            Connector::TunnelTls(c) => ready(c.poll_ready(cx)),
-        }
-    }
-
-    fn call(&mut self, destination: Uri) -> Self::Future {
-        match self {
-            Connector::Plain(c) => boxed(c, destination, false),
-            Connector::Tls(c) => boxed(c, destination, false),
-            // Whatever the destination, the connection goes to the proxy.
-            Connector::Forward(f) => boxed(&mut f.connector, f.proxy.clone(), true),
-            Connector::ForwardTls(f) => boxed(&mut f.connector, f.proxy.clone(), true),
-            Connector::Tunnel(c) => boxed(c, destination, false),
-            Connector::TunnelTls(c) => boxed(c, destination, false),
+            Connector::Plain(c) => boxed(c, destination),
+            Connector::Tls(c) => boxed(c, destination),
+            Connector::Forward(f) => boxed(&f.connector, f.proxy.clone()),
+            Connector::ForwardTls(f) => boxed(&f.connector, f.proxy.clone()),
+            Connector::Tunnel(c) => boxed(c, destination),
+            Connector::TunnelTls(c) => boxed(c, destination),
         }
     }
 }
 
 /// What a connection of any route is.
-pub(super) trait Io: hyper::rt::Read + hyper::rt::Write + Connection + Send + Unpin {}
+pub(super) trait Io: hyper::rt::Read + hyper::rt::Write + Send + Unpin {}
 
-impl<T: hyper::rt::Read + hyper::rt::Write + Connection + Send + Unpin> Io for T {}
+impl<T: hyper::rt::Read + hyper::rt::Write + Send + Unpin> Io for T {}
 
 /// A connection of any route (one allocation per connection, not per request).
 pub(super) struct Conn {
     io: Box<dyn Io>,
-    /// To a forwarding proxy.
-    proxied: bool,
-}
-
-impl Connection for Conn {
-    fn connected(&self) -> Connected {
-        self.io.connected().proxy(self.proxied)
-    }
 }
 
 impl hyper::rt::Read for Conn {
@@ -244,15 +223,6 @@ fn authorized<C>(tunnel: Tunnel<C>, authorization: &Option<HeaderValue>) -> Tunn
     }
 }
 
-/// A pooled HTTP/1.1 client on `connector`: idle connections are closed after
-/// [`POOL_IDLE_TIMEOUT`].
-fn pooled<C: Connect + Clone + Send + Sync + 'static>(connector: C) -> Client<C, Body> {
-    Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-        .pool_timer(TokioTimer::new())
-        .build(connector)
-}
-
 /// `connector` with TLS on top: rustls with the platform's certificate verifier, HTTP/1.1 only.
 fn tls<C>(connector: C) -> Result<HttpsConnector<C>, TransportError> {
     let provider = rustls::crypto::CryptoProvider::get_default()
@@ -274,7 +244,7 @@ fn tls<C>(connector: C) -> Result<HttpsConnector<C>, TransportError> {
 }
 
 /// A forwarding proxy and how to reach it: every connection goes to it, whatever the
-/// destination, and says it is proxied ([`Conn`]).
+/// destination (requests on them are sent in absolute form).
 #[derive(Clone)]
 pub(super) struct Forward<C> {
     proxy: Uri,

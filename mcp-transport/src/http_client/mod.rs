@@ -1,8 +1,9 @@
-//! The HTTP client of the MCP transports: hyper-util's pooled HTTP/1.1 client, bound to the
-//! origin of one endpoint, with the workspace's redirect policy ([`crate::http_policy`]).
+//! The HTTP client of the MCP transports: hyper's HTTP/1.1 connections to the origin of one
+//! endpoint, kept alive in a pool of their own, with the workspace's redirect policy
+//! ([`crate::http_policy`]).
 //!
 //! - [`HttpClient`]: one per transport. It keeps connections alive (closed after
-//!   [`POOL_IDLE_TIMEOUT`](crate::http_policy::POOL_IDLE_TIMEOUT) idle), sets `TCP_NODELAY`,
+//!   [`POOL_IDLE_TIMEOUT`](crate::http_policy::POOL_IDLE_TIMEOUT) idle: `pool`), sets `TCP_NODELAY`,
 //!   speaks TLS (rustls, the platform's verifier) only to an `https` endpoint, and goes through
 //!   the proxy the environment names for the endpoint (`HTTP_PROXY`, `HTTPS_PROXY`,
 //!   `ALL_PROXY`, `NO_PROXY`, as curl reads them): a plain `http` endpoint through an HTTP proxy
@@ -22,6 +23,9 @@
 //! streamable HTTP that was a quarter of the client's instructions per call.
 
 mod connect;
+mod pool;
+#[cfg(test)]
+mod pool_tests;
 #[cfg(test)]
 mod tests;
 
@@ -36,8 +40,9 @@ use crate::TransportError;
 use crate::http_policy::{CrossOriginRedirect, MAX_REDIRECTS};
 use crate::redact::{describe_error, redact_url};
 
-/// The body of a response: hyper's, read in chunks as they arrive.
-pub(crate) type ResponseBody = hyper::body::Incoming;
+/// The body of a response: hyper's, read in chunks as they arrive; read to its end, it gives
+/// its connection back to the pool.
+pub(crate) use pool::ResponseBody;
 
 /// A response, its body not read yet.
 pub(crate) type Response = http::Response<ResponseBody>;
@@ -49,8 +54,8 @@ pub(crate) struct Endpoint {
     pub(crate) url: url::Url,
     /// As requests are sent to it.
     uri: Uri,
-    /// Its `Host` header (`host[:port]`, the port when it is not the scheme's): made once, where
-    /// hyper-util would format it for every request.
+    /// Its `Host` header (`host[:port]`, the port when it is not the scheme's): made once, not
+    /// formatted for every request.
     host: HeaderValue,
 }
 
@@ -87,7 +92,7 @@ pub(crate) enum SendError {
     BadLocation(String),
     /// The request to `url` (redacted) failed: no connection, or it broke before the
     /// response's headers.
-    Http { error: hyper_util::client::legacy::Error, url: String },
+    Http { error: pool::RequestError, url: String },
 }
 
 impl std::fmt::Display for SendError {
@@ -96,8 +101,8 @@ impl std::fmt::Display for SendError {
             SendError::CrossOrigin(e) => e.fmt(f),
             SendError::TooManyRedirects => write!(f, "too many redirects (more than {MAX_REDIRECTS})"),
             SendError::BadLocation(why) => write!(f, "invalid redirect: {why}"),
-            // The error and its causes ("client error (Connect): tcp connect error: Connection
-            // refused"), secrets masked, and where the request went.
+            // The error and its causes ("cannot connect: tcp connect error: Connection refused"),
+            // secrets masked, and where the request went.
             SendError::Http { error, url } => write!(f, "{} ({url})", describe_error(error)),
         }
     }
