@@ -364,8 +364,8 @@ fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// The longest line whose depth [`check_depth`] takes from its count of brackets (about 470
-/// instructions at most, where the scan takes 5 an ordinary byte).
+/// A line shorter than this has its depth taken from its count of brackets by [`check_depth`]
+/// (about 470 instructions at most, where the scan takes about 5 a byte).
 const SHORT_LINE: usize = 1024;
 
 /// How many `{` and `[` bytes `bytes` holds, in strings too. Counted in runs of 255 into a byte,
