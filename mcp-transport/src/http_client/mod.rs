@@ -2,8 +2,8 @@
 //! endpoint, kept alive in a pool of their own, with the workspace's redirect policy
 //! ([`crate::http_policy`]).
 //!
-//! - [`HttpClient`]: one per transport. It keeps connections alive (closed after
-//!   [`POOL_IDLE_TIMEOUT`](crate::http_policy::POOL_IDLE_TIMEOUT) idle: `pool`), sets `TCP_NODELAY`,
+//! - [`HttpClient`]: one per transport. It keeps connections alive in `pool` (closed after
+//!   [`POOL_IDLE_TIMEOUT`](crate::http_policy::POOL_IDLE_TIMEOUT) idle), sets `TCP_NODELAY`,
 //!   speaks TLS (rustls, the platform's verifier) only to an `https` endpoint, and goes through
 //!   the proxy the environment names for the endpoint (`HTTP_PROXY`, `HTTPS_PROXY`,
 //!   `ALL_PROXY`, `NO_PROXY`, as curl reads them): a plain `http` endpoint through an HTTP proxy

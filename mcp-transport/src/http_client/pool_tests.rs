@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
-use hyper_util::client::proxy::matcher::Matcher;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use super::tests::{direct, endpoint, within};
 use super::*;
 use crate::http_policy::POOL_IDLE_TIMEOUT;
 
@@ -80,8 +80,8 @@ async fn serve(answer: Answer) -> Served {
 }
 
 fn client_for(addr: std::net::SocketAddr) -> (HttpClient, Endpoint) {
-    let target = Endpoint::new(url::Url::parse(&format!("http://{addr}/mcp?x=1")).unwrap()).unwrap();
-    let client = HttpClient::with_proxies(Duration::from_secs(5), &target, &Matcher::builder().build()).unwrap();
+    let target = endpoint(&format!("http://{addr}/mcp?x=1"));
+    let client = HttpClient::with_proxies(Duration::from_secs(5), &target, &direct()).unwrap();
     (client, target)
 }
 
@@ -91,10 +91,6 @@ async fn get(client: &HttpClient, target: &Endpoint) -> Response {
 
 async fn body_len(response: Response) -> usize {
     response.into_body().collect().await.unwrap().to_bytes().len()
-}
-
-async fn within<F: std::future::Future>(test: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(20), test).await.expect("the test timed out")
 }
 
 #[tokio::test]
@@ -181,7 +177,7 @@ async fn a_request_to_another_origin_is_refused_without_connecting() {
     within(async {
         let served = serve(Answer { body_bytes: 2, close: false }).await;
         let (client, _) = client_for(served.addr);
-        let elsewhere = Endpoint::new(url::Url::parse("http://127.0.0.1:1/mcp").unwrap()).unwrap();
+        let elsewhere = endpoint("http://127.0.0.1:1/mcp");
         let error = client.send(Method::GET, &elsewhere, HeaderMap::new, Bytes::new()).await.unwrap_err();
         assert!(error.to_string().contains("another origin"), "{error}");
         assert_eq!(served.accepted.load(Ordering::SeqCst), 0);

@@ -81,7 +81,7 @@ fn ok(text: &'static str) -> AxumResponse {
     AxumResponse::builder().status(200).header("content-type", "text/plain").body(Body::from(text)).unwrap()
 }
 
-fn endpoint(url: &str) -> Endpoint {
+pub(super) fn endpoint(url: &str) -> Endpoint {
     Endpoint::new(url::Url::parse(url).unwrap()).unwrap()
 }
 
@@ -91,7 +91,7 @@ fn json_headers() -> HeaderMap {
     headers
 }
 
-fn direct() -> Matcher {
+pub(super) fn direct() -> Matcher {
     Matcher::builder().build()
 }
 
@@ -99,7 +99,7 @@ async fn text(response: Response) -> String {
     String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
 }
 
-async fn within<F: std::future::Future>(test: F) -> F::Output {
+pub(super) async fn within<F: std::future::Future>(test: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(20), test).await.expect("the test timed out")
 }
 
