@@ -7,9 +7,10 @@
 //! naming the server. Stderr is kept in a bounded ring and attached to exit errors, and each line
 //! is also handed to [`StdioConfig::stderr_sink`] when the host set one (to show it live).
 //!
-//! One writer task owns the child's stdin, fed by a bounded queue of whole encoded lines: `send`
-//! only waits for room in the queue, so it is cancel-safe (a dropped `send` wrote nothing, a
-//! completed one is written whole) and no send waits behind another's write. The transport ends
+//! `send` writes a whole encoded line to the child's stdin itself when nothing is ahead of it, in
+//! one non-blocking write; otherwise one writer task does, fed by a bounded queue of whole lines,
+//! and `send` only waits for room in the queue. So it is cancel-safe (a dropped `send` wrote
+//! nothing, a completed one is written whole) and no send waits behind another's write. The transport ends
 //! at the end of stdout or when the server's main process exits (after a short drain of the pipe:
 //! a child the server left behind may hold stdout open); the exit is reported with its status and
 //! the stderr tail, drained first. `close` closes stdin, then signals the group (SIGTERM, then
@@ -279,8 +280,7 @@ impl StdioTransport {
         // Closing stdin (once the queued lines are out) is the polite request to exit.
         self.writer.finish();
         let (done_tx, done_rx) = watch::channel(false);
-        let (pgid, mut exit, grace, writer) =
-            (self.pgid, self.exit.clone(), self.close_grace, self.writer.abort_handle());
+        let (pgid, mut exit, grace, writer) = (self.pgid, self.exit.clone(), self.close_grace, self.writer.stop());
         tokio::spawn(async move {
             process::terminate(pgid, &mut exit, grace).await;
             // A writer still stuck on a pipe someone outside the group holds lets go of it now.

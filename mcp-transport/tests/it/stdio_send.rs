@@ -4,12 +4,15 @@
 //!   its message, every send that returned `Ok` is written whole, and no line is glued to another.
 //! - A server that exits at once has its exit status and stderr tail in the error, every time,
 //!   whether the error comes from `send` or from `recv`.
+//! - A send with nothing ahead of it writes its line itself, with no other task running; one the
+//!   pipe does not take whole is finished by the writer before the lines sent after it.
 //!
 //! Every test runs under a hang guard; every child is ended by `close`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use futures::FutureExt;
 use mcp_protocol::{Message, RequestId};
 use mcp_transport::{CloseReason, StdioTransport, Transport, TransportError, TransportEvent};
 use serde_json::json;
@@ -235,4 +238,57 @@ async fn a_recv_dropped_while_it_waits_loses_nothing() {
         transport.close().await;
     })
     .await
+}
+
+/// Holds the runtime's thread (no other task runs) until `path` holds `bytes` bytes; false if it
+/// does not within 10 s.
+fn file_reaches_blocking(path: &std::path::Path, bytes: usize) -> bool {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < until {
+        if std::fs::metadata(path).map(|m| m.len() as usize).unwrap_or(0) >= bytes {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_send_with_nothing_ahead_writes_its_line_itself() {
+    let out = scratch("direct");
+    within(async {
+        let transport = StdioTransport::spawn(slow_reader(&out, Duration::ZERO)).unwrap();
+        // The runtime learns that the new pipe is writable on its first turn (until then a write
+        // is left to the writer, which waits for that).
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut expected = 0;
+        for id in 0..3 {
+            // Done in one poll, and the line reaches the child while this test holds the
+            // runtime's only thread: `send` wrote it, not the writer task (which never runs here).
+            assert!(matches!(transport.send(request(id, 10)).now_or_never(), Some(Ok(()))), "send {id}");
+            expected += mcp_protocol::codec::encode_line(&request(id, 10)).len();
+            assert!(file_reaches_blocking(&out, expected), "line {id} was not written by its send");
+        }
+        // A line longer than the pipe holds: the pipe takes what it can, and the writer the rest,
+        // once it runs; the line sent next goes behind it, whole.
+        let long = request(10, 512 * 1024);
+        assert!(matches!(transport.send(long.clone()).now_or_never(), Some(Ok(()))));
+        assert!(matches!(transport.send(request(11, 10)).now_or_never(), Some(Ok(()))));
+        expected +=
+            mcp_protocol::codec::encode_line(&long).len() + mcp_protocol::codec::encode_line(&request(11, 10)).len();
+        while std::fs::metadata(&out).map(|m| m.len() as usize).unwrap_or(0) < expected {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        transport.close().await;
+        let written = std::fs::read(&out).unwrap();
+        let ids: Vec<i64> = written
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|line| serde_json::from_slice::<serde_json::Value>(line).expect("whole JSON")["id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, [0, 1, 2, 10, 11]);
+        assert_eq!(written.len(), expected, "exactly the sent bytes");
+    })
+    .await;
+    let _ = std::fs::remove_file(&out);
 }
