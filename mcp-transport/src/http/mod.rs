@@ -42,7 +42,7 @@ use tokio::sync::{oneshot, watch};
 
 pub use self::config::{DEFAULT_MAX_BODY_BYTES, ResumePolicy, StreamableHttpConfig};
 pub(crate) use self::config::{authorization_of, build_headers, has_credentials};
-use self::runtime::{BoxedTask, EventQueue, TaskSet};
+use self::runtime::{BoxedTask, EventQueue, Inline, TaskSet};
 pub(crate) use self::session::protocol_version_of;
 use self::session::{InitMemory, SessionState};
 use self::stream::SeenIds;
@@ -268,15 +268,32 @@ impl Inner {
     /// Hand a message to `recv`, learning the negotiated revision from the `initialize` answer
     /// first (so that the next request already carries it).
     pub(crate) async fn deliver(&self, message: Message) {
+        if let Some(event) = self.deliver_now(message) {
+            self.queue.push(event).await;
+        }
+    }
+
+    /// [`Inner::deliver`] without waiting: the router takes the message or the queue has room.
+    /// Otherwise the message's event comes back (the message was seen: the caller only queues
+    /// the event, with [`EventQueue::push`]).
+    pub(crate) fn deliver_now(&self, message: Message) -> Option<TransportEvent> {
         if let Some(version) = lock(&self.init).answer(&message) {
             self.session.send_modify(|s| s.protocol_version = version);
         }
         lock(&self.tool_headers).received(&message);
         if self.queue.ended().is_some() {
-            return; // what arrives after the end is dropped, routed or not
+            return None; // what arrives after the end is dropped, routed or not
         }
-        if let Some(message) = self.router.route(&self.name, message) {
-            self.queue.push(TransportEvent::Message(message)).await;
+        let message = self.router.route(&self.name, message)?;
+        self.queue.try_push(TransportEvent::Message(message))
+    }
+
+    /// [`Inner::deliver`] for an exchange run in its sender's task: the sender never waits for
+    /// room in the queue (it may be the one to read it); a task of the transport queues what
+    /// does not fit.
+    pub(crate) fn deliver_soon(self: &Arc<Self>, message: Message) {
+        if let Some(event) = self.deliver_now(message) {
+            self.queue_soon(event);
         }
     }
 
@@ -284,6 +301,20 @@ impl Inner {
     pub(crate) async fn fail(&self, id: RequestId, error: TransportError) {
         tracing::debug!(server = %self.name, %id, %error, "request failed in the transport");
         self.queue.push(TransportEvent::RequestFailed { id, error }).await;
+    }
+
+    /// [`Inner::fail`] without waiting (see [`Inner::deliver_soon`]).
+    pub(crate) fn fail_soon(self: &Arc<Self>, id: RequestId, error: TransportError) {
+        tracing::debug!(server = %self.name, %id, %error, "request failed in the transport");
+        if let Some(event) = self.queue.try_push(TransportEvent::RequestFailed { id, error }) {
+            self.queue_soon(event);
+        }
+    }
+
+    /// Queue `event`, which did not fit, from a task of the transport.
+    fn queue_soon(self: &Arc<Self>, event: TransportEvent) {
+        let inner = self.clone();
+        self.tasks.spawn(async move { inner.queue.push(event).await });
     }
 
     /// Open the standalone GET stream, once.
@@ -382,14 +413,26 @@ impl StreamableHttpTransport {
                 }
                 _ => None,
             };
-            // The exchange runs on its own task: dropping this future does not cut a POST
-            // half-way, and the reply is still delivered.
             let (tx, rx) = oneshot::channel();
             // Boxed where it is made: the exchange's future runs to kilobytes, moved once.
-            let exchange: BoxedTask = Box::pin(post::exchange(self.inner.clone(), message, modern, tx));
-            match cancellable {
-                Some(id) => self.inner.tasks.spawn(self.inner.in_flight.track(id, exchange)),
-                None => self.inner.tasks.spawn_boxed(exchange),
+            let exchange: BoxedTask =
+                Box::pin(post::exchange(self.inner.clone(), message, modern, tx, cancellable.is_some()));
+            let exchange: BoxedTask = match cancellable {
+                Some(id) => Box::pin(self.inner.in_flight.track(id, exchange)),
+                None => exchange,
+            };
+            // The exchange runs here, in the sender's task, up to the delivery of a JSON reply
+            // (an SSE reply goes on in a task of its own). Dropped before that, this future
+            // hands it to a task: a POST is never cut half-way, and the reply is still delivered.
+            let mut exchange = Inline::new(exchange, self.inner.tasks.clone());
+            tokio::select! {
+                biased;
+                () = &mut exchange => {}
+                reason = self.inner.queue.until_end() => {
+                    // Closing: the exchange stops here, as the transport's tasks do.
+                    exchange.abandon();
+                    return Err(TransportError::Closed(reason));
+                }
             }
             match rx.await {
                 Ok(result) => result,

@@ -2,6 +2,10 @@
 //! reply carries (nothing, a JSON body or an SSE stream). Failures of a request become
 //! [`TransportEvent::RequestFailed`](crate::TransportEvent::RequestFailed); failures of a
 //! notification or response are returned by `send`.
+//!
+//! The exchange runs in the sender's task (see `send_with`): it never waits for room in the event
+//! queue (what does not fit is queued by a task of the transport), and an SSE reply, which may
+//! last, is read by a task of its own.
 
 use std::sync::Arc;
 
@@ -32,11 +36,11 @@ impl Acceptance {
         }
     }
 
-    async fn fail(mut self, inner: &Inner, error: TransportError) {
+    fn fail(mut self, inner: &Arc<Inner>, error: TransportError) {
         match self.request.clone() {
             Some(id) => {
                 self.accept();
-                inner.fail(id, error).await;
+                inner.fail_soon(id, error);
             }
             None => {
                 if let Some(tx) = self.tx.take() {
@@ -64,12 +68,15 @@ impl std::fmt::Display for Context<'_> {
 }
 
 /// POST `message` and deliver its reply. `modern` holds the modern-era headers of the message
-/// (see [`super::modern`]). `accepted` learns when the response headers arrived.
+/// (see [`super::modern`]). `accepted` learns when the response headers arrived. `tracked`: the
+/// exchange is a request that cancelling closes (see [`super::inflight`]), and so is the task
+/// that reads an SSE reply to it.
 pub(crate) async fn exchange(
     inner: Arc<Inner>,
     message: Message,
     modern: Option<Modern>,
     accepted: oneshot::Sender<Result<(), TransportError>>,
+    tracked: bool,
 ) {
     let request = match &message {
         Message::Request(r) => Some(r.id.clone()),
@@ -99,7 +106,7 @@ pub(crate) async fn exchange(
         };
         let mut response = match inner.post(body.clone(), session_id.as_deref(), version, extra).await {
             Ok(r) => r,
-            Err(e) => return acceptance.fail(&inner, e.in_context(&context.to_string())).await,
+            Err(e) => return acceptance.fail(&inner, e.in_context(&context.to_string())),
         };
         let status = response.status();
         if status.is_success() {
@@ -114,7 +121,7 @@ pub(crate) async fn exchange(
                 inner.standalone_stream_tried(STANDALONE_OPEN_WAIT).await;
             }
             acceptance.accept();
-            return deliver_reply(&inner, response, request.clone(), &context).await;
+            return deliver_reply(&inner, response, request.clone(), &context, tracked).await;
         }
 
         let bytes = body::read_prefix(&mut response, body::ERROR_BODY_BYTES, inner.read_timeout).await;
@@ -123,13 +130,13 @@ pub(crate) async fn exchange(
             && let Some(answer) = answer_in(&bytes, id, inner.max_body)
         {
             acceptance.accept();
-            return inner.deliver(answer).await;
+            return inner.deliver_soon(answer);
         }
         let expired = session_id.is_some() && is_session_expiry(status, &bytes);
         if expired && request.is_some() && !reinitialized {
             reinitialized = true;
             if let Err(e) = reinitialize(&inner, generation).await {
-                return acceptance.fail(&inner, e.in_context(&context.to_string())).await;
+                return acceptance.fail(&inner, e.in_context(&context.to_string()));
             }
             continue;
         }
@@ -144,7 +151,7 @@ pub(crate) async fn exchange(
             }
             _ => status_error(&context.to_string(), status, &bytes),
         };
-        return acceptance.fail(&inner, error).await;
+        return acceptance.fail(&inner, error);
     }
 }
 
@@ -166,6 +173,7 @@ async fn deliver_reply(
     mut response: crate::http_client::Response,
     request: Option<RequestId>,
     context: &Context<'_>,
+    tracked: bool,
 ) {
     let status = response.status();
     let no_body = status == StatusCode::ACCEPTED
@@ -174,7 +182,14 @@ async fn deliver_reply(
     // What the body is, from one look at its Content-Type.
     let media_type = body::media_type(&response);
     if body::is_event_stream_type(media_type) {
-        return super::stream::reply_stream(inner.clone(), response, request).await;
+        // A stream may last (and a server may leave it open after the response): it is read by
+        // a task of its own, which cancelling the request still closes.
+        let stream = Box::pin(super::stream::reply_stream(inner.clone(), response, request.clone()));
+        match request.filter(|_| tracked) {
+            Some(id) => inner.tasks.spawn(inner.in_flight.track(id, stream)),
+            None => inner.tasks.spawn_boxed(stream),
+        }
+        return;
     }
     let json = body::is_json_or_unnamed(media_type);
     let bytes = if no_body {
@@ -185,7 +200,7 @@ async fn deliver_reply(
             Err(e) => {
                 let error = e.into_transport(&format!("{context}: reading the reply"));
                 return match request {
-                    Some(id) => inner.fail(id, error).await,
+                    Some(id) => inner.fail_soon(id, error),
                     None => tracing::debug!(server = %inner.name, %error, "could not read the reply to a notification"),
                 };
             }
@@ -194,7 +209,7 @@ async fn deliver_reply(
     if bytes.iter().all(u8::is_ascii_whitespace) {
         if let Some(id) = request {
             let error = format!("{context}: the server answered HTTP {status} without a response");
-            inner.fail(id, TransportError::Other(error)).await;
+            inner.fail_soon(id, TransportError::Other(error));
         }
         return;
     }
@@ -209,26 +224,43 @@ async fn deliver_reply(
                 body::excerpt(&head)
             );
             return match request {
-                Some(id) => inner.fail(id, TransportError::Other(error)).await,
+                Some(id) => inner.fail_soon(id, TransportError::Other(error)),
                 None => tracing::debug!(server = %inner.name, %error, "ignored the reply to a notification"),
             };
         }
     };
-    let mut answered = false;
-    for item in items {
+    let answered =
+        |id: &RequestId| items.iter().any(|item| matches!(item, Ok(Message::Response(r)) if r.id.as_ref() == Some(id)));
+    let unanswered = request.filter(|id| !answered(id)).map(|id| {
+        let error = format!("{context}: the reply held no response to the request: {}", body::excerpt(&head));
+        (id, TransportError::Other(error))
+    });
+    let mut items = items.into_iter();
+    for item in items.by_ref() {
         match item {
             Ok(message) => {
-                answered |=
-                    matches!((&message, &request), (Message::Response(r), Some(id)) if r.id.as_ref() == Some(id));
-                inner.deliver(message).await;
+                if let Some(event) = inner.deliver_now(message) {
+                    // The queue is full: a task queues this and the rest, in order.
+                    let inner = inner.clone();
+                    inner.tasks.clone().spawn(async move {
+                        inner.queue.push(event).await;
+                        for item in items {
+                            match item {
+                                Ok(message) => inner.deliver(message).await,
+                                Err(e) => tracing::warn!(server = %inner.name, error = %e, "dropped an invalid message of a batch reply"),
+                            }
+                        }
+                        if let Some((id, error)) = unanswered {
+                            inner.fail(id, error).await;
+                        }
+                    });
+                    return;
+                }
             }
             Err(e) => tracing::warn!(server = %inner.name, error = %e, "dropped an invalid message of a batch reply"),
         }
     }
-    if let Some(id) = request
-        && !answered
-    {
-        let error = format!("{context}: the reply held no response to the request: {}", body::excerpt(&head));
-        inner.fail(id, TransportError::Other(error)).await;
+    if let Some((id, error)) = unanswered {
+        inner.fail_soon(id, error);
     }
 }

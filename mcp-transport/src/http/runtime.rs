@@ -60,6 +60,28 @@ impl EventQueue {
         });
     }
 
+    /// Queue an event if there is room now: `None`, or the event back when the queue is full.
+    /// Dropped once the transport has ended.
+    pub(crate) fn try_push(&self, event: TransportEvent) -> Option<TransportEvent> {
+        if self.end.borrow().is_some() {
+            return None;
+        }
+        match self.tx.try_send(event) {
+            Err(mpsc::error::TrySendError::Full(event)) => Some(event),
+            // The receiver lives as long as the queue: never closed.
+            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => None,
+        }
+    }
+
+    /// Resolves with the reason when the transport ends.
+    pub(crate) async fn until_end(&self) -> CloseReason {
+        let mut end = self.end.subscribe();
+        match end.wait_for(Option::is_some).await {
+            Ok(end) => end.as_ref().map_or(CloseReason::Closed, |e| e.reason.clone()),
+            Err(_) => CloseReason::Closed,
+        }
+    }
+
     /// Why the transport ended, if it has.
     pub(crate) fn ended(&self) -> Option<CloseReason> {
         self.end.borrow().as_ref().map(|e| e.reason.clone())
@@ -96,6 +118,49 @@ impl EventQueue {
 
 /// A task of the transport, boxed.
 pub(crate) type BoxedTask = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A task run by the future that awaits it, in its caller's task, rather than in a task of its
+/// own: no spawn and no switch between tasks. Dropped before the task ends (its caller timed out
+/// or was cancelled), it hands the task to the transport's [`TaskSet`], where it goes on (unless
+/// the set was aborted: the transport is closing). So dropping the caller never cuts the task
+/// short, as with a task spawned from the start.
+pub(crate) struct Inline {
+    task: Option<BoxedTask>,
+    tasks: std::sync::Arc<TaskSet>,
+}
+
+impl Inline {
+    pub(crate) fn new(task: BoxedTask, tasks: std::sync::Arc<TaskSet>) -> Self {
+        Inline { task: Some(task), tasks }
+    }
+
+    /// Drop the task where it is, unfinished: the transport is closing.
+    pub(crate) fn abandon(&mut self) {
+        self.task = None;
+    }
+}
+
+impl Future for Inline {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        let Some(task) = self.task.as_mut() else { return std::task::Poll::Ready(()) };
+        std::task::ready!(task.as_mut().poll(cx));
+        self.task = None;
+        std::task::Poll::Ready(())
+    }
+}
+
+impl Drop for Inline {
+    fn drop(&mut self) {
+        // Outside a runtime (it is shutting down) no task can run it: it is dropped.
+        if let Some(task) = self.task.take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            self.tasks.spawn_boxed(task);
+        }
+    }
+}
 
 /// Spawned tasks, aborted together.
 pub(crate) struct TaskSet {

@@ -16,6 +16,7 @@ mod auth_store;
 mod http_cancel;
 mod http_errors;
 mod http_event_ids;
+mod http_inline;
 mod http_param_headers;
 mod http_redirects;
 mod http_resume;
