@@ -10,14 +10,14 @@
 //! `send` writes a whole encoded line to the child's stdin itself when nothing is ahead of it, in
 //! one non-blocking write; otherwise one writer task does, fed by a bounded queue of whole lines,
 //! and `send` only waits for room in the queue. So it is cancel-safe (a dropped `send` wrote
-//! nothing, a completed one is written whole) and no send waits behind another's write. The transport ends
-//! at the end of stdout or when the server's main process exits (after a short drain of the pipe:
-//! a child the server left behind may hold stdout open); the exit is reported with its status and
-//! the stderr tail, drained first. `close` closes stdin, then signals the group (SIGTERM, then
-//! SIGKILL), each step bounded by [`StdioConfig::close_grace`], in a task of its own: it finishes
-//! whatever is stuck (a writer on a full pipe, sends waiting for the queue, a cancelled `close`).
-//! On Linux the server also gets SIGTERM when the host dies (see the `spawn` module's notes on
-//! what that does not cover).
+//! nothing, a completed one is written whole) and no send waits behind another's write. The
+//! transport ends at the end of stdout or when the server's main process exits (after a short
+//! drain of the pipe: a child the server left behind may hold stdout open); the exit is reported
+//! with its status and the stderr tail, drained first. `close` closes stdin, then signals the
+//! group (SIGTERM, then SIGKILL), each step bounded by [`StdioConfig::close_grace`], in a task of
+//! its own: it finishes whatever is stuck (a writer on a full pipe, sends waiting for the queue,
+//! a cancelled `close`). On Linux the server also gets SIGTERM when the host dies (see the
+//! `spawn` module's notes on what that does not cover).
 
 mod end;
 mod lines;
