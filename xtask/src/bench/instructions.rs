@@ -8,8 +8,12 @@
 //! callgrind does not follow). The count is every instruction the client process ran, from
 //! start-up to exit: spawning or reaching the server, the handshake, the warm-up calls and the
 //! workload, so it is each variant's whole cost to the client. It is deterministic up to how the
-//! server's replies happen to batch. The table shows the counts, then the issue's ratios counted
-//! in instructions (its targets are for wall-clock time: shown for reference).
+//! server's replies happen to batch. Callgrind also simulates the caches (`--cache-sim=yes`, with
+//! the geometry of the machine it runs on): the L1 instruction and L1 data misses show what the
+//! instruction count does not, how much code and data a call runs through (a client whose call
+//! runs through more code than the L1 instruction cache holds fetches it again on every call).
+//! The tables show the counts and the misses, then the issue's ratios counted in instructions
+//! (its targets are for wall-clock time: shown for reference).
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -54,9 +58,19 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
                     if !runs_in(v, workload, transport) {
                         continue;
                     }
-                    let count = count(&client_path(&bins, variant.client), &endpoint.args(workload, variant.era))?;
-                    println!("  {} {workload} {:<11} {count:>14} instructions", transport.name(), variant.label);
-                    cell[v].push(format!(r#"{{"instructions":{count}}}"#));
+                    let counts = count(&client_path(&bins, variant.client), &endpoint.args(workload, variant.era))?;
+                    println!(
+                        "  {} {workload} {:<11} {:>14} instructions {:>11} L1i misses {:>11} L1d misses",
+                        transport.name(),
+                        variant.label,
+                        counts.instructions,
+                        counts.l1i_misses,
+                        counts.l1d_misses
+                    );
+                    cell[v].push(format!(
+                        r#"{{"instructions":{},"l1i_misses":{},"l1d_misses":{}}}"#,
+                        counts.instructions, counts.l1i_misses, counts.l1d_misses
+                    ));
                 }
                 results.insert((server, transport, workload), cell);
             }
@@ -66,19 +80,25 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
 }
 
 fn report(results: &Results, servers: &[Server]) -> Result {
-    println!("\nclient instructions, millions");
-    let header: String = VARIANTS.iter().map(|v| format!(" {:>11}", v.label)).collect();
-    println!("{:<22}{header}", "server transport work");
-    for ((server, transport, workload), cell) in results {
-        let mut line = format!("{:<22}", format!("{} {} {workload}", server.name(), transport.name()));
-        for lines in cell {
-            let shown = match lines.first().and_then(|l| super::stats::number(l, "instructions")) {
-                Some(n) => format!("{:.1}", n / 1e6),
-                None => "-".into(),
-            };
-            line.push_str(&format!(" {shown:>11}"));
+    for (title, key, unit) in [
+        ("client instructions, millions", "instructions", 1e6),
+        ("simulated L1 instruction cache misses, thousands", "l1i_misses", 1e3),
+        ("simulated L1 data cache misses (reads and writes), thousands", "l1d_misses", 1e3),
+    ] {
+        println!("\n{title}");
+        let header: String = VARIANTS.iter().map(|v| format!(" {:>11}", v.label)).collect();
+        println!("{:<22}{header}", "server transport work");
+        for ((server, transport, workload), cell) in results {
+            let mut line = format!("{:<22}", format!("{} {} {workload}", server.name(), transport.name()));
+            for lines in cell {
+                let shown = match lines.first().and_then(|l| super::stats::number(l, key)) {
+                    Some(n) => format!("{:.1}", n / unit),
+                    None => "-".into(),
+                };
+                line.push_str(&format!(" {shown:>11}"));
+            }
+            println!("{line}");
         }
-        println!("{line}");
     }
     println!("\nthe issue's ratios in client instructions (targets are for wall-clock time: for reference)\n");
     let (table, _) = issue_table(results, servers, Some("instructions"))?;
@@ -88,11 +108,21 @@ fn report(results: &Results, servers: &[Server]) -> Result {
     Ok(())
 }
 
-/// Run `client args` under callgrind; the instructions it ran. The client must succeed and print
-/// its JSON line.
-fn count(client: &Path, args: &[&OsStr]) -> Result<u64> {
+/// What callgrind counted for one client run.
+#[derive(Debug, PartialEq, Eq)]
+struct Counts {
+    instructions: u64,
+    /// Simulated L1 instruction cache misses.
+    l1i_misses: u64,
+    /// Simulated L1 data cache misses, reads and writes.
+    l1d_misses: u64,
+}
+
+/// Run `client args` under callgrind with its cache simulation; what it counted. The client must
+/// succeed and print its JSON line.
+fn count(client: &Path, args: &[&OsStr]) -> Result<Counts> {
     let output = Command::new("valgrind")
-        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .args(["--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=/dev/null"])
         .arg(client)
         .args(args)
         .stdin(std::process::Stdio::null())
@@ -104,23 +134,38 @@ fn count(client: &Path, args: &[&OsStr]) -> Result<u64> {
     if !output.status.success() || last_json_line(&String::from_utf8_lossy(&output.stdout)).is_none() {
         return Err(format!("{what} failed under callgrind ({}): {}", output.status, stderr.trim()));
     }
-    collected(&stderr).ok_or_else(|| format!("{what}: callgrind reported no count"))
+    collected(&stderr).ok_or_else(|| format!("{what}: callgrind reported no counts of Ir, I1mr, D1mr and D1mw"))
 }
 
-/// The total from callgrind's `==PID== Collected : N` line.
-fn collected(stderr: &str) -> Option<u64> {
-    stderr.lines().find_map(|l| l.split_once("Collected :")).and_then(|(_, n)| n.trim().parse().ok())
+/// The counts from callgrind's `==PID== Events : Ir Dr ...` and `==PID== Collected : N N ...`
+/// lines (one number for each event, in that order).
+fn collected(stderr: &str) -> Option<Counts> {
+    let after = |marker: &str| stderr.lines().find_map(|l| l.split_once(marker)).map(|(_, rest)| rest);
+    let events: Vec<&str> = after("Events    :")?.split_whitespace().collect();
+    let values: Vec<u64> =
+        after("Collected :")?.split_whitespace().map(str::parse).collect::<std::result::Result<_, _>>().ok()?;
+    if values.len() != events.len() {
+        return None;
+    }
+    let event = |name: &str| events.iter().position(|e| *e == name).map(|i| values[i]);
+    Some(Counts { instructions: event("Ir")?, l1i_misses: event("I1mr")?, l1d_misses: event("D1mr")? + event("D1mw")? })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::collected;
+    use super::{Counts, collected};
 
     #[test]
-    fn reads_the_collected_count() {
-        let stderr = "==12== Events    : Ir\n==12== Collected : 8597377\n==12==\n==12== I   refs:      8,597,377\n";
-        assert_eq!(collected(stderr), Some(8_597_377));
+    fn reads_the_collected_counts() {
+        let stderr = "==12== Events    : Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n\
+                      ==12== Collected : 8597377 2000 1000 300 40 2 5 1 0\n==12==\n\
+                      ==12== I   refs:      8,597,377\n";
+        assert_eq!(collected(stderr), Some(Counts { instructions: 8_597_377, l1i_misses: 300, l1d_misses: 42 }));
         assert_eq!(collected("==12== nothing here"), None);
-        assert_eq!(collected("==12== Collected : lots"), None);
+        assert_eq!(collected("==12== Events    : Ir I1mr D1mr D1mw\n==12== Collected : lots 1 2 3"), None);
+        // Without the cache simulation there are no misses to read.
+        assert_eq!(collected("==12== Events    : Ir\n==12== Collected : 8597377\n"), None);
+        // One number short of the events named.
+        assert_eq!(collected("==12== Events    : Ir I1mr D1mr D1mw\n==12== Collected : 1 2 3\n"), None);
     }
 }
