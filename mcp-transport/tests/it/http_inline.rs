@@ -33,12 +33,17 @@ fn call(id: i64) -> mcp_protocol::Message {
     request(id, "tools/call", json!({"name": "echo"}))
 }
 
+/// A server whose every reply's body comes 300 ms after its headers, and a transport to it.
+async fn late_bodies() -> (Server, StreamableHttpTransport) {
+    let server = Server::start(|req| slow_json(Some(Duration::from_millis(300)), &result_for(req, json!({})))).await;
+    let transport = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
+    (server, transport)
+}
+
 #[tokio::test]
 async fn a_json_exchange_runs_in_the_senders_task_and_is_delivered_when_send_returns() {
     within(async {
-        let server =
-            Server::start(|req| slow_json(Some(Duration::from_millis(300)), &result_for(req, json!({})))).await;
-        let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
+        let (_server, t) = late_bodies().await;
         // The first exchange opens the connection (and the task that drives it).
         t.send(call(1)).await.unwrap();
         assert_eq!(response_id(&next_message(&t).await), RequestId::Number(1));
@@ -61,9 +66,7 @@ async fn a_json_exchange_runs_in_the_senders_task_and_is_delivered_when_send_ret
 #[tokio::test]
 async fn a_send_dropped_half_way_still_has_its_reply_delivered() {
     within(async {
-        let server =
-            Server::start(|req| slow_json(Some(Duration::from_millis(300)), &result_for(req, json!({})))).await;
-        let t = StreamableHttpTransport::new(config(&server.url("/mcp"))).unwrap();
+        let (server, t) = late_bodies().await;
         assert!(tokio::time::timeout(Duration::from_millis(50), t.send(call(1))).await.is_err());
         // The exchange went on in a task of the transport: the POST was not cut.
         assert_eq!(response_id(&next_message(&t).await), RequestId::Number(1));
