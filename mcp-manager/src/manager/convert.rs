@@ -29,7 +29,8 @@ pub use schema::{SchemaCheck, SchemaError, SchemaOptions, check_argument_value, 
 /// The provider name and type of every spec [`tool_spec`] makes.
 pub const MCP_PROVIDER: &str = "mcp";
 
-/// The metadata key that names the server a tool or result belongs to.
+/// The metadata key that names the server a result belongs to (a tool's spec names it as its
+/// `namespace`).
 pub const SERVER_NAME_KEY: &str = "server_name";
 
 /// The metadata key of a tool's MCP Apps declaration (its `_meta.ui`, read leniently as a
@@ -65,11 +66,13 @@ pub(crate) fn mcp_text() -> SharedText {
 /// - `callers` follows the MCP Apps visibility in `_meta.ui` (`["app"]`: only the server's own
 ///   views may call the tool, and the LLM never sees it; `["model"]`: an app may not call it;
 ///   absent: both);
-/// - `metadata` holds `server_name` (always ours: a server cannot overwrite it), the tool's
-///   `_meta` under `_meta`, its `execution` properties under `execution` and its MCP Apps
-///   declaration under `ui` ([`UI_KEY`]), when present.
+/// - `metadata` holds the tool's `_meta` under `_meta`, its `execution` properties under
+///   `execution` and its MCP Apps declaration under `ui` ([`UI_KEY`]), when present, and is
+///   empty (no allocation) for most tools.
 ///
-/// `server` becomes the namespace: pass a [`SharedText`] that the server's other specs share to
+/// `server` becomes the namespace, which is where a host reads the server a tool belongs to (the
+/// metadata does not repeat it: a copy of the name and a map for each of thousands of tools cost
+/// more than the rest of the spec). Pass a [`SharedText`] that the server's other specs share to
 /// keep one buffer for it (the routing table does).
 pub fn tool_spec(server: impl Into<SharedText>, tool: &Tool, visibility: ToolVisibility) -> ToolSpec {
     let server: SharedText = server.into();
@@ -79,7 +82,7 @@ pub fn tool_spec(server: impl Into<SharedText>, tool: &Tool, visibility: ToolVis
     // several unused entries per tool.
     let ui = tool.meta.as_ref().and_then(|meta| UiToolMeta::from_meta(&meta.0));
     let mut metadata = Map::with_capacity(
-        1 + usize::from(tool.meta.is_some()) + usize::from(tool.execution.is_some()) + usize::from(ui.is_some()),
+        usize::from(tool.meta.is_some()) + usize::from(tool.execution.is_some()) + usize::from(ui.is_some()),
     );
     if let Some(meta) = &tool.meta {
         metadata.insert("_meta".into(), Value::Object(meta.0.clone()));
@@ -94,8 +97,6 @@ pub fn tool_spec(server: impl Into<SharedText>, tool: &Tool, visibility: ToolVis
     if let Some(execution) = &tool.execution {
         metadata.insert("execution".into(), serde_json::to_value(execution).unwrap_or(Value::Null));
     }
-    // A copy of the text, not `to_string`: formatting would cost more than the copy.
-    metadata.insert(SERVER_NAME_KEY.into(), Value::String(server.as_str().to_owned()));
     ToolSpec {
         name: tool.name.clone(),
         title,

@@ -100,9 +100,9 @@ fn tool_spec_maps_every_field() {
         Value::Object(spec.metadata),
         json!({
             "_meta": {"server_name": "evil", "vendor/id": 7},
-            "execution": {"taskSupport": "optional"},
-            "server_name": "weather"
-        })
+            "execution": {"taskSupport": "optional"}
+        }),
+        "the server is the namespace, not repeated in the metadata; a server's own _meta stays under _meta"
     );
 }
 
@@ -115,7 +115,8 @@ fn tool_spec_of_a_minimal_tool() {
     assert_eq!(spec.output_schema, None);
     assert!(spec.icons.is_empty());
     assert_eq!(spec.annotation, None);
-    assert_eq!(Value::Object(spec.metadata), json!({"server_name": "net"}));
+    assert_eq!(spec.namespace.as_deref(), Some("net"));
+    assert!(spec.metadata.is_empty(), "{:?}", spec.metadata);
 }
 
 #[test]
