@@ -12,7 +12,7 @@ use tracing::Instrument;
 
 use super::hooks::{self, ManagerEvent};
 use super::interceptors::{Before, Caller, ToolCall};
-use super::{ManagerError, McpManager, RoutedTool, convert, tasks};
+use super::{ManagedServer, ManagerError, McpManager, RoutedTool, convert, tasks};
 use crate::ServerState;
 use crate::connection::TaskOptions;
 use crate::session::RequestOptions;
@@ -137,6 +137,21 @@ impl McpManager {
         options: RequestOptions,
         task: TaskOptions,
     ) -> Result<(CallToolResult, Served), ManagerError> {
+        let (server, arguments, task) = self.prepare_call(route, arguments, task)?;
+        let _in_flight = server.in_flight.read().await;
+        let (outcome, open) = server.conn.call_tool_served(&route.tool().name, arguments, options, task).await?;
+        served(route, outcome, open)
+    }
+
+    /// What a call of `route` needs before it is sent: its server, the arguments checked against
+    /// the tool's `inputSchema` (unless the host turned that off) and the call's task options.
+    #[allow(clippy::result_large_err)]
+    fn prepare_call(
+        &self,
+        route: &RoutedTool,
+        arguments: Option<JsonObject>,
+        task: TaskOptions,
+    ) -> Result<(Arc<ManagedServer>, Option<JsonObject>, TaskOptions), ManagerError> {
         // A host that skips the check does not compile the schema either.
         let check = if self.shared.options.skip_argument_validation { None } else { route.input_check() };
         let arguments = match check {
@@ -156,29 +171,9 @@ impl McpManager {
         };
         let server =
             self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownTool(route.tool().name.clone()))?;
-        let _in_flight = server.in_flight.read().await;
         // The server's configured task mode, unless the call says otherwise.
         let task = TaskOptions { mode: task.mode.or(Some(server.config.task)), ..task };
-        // The session, and what the result's metadata says of it, read under the call's one
-        // lock of the connection.
-        let (outcome, open) = server.conn.call_tool_served(&route.tool().name, arguments, options, task).await?;
-        match outcome {
-            Outcome::Complete(result) => {
-                // Of the session that served the call, not of a replacement.
-                let served = Served { session_id: open.session_id(), protocol_version: open.protocol_version };
-                Ok((result, served))
-            }
-            Outcome::InputRequired(_) => Err(ManagerError::UnexpectedShape {
-                server: route.server.to_string(),
-                method: "tools/call",
-                shape: "input_required",
-            }),
-            Outcome::Task(_) | Outcome::TaskHandle(_) => Err(ManagerError::UnexpectedShape {
-                server: route.server.to_string(),
-                method: "tools/call",
-                shape: "task",
-            }),
-        }
+        Ok((server, arguments, task))
     }
 
     /// Run tool `name` and convert its result for the host: an MCP error result, a result that
@@ -228,6 +223,11 @@ impl McpManager {
     }
 
     /// [`McpManager::execute_tool_as`] in the tool call's `span`.
+    ///
+    /// One `async` layer from the route to the connection's call: the steps around the call are
+    /// plain functions, and the interceptors' are awaited only when there are some, so the
+    /// connection's call future is moved once into this one's state rather than through a layer
+    /// for each step (each move copies the whole state, kilobytes).
     async fn execute_tool_traced(
         &self,
         span: tracing::Span,
@@ -238,39 +238,76 @@ impl McpManager {
         task: TaskOptions,
     ) -> ToolExecutionResult {
         let started = Instant::now();
-        let route = self.routing().tool(name).cloned();
-        let hooks = &self.shared.hooks;
-        let (server, sent, result) = match route {
-            None => {
-                let error = self.missing_tool(name);
-                telemetry::record_error(&span, error.kind());
-                let server = match &error {
-                    ManagerError::ServerUnavailable { server, .. } => Some(Arc::<str>::from(server.as_str())),
-                    _ => None,
-                };
-                let failed = ToolExecutionResult::failed(error.to_string());
-                let failed = match &server {
-                    Some(server) => failed.with_metadata("server_name", server.to_string().into()),
-                    None => failed,
-                };
-                (server, arguments, failed)
-            }
-            Some(route) => {
-                telemetry::record_server(&span, &route.server);
-                let (sent, result) = self.execute_route(&route, caller, arguments, options, task).await;
-                (Some(route.server.clone()), sent, result)
+        let Some(route) = self.routing().tool(name).cloned() else {
+            let (server, failed) = self.unrouted(&span, name);
+            return self.executed(caller, name, server.as_deref(), arguments, failed, started);
+        };
+        telemetry::record_server(&span, &route.server);
+        let interceptors = &self.shared.options.interceptors;
+        let (arguments, call) = if interceptors.is_empty() {
+            (arguments, None)
+        } else {
+            match self.intercept(&route, caller, arguments).await {
+                Ok(intercepted) => intercepted,
+                Err((vetoed, arguments)) => {
+                    let failed = vetoed_result(&span, &route, &vetoed);
+                    return self.executed(caller, name, Some(&route.server), arguments, failed, started);
+                }
             }
         };
+        // Copied only for the observers, who see what was sent.
+        let sent = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
+        let called = match self.prepare_call(&route, arguments, task) {
+            Ok((server, arguments, task)) => {
+                let _in_flight = server.in_flight.read().await;
+                match server.conn.call_tool_served(&route.tool().name, arguments, options, task).await {
+                    Ok((outcome, open)) => served(&route, outcome, open),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        let result = host_result(&span, &route, called);
+        let result = match call {
+            Some(call) if interceptors.has_after() => Box::pin(interceptors.run_after(&call, result)).await,
+            _ => result,
+        };
+        self.executed(caller, name, Some(&route.server), sent, result, started)
+    }
+
+    /// Why tool `name` has no route, as a failed result (with the server it names, if any).
+    fn unrouted(&self, span: &tracing::Span, name: &str) -> (Option<Arc<str>>, ToolExecutionResult) {
+        let error = self.missing_tool(name);
+        telemetry::record_error(span, error.kind());
+        let server = match &error {
+            ManagerError::ServerUnavailable { server, .. } => Some(Arc::<str>::from(server.as_str())),
+            _ => None,
+        };
+        let failed = ToolExecutionResult::failed(error.to_string());
+        let failed = match &server {
+            Some(server) => failed.with_metadata("server_name", server.to_string().into()),
+            None => failed,
+        };
+        (server, failed)
+    }
+
+    /// Tell the `tool_executed` observers about a call of `name` on `server` with the arguments
+    /// `sent`, which gave `result`; returns the result.
+    fn executed(
+        &self,
+        caller: &Caller,
+        name: &str,
+        server: Option<&str>,
+        sent: Option<JsonObject>,
+        result: ToolExecutionResult,
+        started: Instant,
+    ) -> ToolExecutionResult {
+        let hooks = &self.shared.hooks;
         if !hooks.is_empty() {
             let arguments = sent.map(serde_json::Value::Object).unwrap_or(serde_json::Value::Null);
-            let event = hooks::ToolExecuted::new(
-                server.as_deref().unwrap_or_default(),
-                name,
-                &arguments,
-                &result,
-                started.elapsed(),
-            )
-            .with_caller(caller.clone());
+            let event =
+                hooks::ToolExecuted::new(server.unwrap_or_default(), name, &arguments, &result, started.elapsed())
+                    .with_caller(caller.clone());
             // The history text's length: what the host puts into the conversation.
             hooks.emit(ManagerEvent::ToolExecuted(hooks::ToolExecuted {
                 content_length: result.content.as_deref().map_or(0, str::len),
@@ -279,61 +316,74 @@ impl McpManager {
         }
         result
     }
+}
 
-    /// Run a routed call through the interceptors: the arguments sent (for the observers) and
-    /// the host's result.
-    async fn execute_route(
-        &self,
-        route: &RoutedTool,
-        caller: &Caller,
-        arguments: Option<JsonObject>,
-        options: RequestOptions,
-        task: TaskOptions,
-    ) -> (Option<JsonObject>, ToolExecutionResult) {
-        let (arguments, call) = match self.intercept(route, caller, arguments).await {
-            Ok(intercepted) => intercepted,
-            Err((vetoed, arguments)) => {
-                telemetry::record_error(&tracing::Span::current(), vetoed.kind());
-                let interceptor = match &vetoed {
-                    ManagerError::Vetoed { interceptor, .. } => interceptor.clone(),
-                    _ => String::new(),
-                };
-                let failed = ToolExecutionResult::failed(vetoed.to_string())
-                    .with_metadata("server_name", route.server.to_string().into())
-                    .with_metadata("vetoed_by", interceptor.into());
-                return (arguments, failed);
-            }
-        };
-        // Copied only for the observers, who see what was sent.
-        let sent = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
-        let result = match self.call_route(route, arguments, options, task).await {
-            Ok((result, served)) => {
-                let task_id = crate::connection::tasks::result_task_id(&result);
-                let cx = convert::ResultContext {
-                    server: &route.server,
-                    tool: &route.tool().name,
-                    protocol_version: served.protocol_version.as_str(),
-                    session_id: served.session_id.as_deref(),
-                };
-                if result.is_error == Some(true) {
-                    telemetry::record_tool_error(&tracing::Span::current());
-                }
-                let converted = convert::tool_result(result, route.output_check().as_deref(), &cx);
-                tasks::with_task_id(converted, task_id.as_deref())
-            }
-            Err(e) => {
-                telemetry::record_error(&tracing::Span::current(), e.kind());
-                let task_id = tasks::error_task_id(&e);
-                let failed = ToolExecutionResult::failed(e.to_string())
-                    .with_metadata("server_name", route.server.to_string().into());
-                tasks::with_task_id(failed, task_id.as_deref())
-            }
-        };
-        let interceptors = &self.shared.options.interceptors;
-        let result = match call {
-            Some(call) if interceptors.has_after() => Box::pin(interceptors.run_after(&call, result)).await,
-            _ => result,
-        };
-        (sent, result)
+/// The complete result of a call's `outcome` and what the session `open` that served it says
+/// of itself; an error for an outcome a tool call must not end with.
+#[allow(clippy::result_large_err)]
+fn served(
+    route: &RoutedTool,
+    outcome: Outcome<CallToolResult>,
+    open: crate::connection::OpenSession,
+) -> Result<(CallToolResult, Served), ManagerError> {
+    match outcome {
+        Outcome::Complete(result) => {
+            // Of the session that served the call, not of a replacement.
+            let served = Served { session_id: open.session_id(), protocol_version: open.protocol_version };
+            Ok((result, served))
+        }
+        Outcome::InputRequired(_) => Err(ManagerError::UnexpectedShape {
+            server: route.server.to_string(),
+            method: "tools/call",
+            shape: "input_required",
+        }),
+        Outcome::Task(_) | Outcome::TaskHandle(_) => {
+            Err(ManagerError::UnexpectedShape { server: route.server.to_string(), method: "tools/call", shape: "task" })
+        }
     }
+}
+
+/// The host's result of a call of `route`: the server's result converted (checked against the
+/// tool's `outputSchema`), or the call's error as a failed result; either with the id of the
+/// task it ran as.
+fn host_result(
+    span: &tracing::Span,
+    route: &RoutedTool,
+    called: Result<(CallToolResult, Served), ManagerError>,
+) -> ToolExecutionResult {
+    match called {
+        Ok((result, served)) => {
+            let task_id = crate::connection::tasks::result_task_id(&result);
+            let cx = convert::ResultContext {
+                server: &route.server,
+                tool: &route.tool().name,
+                protocol_version: served.protocol_version.as_str(),
+                session_id: served.session_id.as_deref(),
+            };
+            if result.is_error == Some(true) {
+                telemetry::record_tool_error(span);
+            }
+            let converted = convert::tool_result(result, route.output_check().as_deref(), &cx);
+            tasks::with_task_id(converted, task_id.as_deref())
+        }
+        Err(e) => {
+            telemetry::record_error(span, e.kind());
+            let task_id = tasks::error_task_id(&e);
+            let failed = ToolExecutionResult::failed(e.to_string())
+                .with_metadata("server_name", route.server.to_string().into());
+            tasks::with_task_id(failed, task_id.as_deref())
+        }
+    }
+}
+
+/// The failed result of a call of `route` that an interceptor vetoed.
+fn vetoed_result(span: &tracing::Span, route: &RoutedTool, vetoed: &ManagerError) -> ToolExecutionResult {
+    telemetry::record_error(span, vetoed.kind());
+    let interceptor = match vetoed {
+        ManagerError::Vetoed { interceptor, .. } => interceptor.clone(),
+        _ => String::new(),
+    };
+    ToolExecutionResult::failed(vetoed.to_string())
+        .with_metadata("server_name", route.server.to_string().into())
+        .with_metadata("vetoed_by", interceptor.into())
 }

@@ -429,7 +429,7 @@ impl ToolRegistry {
         if !self.gate(&ctx).allows(&snapshot.tools[index]) {
             return not_available(tool);
         }
-        run(&snapshot, index, invocation, ctx).await
+        run_tool(&snapshot.tools[index], Arc::clone(&snapshot.routes[index]), invocation, ctx).await
     }
 
     /// Runs the tool exposed as `invocation.tool_name` (an LLM name; a qualified or original
@@ -485,7 +485,7 @@ impl ToolRegistry {
         }
         drop(gate);
         nulls::drop_refused_nulls(&snapshot.tools[index].spec.parameters, &mut invocation.arguments);
-        run(&snapshot, index, invocation, ctx).await
+        run_tool(&snapshot.tools[index], Arc::clone(&snapshot.routes[index]), invocation, ctx).await
     }
 
     /// Removes and closes every provider (concurrently). The registry is empty afterwards and
@@ -504,17 +504,9 @@ impl ToolRegistry {
     }
 }
 
-/// Runs the tool at `index` of `snapshot` with its provider's own name, isolating a panic.
-async fn run(
-    snapshot: &Snapshot,
-    index: usize,
-    invocation: ToolInvocation,
-    ctx: ToolExecutionContext,
-) -> ToolExecutionResult {
-    run_tool(&snapshot.tools[index], Arc::clone(&snapshot.routes[index]), invocation, ctx).await
-}
-
-/// Runs `tool` on `provider` under the context's control (see [`ToolRegistry::invoke`]).
+/// Runs `tool` on `provider` under the context's control (see [`ToolRegistry::invoke`]),
+/// isolating a panic. Awaited directly by the registry's calls, not through a layer of its own:
+/// each `async` layer moves the whole state of the call once more.
 async fn run_tool(
     tool: &ExposedTool,
     provider: Arc<dyn ToolProvider>,
