@@ -88,9 +88,10 @@ impl ToolProvider for McpToolProvider {
     }
 
     /// Calls the tool on its server. The context's [`CallControl`] becomes the request's: the
-    /// time left before the deadline is the request's timeout, progress notifications and the
-    /// state changes of a task go to the progress sink, and a cancelled token (or the deadline,
-    /// enforced by the registry) drops the call, which sends the protocol's cancellation
+    /// time left before the deadline is the request's timeout, and progress notifications and
+    /// the state changes of a task go to the progress sink. The registry enforces the token and
+    /// the deadline for every provider by dropping the call's future (this one does not watch
+    /// the token a second time), which sends the protocol's cancellation
     /// (`notifications/cancelled`, or `tasks/cancel` for a task). A call that fails once the
     /// deadline has passed (the request's own timeout, which is the same deadline) is reported
     /// as timed out ([`ToolExecutionResult::is_timed_out`]), with the manager's message.
@@ -105,8 +106,8 @@ impl ToolProvider for McpToolProvider {
                 platform: ctx.platform,
                 extra: ctx.extra,
             };
-            // Pinned in this future's own state (which the registry holds on the heap), not in
-            // a second allocation; select! polls it through the pin, never moving it.
+            // Pinned where it is made, in this future's own state (which the registry holds on
+            // the heap): awaited by value, the call's kilobytes of state would be moved first.
             let call = std::pin::pin!(self.manager.execute_tool_as(
                 &caller,
                 &invocation.tool_name,
@@ -114,11 +115,7 @@ impl ToolProvider for McpToolProvider {
                 options,
                 task,
             ));
-            let result = tokio::select! {
-                biased;
-                result = call => result,
-                () = ctx.control.cancellation.cancelled() => ToolExecutionResult::cancelled(&invocation.tool_name),
-            };
+            let result = call.await;
             let past_deadline = ctx.control.deadline.is_some_and(|deadline| Instant::now() >= deadline);
             if !result.success && past_deadline && !result.is_cancelled() && !result.is_timed_out() {
                 return result.with_metadata(ToolExecutionResult::INTERRUPTED_METADATA, "timeout".into());
