@@ -130,6 +130,8 @@ impl McpManager {
     }
 
     /// Call `route`; the result and what the connection that served it says about itself.
+    /// (`execute_tool_traced` runs the same steps in its own body, to await the connection's
+    /// call without this layer.)
     async fn call_route(
         &self,
         route: &RoutedTool,

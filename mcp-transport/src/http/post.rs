@@ -247,7 +247,7 @@ async fn deliver_reply(
                         for item in items {
                             match item {
                                 Ok(message) => inner.deliver(message).await,
-                                Err(e) => tracing::warn!(server = %inner.name, error = %e, "dropped an invalid message of a batch reply"),
+                                Err(e) => dropped_from_batch(&inner, &e),
                             }
                         }
                         if let Some((id, error)) = unanswered {
@@ -257,10 +257,15 @@ async fn deliver_reply(
                     return;
                 }
             }
-            Err(e) => tracing::warn!(server = %inner.name, error = %e, "dropped an invalid message of a batch reply"),
+            Err(e) => dropped_from_batch(inner, &e),
         }
     }
     if let Some((id, error)) = unanswered {
         inner.fail_soon(id, error);
     }
+}
+
+/// The warning for a message of a batch reply that is not valid JSON-RPC (it is dropped).
+fn dropped_from_batch(inner: &Inner, error: &dyn std::fmt::Display) {
+    tracing::warn!(server = %inner.name, %error, "dropped an invalid message of a batch reply");
 }
