@@ -15,18 +15,24 @@ use super::pagination::{CursorGuard, ListLimits, for_each_page};
 use super::{ConnectionError, McpConnection};
 use crate::session::{Session, SessionError};
 
+/// A list shared by reference count: cloning one copies no item. It reads as a slice. The
+/// `Vec` the pages were decoded into is kept as it is: an `Arc<[T]>` would copy every item into
+/// an allocation of its own (for 10,000 tools, two mebibytes written again and their pages
+/// faulted in, while the `Vec` is still held).
+pub type SharedList<T> = Arc<Vec<T>>;
+
 /// Everything a server offers, as discovered.
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
     /// Tools. The lists are shared with the connection's cache: an inventory is cheap to take
     /// and to clone.
-    pub tools: Arc<[Tool]>,
+    pub tools: SharedList<Tool>,
     /// Prompts.
-    pub prompts: Arc<[Prompt]>,
+    pub prompts: SharedList<Prompt>,
     /// Resources.
-    pub resources: Arc<[Resource]>,
+    pub resources: SharedList<Resource>,
     /// Resource templates.
-    pub resource_templates: Arc<[ResourceTemplate]>,
+    pub resource_templates: SharedList<ResourceTemplate>,
     /// Problems with optional lists: each left its list empty, the connection stays usable.
     pub warnings: Vec<String>,
 }

@@ -34,7 +34,7 @@ use mcp_transport::{Transport, TransportError, TransportKind};
 use tokio::sync::Mutex;
 use tracing::Instrument;
 
-pub use self::discovery::Inventory;
+pub use self::discovery::{Inventory, SharedList};
 pub use self::era::EraPreference;
 pub use self::freshness::FreshnessOptions;
 pub use self::mrtr::{STILL_WAITING_FIRST_PAUSE, STILL_WAITING_MAX_PAUSE};

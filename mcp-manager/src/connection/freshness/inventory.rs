@@ -19,14 +19,14 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{Freshness, PROMPTS, RESOURCES, TOOLS};
-use crate::connection::discovery::{Inventory, Listed, Lister};
+use crate::connection::discovery::{Inventory, Listed, Lister, SharedList};
 use crate::connection::{ConnectionError, McpConnection};
 use crate::session::RequestOptions;
 
 /// One cached list.
 struct Slot<T> {
     /// `None`: never fetched in this epoch.
-    items: Option<std::sync::Arc<[T]>>,
+    items: Option<SharedList<T>>,
     fetched_at: Instant,
     ttl: Option<Duration>,
     /// A change notification arrived since it was fetched.
@@ -60,9 +60,12 @@ impl<T: Clone> Slot<T> {
         }
     }
 
-    fn store(&mut self, listed: Listed<T>, now: Instant) {
+    fn store(&mut self, mut listed: Listed<T>, now: Instant) {
+        // The items stay where the pages were decoded; only the room the `Vec` grew into and
+        // did not use is given back (in place).
+        listed.items.shrink_to_fit();
         *self = Slot {
-            items: Some(listed.items.into()),
+            items: Some(std::sync::Arc::new(listed.items)),
             fetched_at: now,
             ttl: listed.ttl_ms.map(Duration::from_millis),
             stale: false,
@@ -80,7 +83,7 @@ impl<T: Clone> Slot<T> {
     }
 
     /// The items, shared: a snapshot copies no item.
-    fn items(&self) -> std::sync::Arc<[T]> {
+    fn items(&self) -> SharedList<T> {
         self.items.clone().unwrap_or_default()
     }
 }
@@ -425,7 +428,10 @@ mod tests {
         slot.mark_stale();
         assert!(slot.due(now, false));
         slot.fail("boom".into(), now);
-        assert_eq!((&*slot.items(), slot.warning.as_deref(), slot.due(now, false)), (&[2u8][..], Some("boom"), false));
+        assert_eq!(
+            (&slot.items()[..], slot.warning.as_deref(), slot.due(now, false)),
+            (&[2u8][..], Some("boom"), false)
+        );
         slot.store(Listed { items: vec![3], ttl_ms: Some(0) }, now);
         assert!(slot.due(now, false), "a ttl of 0 is stale at once");
         assert!(!slot.due(now, true), "unless a subscription reports the list's changes");
@@ -433,6 +439,20 @@ mod tests {
         assert!(slot.due(now, true), "and then a change makes it stale");
         slot.store(Listed { items: vec![4], ttl_ms: Some(u64::MAX) }, now);
         assert!(!slot.due(now + Duration::from_secs(3600), false), "a ttl past the clock's end never runs out");
+    }
+
+    #[test]
+    fn a_stored_list_keeps_its_items_where_they_were_decoded() {
+        // A listing of thousands of tools is not copied into a new allocation when it is cached,
+        // and every snapshot shares the cached list.
+        let items: Vec<String> = (0..1000).map(|i| format!("tool-{i}")).collect();
+        let at = items.as_ptr();
+        let mut slot = Slot::default();
+        slot.store(Listed { items, ttl_ms: None }, Instant::now());
+        let (first, second) = (slot.items(), slot.items());
+        assert_eq!(first.as_ptr(), at, "the decoded items are the cached ones");
+        assert!(std::sync::Arc::ptr_eq(&first, &second), "snapshots share the list");
+        assert_eq!((first.len(), first[999].as_str()), (1000, "tool-999"));
     }
 
     #[tokio::test(start_paused = true)]

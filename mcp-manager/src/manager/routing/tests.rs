@@ -8,11 +8,10 @@ fn tool(name: &str) -> Tool {
 
 fn inventory(tools: &[&str], templates: &[&str]) -> Inventory {
     Inventory {
-        tools: tools.iter().map(|t| tool(t)).collect(),
-        resource_templates: templates
-            .iter()
-            .map(|t| serde_json::from_value(json!({"uriTemplate": t, "name": t})).unwrap())
-            .collect(),
+        tools: Arc::new(tools.iter().map(|t| tool(t)).collect()),
+        resource_templates: Arc::new(
+            templates.iter().map(|t| serde_json::from_value(json!({"uriTemplate": t, "name": t})).unwrap()).collect(),
+        ),
         ..Default::default()
     }
 }
