@@ -22,7 +22,7 @@ use std::process::Command;
 use super::matrix::{Endpoint, client_path};
 use super::procs::last_json_line;
 use super::tables::{Results, VARIANTS, issue_table, runs_in};
-use super::{Selection, Server, build_bins, heading};
+use super::{Build, Selection, Server, build_bins, heading};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -32,7 +32,7 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
     if !version.is_ok_and(|o| o.status.success()) {
         return Err("bench instructions: valgrind is not installed (it counts the instructions)".into());
     }
-    let bins = build_bins()?;
+    let bins = build_bins(selection.build)?;
     let mut results = Results::new();
     for &transport in &selection.transports {
         for &server in &selection.servers {
@@ -76,10 +76,11 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
             }
         }
     }
-    report(&results, &selection.servers)
+    report(&results, &selection.servers, selection.build)
 }
 
-fn report(results: &Results, servers: &[Server]) -> Result {
+fn report(results: &Results, servers: &[Server], build: Build) -> Result {
+    println!("\nevery binary built with the {}", build.describe());
     for (title, key, unit) in [
         ("client instructions, millions", "instructions", 1e6),
         ("simulated L1 instruction cache misses, thousands", "l1i_misses", 1e3),

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 
 use super::procs::{ServerProcess, run_client, start_http_server};
 use super::tables::{Client, Results, VARIANTS, issue_table, lost_calls, medians_table, runs_in};
-use super::{Bins, Selection, Server, Transport, build_bins, heading};
+use super::{Bins, Build, Selection, Server, Transport, build_bins, heading};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -82,7 +82,7 @@ pub(crate) fn run_variant(bins: &Bins, v: usize, workload: &str, endpoint: &Endp
 
 /// `cargo xtask bench matrix` with `selection`.
 pub(crate) fn matrix(selection: &Selection) -> Result {
-    let bins = build_bins()?;
+    let bins = build_bins(selection.build)?;
     let mut results = Results::new();
     let runs = selection.runs;
     for &transport in &selection.transports {
@@ -130,11 +130,17 @@ pub(crate) fn matrix(selection: &Selection) -> Result {
             }
         }
     }
-    report(&results, &selection.servers)
+    report(&results, &selection.servers, selection.build)
 }
 
-/// Print the medians of every server and transport, the issue's table and the lost calls.
-fn report(results: &Results, servers: &[Server]) -> Result {
+/// Print the medians of every server and transport, the issue's table and the lost calls, all
+/// measured with binaries built as `build` says.
+fn report(results: &Results, servers: &[Server], build: Build) -> Result {
+    println!(
+        "
+every binary built with the {}",
+        build.describe()
+    );
     for &transport in &Transport::ALL {
         for &server in servers {
             if !results.keys().any(|(s, t, _)| (*s, *t) == (server, transport)) {

@@ -19,8 +19,7 @@
 //!
 //! The flags of `matrix` and `instructions` (see [`Selection::parse`]): `--server ours|rmcp`,
 //! `--transport stdio|http`, `--workload w1..w5` (each may repeat; default: every server and
-//! transport, W1-W4) and `--runs N` (default 5). Benchmarks report; they do not fail on a missed
-//! target.
+//! transport, W1-W4), `--runs N` (default 5) and `--build release|lto` (see [`Build`]). Benchmarks report; they do not fail on a missed target.
 
 mod cli;
 mod instructions;
@@ -84,6 +83,43 @@ impl Transport {
     }
 }
 
+/// How every benchmark binary is built, ours and rmcp's alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Build {
+    /// The workspaces' own release profiles (what a host gets by default): the table.
+    Release,
+    /// The release profiles with fat link-time optimisation and one codegen unit, for both
+    /// workspaces, each into a target directory of its own (the default build stays as it is):
+    /// what a host that builds its binary that way gets.
+    Lto,
+}
+
+impl Build {
+    /// What the build adds to cargo's environment.
+    fn env(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Build::Release => &[],
+            Build::Lto => &[("CARGO_PROFILE_RELEASE_LTO", "fat"), ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")],
+        }
+    }
+
+    /// Where our binaries and rmcp's are built, under the project's target directory `target`
+    /// and its root `root`.
+    fn dirs(self, root: &Path, target: &Path) -> (PathBuf, PathBuf) {
+        match self {
+            Build::Release => (target.to_path_buf(), root.join(RMCP_TARGET)),
+            Build::Lto => (target.join("bench-lto"), root.join(format!("{RMCP_TARGET}-lto"))),
+        }
+    }
+
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Build::Release => "release profile",
+            Build::Lto => "release profile with fat LTO and one codegen unit (ours and rmcp's)",
+        }
+    }
+}
+
 /// What `matrix` and `instructions` run: the servers, transports and workloads asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Selection {
@@ -91,13 +127,16 @@ pub(crate) struct Selection {
     pub(crate) transports: Vec<Transport>,
     pub(crate) workloads: Vec<&'static str>,
     pub(crate) runs: usize,
+    pub(crate) build: Build,
 }
 
 impl Selection {
     /// Parse `--server ours|rmcp`, `--transport stdio|http`, `--workload w1..w5` (each may
-    /// repeat; an absent one means all, W1-W4 for workloads) and `--runs N`.
+    /// repeat; an absent one means all, W1-W4 for workloads), `--runs N` and `--build
+    /// release|lto` (default release).
     pub(crate) fn parse(args: &[String]) -> Result<Selection> {
         let (mut servers, mut transports, mut workloads, mut runs) = (Vec::new(), Vec::new(), Vec::new(), None);
+        let mut build = Build::Release;
         let mut args = args.iter();
         while let Some(flag) = args.next() {
             let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -121,7 +160,18 @@ impl Selection {
                     Ok(n) if n > 0 => runs = Some(n),
                     _ => return Err(format!("--runs takes a positive number, not {value:?}")),
                 },
-                _ => return Err(format!("unknown flag {flag:?} (expected --server, --transport, --workload, --runs)")),
+                "--build" => {
+                    build = match value.as_str() {
+                        "release" => Build::Release,
+                        "lto" => Build::Lto,
+                        _ => return Err(format!("--build: expected release or lto, not {value:?}")),
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown flag {flag:?} (expected --server, --transport, --workload, --runs, --build)"
+                    ));
+                }
             }
         }
         let mut workloads = all_or(workloads, &WORKLOADS[..4]);
@@ -131,6 +181,7 @@ impl Selection {
             transports: all_or(transports, &Transport::ALL),
             workloads,
             runs: runs.unwrap_or(DEFAULT_RUNS),
+            build,
         })
     }
 }
@@ -191,10 +242,15 @@ impl Bins {
     }
 }
 
-/// Build our clients and server, and the rmcp workspace, in release mode.
-pub(crate) fn build_bins() -> Result<Bins> {
+/// Build our clients and server, and the rmcp workspace, in release mode, as `how` says.
+pub(crate) fn build_bins(how: Build) -> Result<Bins> {
     let root = project_root();
-    heading("building bench-client, bench-host, bench-raw-client and bench-server (release)");
+    let (ours, rmcp) = how.dirs(&root, &target_dir(&root));
+    heading(&format!(
+        "building bench-client, bench-host, bench-raw-client and bench-server ({}, into {})",
+        how.describe(),
+        ours.display()
+    ));
     let mut build = cargo_command();
     // Without the multi-thread scheduler (only bench-manager needs it): the clients run on a
     // current-thread runtime and link what a host on one links.
@@ -202,12 +258,17 @@ pub(crate) fn build_bins() -> Result<Bins> {
     for bin in ["bench-client", "bench-host", "bench-raw-client", "bench-server"] {
         build.args(["--bin", bin]);
     }
+    build.env("CARGO_TARGET_DIR", &ours).envs(how.env().iter().copied());
     run_status("build", build, &root)?;
-    heading(&format!("building rmcp's client and server ({RMCP_DIR}, release, locked, into {RMCP_TARGET})"));
+    heading(&format!(
+        "building rmcp's client and server ({RMCP_DIR}, {}, locked, into {})",
+        how.describe(),
+        rmcp.display()
+    ));
     let mut build = cargo_command();
-    build.args(["build", "--release", "--locked"]).env("CARGO_TARGET_DIR", root.join(RMCP_TARGET));
+    build.args(["build", "--release", "--locked"]).env("CARGO_TARGET_DIR", &rmcp).envs(how.env().iter().copied());
     run_status("build the rmcp workspace", build, &root.join(RMCP_DIR))?;
-    Ok(Bins { ours_dir: target_dir(&root).join("release"), rmcp_dir: root.join(RMCP_TARGET).join("release") })
+    Ok(Bins { ours_dir: ours.join("release"), rmcp_dir: rmcp.join("release") })
 }
 
 /// The project's target directory: `CARGO_TARGET_DIR` if set, else `target` at the root.
@@ -246,6 +307,24 @@ mod tests {
         assert_eq!(all.transports, vec![Transport::Stdio, Transport::Http]);
         assert_eq!(all.workloads, vec!["w1", "w2", "w3", "w4"]);
         assert_eq!(all.runs, DEFAULT_RUNS);
+        assert_eq!(all.build, Build::Release);
+    }
+
+    #[test]
+    fn an_lto_build_sets_both_workspaces_profiles_and_keeps_the_default_build_apart() {
+        assert_eq!(parse(&["--build", "lto"]).unwrap().build, Build::Lto);
+        assert_eq!(parse(&["--build", "release"]).unwrap().build, Build::Release);
+        assert!(Build::Release.env().is_empty(), "the default build is the workspaces' own profile");
+        let env: Vec<_> = Build::Lto.env().to_vec();
+        assert_eq!(env, [("CARGO_PROFILE_RELEASE_LTO", "fat"), ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")]);
+        let (root, target) = (Path::new("/p"), Path::new("/p/target"));
+        let (ours, rmcp) = Build::Release.dirs(root, target);
+        assert_eq!((ours.as_path(), rmcp.as_path()), (target, Path::new("/p/target/rmcp-bench")));
+        let (ours_lto, rmcp_lto) = Build::Lto.dirs(root, target);
+        assert_eq!(
+            (ours_lto.as_path(), rmcp_lto.as_path()),
+            (Path::new("/p/target/bench-lto"), Path::new("/p/target/rmcp-bench-lto"))
+        );
     }
 
     #[test]
@@ -267,6 +346,7 @@ mod tests {
             (&["--runs", "0"], "positive"),
             (&["--runs"], "needs a value"),
             (&["--fast", "yes"], "unknown flag \"--fast\""),
+            (&["--build", "debug"], "release or lto"),
         ] {
             let err = parse(words).unwrap_err();
             assert!(err.contains(expect), "{words:?}: {err}");
