@@ -6,7 +6,9 @@
 //! [`EXIT_DRAIN`]. Before the exit is reported, stderr is drained too (until its end of file, for
 //! at most [`STDERR_DRAIN`]) so that the error carries the server's last lines.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use mcp_protocol::codec::{self, DecodeLimits};
@@ -64,6 +66,12 @@ impl StdoutReader {
         // waits for the exit gone without a status (its runtime is ending).
         let exited = exit.wait_for(|s| s.is_some());
         tokio::pin!(exited);
+        // The wait is polled once, which registers it with the watch (from then on the exit
+        // wakes this task, however quiet the pipe), and again only once the watch has changed or
+        // closed: a load of its version, where a poll of the wait costs a few hundred
+        // instructions for every line read, for an event that comes once.
+        let probe = self.exit.clone();
+        let mut exit_registered = false;
         let mut exit_resolved = false;
         let mut drain_until: Option<tokio::time::Instant> = None;
         let stop = loop {
@@ -72,18 +80,32 @@ impl StdoutReader {
                     Ok(next) => next,
                     Err(_) => break Stop::Exited,
                 },
-                None => tokio::select! {
-                    // The exit first: a flood on stdout must not hide it.
-                    biased;
-                    exited = &mut exited, if !exit_resolved => {
-                        exit_resolved = true;
-                        if exited.is_ok() {
-                            drain_until = Some(tokio::time::Instant::now() + EXIT_DRAIN);
+                None => {
+                    let line = reader.next_line();
+                    tokio::pin!(line);
+                    let polled = std::future::poll_fn(|cx| {
+                        // Decided at every poll: the exit's wake-up polls this same future again.
+                        // The exit first: a flood on stdout must not hide it.
+                        if !exit_resolved && (!exit_registered || probe.has_changed().unwrap_or(true)) {
+                            exit_registered = true;
+                            if let Poll::Ready(exited) = exited.as_mut().poll(cx) {
+                                return Poll::Ready(Err(exited.is_ok()));
+                            }
                         }
-                        continue;
+                        line.as_mut().poll(cx).map(Ok)
+                    })
+                    .await;
+                    match polled {
+                        Ok(next) => next,
+                        Err(with_status) => {
+                            exit_resolved = true;
+                            if with_status {
+                                drain_until = Some(tokio::time::Instant::now() + EXIT_DRAIN);
+                            }
+                            continue;
+                        }
                     }
-                    next = reader.next_line() => next,
-                },
+                }
             };
             match next {
                 Ok(Some(line)) => {
