@@ -136,11 +136,7 @@ pub(crate) fn matrix(selection: &Selection) -> Result {
 /// Print the medians of every server and transport, the issue's table and the lost calls, all
 /// measured with binaries built as `build` says.
 fn report(results: &Results, servers: &[Server], build: Build) -> Result {
-    println!(
-        "
-every binary built with the {}",
-        build.describe()
-    );
+    println!("\nevery binary built with the {}", build.describe());
     for &transport in &Transport::ALL {
         for &server in servers {
             if !results.keys().any(|(s, t, _)| (*s, *t) == (server, transport)) {

@@ -19,7 +19,8 @@
 //!
 //! The flags of `matrix` and `instructions` (see [`Selection::parse`]): `--server ours|rmcp`,
 //! `--transport stdio|http`, `--workload w1..w5` (each may repeat; default: every server and
-//! transport, W1-W4), `--runs N` (default 5) and `--build release|lto` (see [`Build`]). Benchmarks report; they do not fail on a missed target.
+//! transport, W1-W4), `--runs N` (default 5) and `--build release|lto` (see [`Build`]).
+//! Benchmarks report; they do not fail on a missed target.
 
 mod cli;
 mod instructions;
