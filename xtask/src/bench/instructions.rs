@@ -20,6 +20,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::matrix::{Endpoint, client_path};
+use super::placement::Placement;
 use super::procs::last_json_line;
 use super::tables::{Results, VARIANTS, issue_table, runs_in};
 use super::{Build, Selection, Server, build_bins, heading};
@@ -28,6 +29,11 @@ type Result<T = ()> = std::result::Result<T, String>;
 
 /// `cargo xtask bench instructions` with `selection` (`--runs` is ignored: one run each).
 pub(crate) fn instructions(selection: &Selection) -> Result {
+    if selection.placement != Placement::Free {
+        return Err(
+            "bench instructions counts instructions, which do not depend on the CPUs: --placement is for matrix".into(),
+        );
+    }
     let version = Command::new("valgrind").arg("--version").output();
     if !version.is_ok_and(|o| o.status.success()) {
         return Err("bench instructions: valgrind is not installed (it counts the instructions)".into());
@@ -52,7 +58,7 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
                 workloads.join(" ")
             ));
             for workload in workloads {
-                let endpoint = Endpoint::open(&bins, server, transport, workload)?;
+                let endpoint = Endpoint::open(&bins, server, transport, workload, None)?;
                 let mut cell = vec![Vec::new(); VARIANTS.len()];
                 for (v, variant) in VARIANTS.iter().enumerate() {
                     if !runs_in(v, workload, transport) {

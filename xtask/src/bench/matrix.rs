@@ -19,12 +19,13 @@
 //! revision each variant negotiated, then the issue's table of ratios with its targets against
 //! both servers (markdown), and any W5 run that lost a call.
 
-use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 
+use super::placement::{Cpus, pinned};
 use super::procs::{ServerProcess, run_client, start_http_server};
 use super::tables::{Client, Results, VARIANTS, issue_table, lost_calls, medians_table, runs_in};
-use super::{Bins, Build, Selection, Server, Transport, build_bins, heading};
+use super::{Bins, Selection, Server, Transport, build_bins, heading};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -45,25 +46,38 @@ pub(crate) fn server_flags(workload: &str) -> &'static [&'static str] {
 }
 
 /// Where the clients find a server for one workload: the client arguments after the era (the
-/// server's program and flags over stdio, its URL over HTTP, with the server process).
+/// server's program and flags over stdio, its URL over HTTP, with the server process), and the
+/// CPU the clients run on (`None`: wherever the scheduler puts them).
 pub(crate) struct Endpoint {
     pub(crate) target: Vec<String>,
+    client_cpu: Option<u32>,
     _process: Option<ServerProcess>,
 }
 
 impl Endpoint {
-    pub(crate) fn open(bins: &Bins, server: Server, transport: Transport, workload: &str) -> Result<Endpoint> {
+    /// The endpoint of `server` over `transport` for `workload`, its server and clients placed
+    /// on `cpus` when there are some (a stdio server runs under `taskset`, started by the client
+    /// like any server command).
+    pub(crate) fn open(
+        bins: &Bins,
+        server: Server,
+        transport: Transport,
+        workload: &str,
+        cpus: Option<Cpus>,
+    ) -> Result<Endpoint> {
         let program = bins.server(server);
         let flags = server_flags(workload);
+        let client_cpu = cpus.map(|c| c.client);
         Ok(match transport {
             Transport::Stdio => {
-                let mut target = vec![program.to_string_lossy().into_owned()];
-                target.extend(flags.iter().map(|f| (*f).to_owned()));
-                Endpoint { target, _process: None }
+                let flags: Vec<OsString> = flags.iter().map(OsString::from).collect();
+                let (program, args) = pinned(cpus.map(|c| c.server), &program, &flags);
+                let target = std::iter::once(program).chain(args).map(|a| a.to_string_lossy().into_owned()).collect();
+                Endpoint { target, client_cpu, _process: None }
             }
             Transport::Http => {
-                let (process, url) = start_http_server(&program, flags)?;
-                Endpoint { target: vec![url], _process: Some(process) }
+                let (process, url) = start_http_server(&program, flags, cpus.map(|c| c.server))?;
+                Endpoint { target: vec![url], client_cpu, _process: Some(process) }
             }
         })
     }
@@ -77,11 +91,14 @@ impl Endpoint {
 /// Run variant `v` on `workload` at `endpoint` once; its JSON line.
 pub(crate) fn run_variant(bins: &Bins, v: usize, workload: &str, endpoint: &Endpoint) -> Result<String> {
     let variant = &VARIANTS[v];
-    run_client(&client_path(bins, variant.client), &endpoint.args(workload, variant.era))
+    let args: Vec<OsString> = endpoint.args(workload, variant.era).into_iter().map(OsString::from).collect();
+    let (program, args) = pinned(endpoint.client_cpu, &client_path(bins, variant.client), &args);
+    run_client(Path::new(&program), &args.iter().map(OsString::as_os_str).collect::<Vec<_>>())
 }
 
 /// `cargo xtask bench matrix` with `selection`.
 pub(crate) fn matrix(selection: &Selection) -> Result {
+    let cpus = selection.placement.resolve()?;
     let bins = build_bins(selection.build)?;
     let mut results = Results::new();
     let runs = selection.runs;
@@ -104,9 +121,9 @@ pub(crate) fn matrix(selection: &Selection) -> Result {
                 workloads.join(" "),
             ));
             for (i, workload) in workloads.into_iter().enumerate() {
-                let endpoint = Endpoint::open(&bins, server, transport, workload)?;
+                let endpoint = Endpoint::open(&bins, server, transport, workload, cpus)?;
                 if i == 0 {
-                    let warm = Endpoint::open(&bins, server, transport, "w1")?;
+                    let warm = Endpoint::open(&bins, server, transport, "w1", cpus)?;
                     for v in (0..VARIANTS.len()).filter(|v| runs_in(*v, "w1", transport)) {
                         run_variant(&bins, v, "w1", &warm)?;
                     }
@@ -130,13 +147,14 @@ pub(crate) fn matrix(selection: &Selection) -> Result {
             }
         }
     }
-    report(&results, &selection.servers, selection.build)
+    report(&results, selection)
 }
 
 /// Print the medians of every server and transport, the issue's table and the lost calls, all
-/// measured with binaries built as `build` says.
-fn report(results: &Results, servers: &[Server], build: Build) -> Result {
-    println!("\nevery binary built with the {}", build.describe());
+/// measured with binaries built and placed as `selection` says.
+fn report(results: &Results, selection: &Selection) -> Result {
+    let servers = &selection.servers[..];
+    println!("\nevery binary built with the {}; {}", selection.build.describe(), selection.placement.describe());
     for &transport in &Transport::ALL {
         for &server in servers {
             if !results.keys().any(|(s, t, _)| (*s, *t) == (server, transport)) {

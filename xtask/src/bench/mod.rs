@@ -19,13 +19,15 @@
 //!
 //! The flags of `matrix` and `instructions` (see [`Selection::parse`]): `--server ours|rmcp`,
 //! `--transport stdio|http`, `--workload w1..w5` (each may repeat; default: every server and
-//! transport, W1-W4), `--runs N` (default 5) and `--build release|lto` (see [`Build`]).
-//! Benchmarks report; they do not fail on a missed target.
+//! transport, W1-W4), `--runs N` (default 5) and `--build release|lto` (see [`Build`]); `matrix`
+//! also takes `--placement free|split|shared` (see [`placement`]). Benchmarks report; they do not
+//! fail on a missed target.
 
 mod cli;
 mod instructions;
 mod manager;
 mod matrix;
+mod placement;
 mod procs;
 mod stats;
 mod tables;
@@ -34,6 +36,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use placement::Placement;
 use xtask::project_root;
 
 type Result<T = ()> = std::result::Result<T, String>;
@@ -129,15 +132,18 @@ pub(crate) struct Selection {
     pub(crate) workloads: Vec<&'static str>,
     pub(crate) runs: usize,
     pub(crate) build: Build,
+    /// Where the clients and servers run (`matrix` only).
+    pub(crate) placement: Placement,
 }
 
 impl Selection {
     /// Parse `--server ours|rmcp`, `--transport stdio|http`, `--workload w1..w5` (each may
-    /// repeat; an absent one means all, W1-W4 for workloads), `--runs N` and `--build
-    /// release|lto` (default release).
+    /// repeat; an absent one means all, W1-W4 for workloads), `--runs N`, `--build
+    /// release|lto` (default release) and `--placement free|split|shared` (default free, see
+    /// [`placement`]).
     pub(crate) fn parse(args: &[String]) -> Result<Selection> {
         let (mut servers, mut transports, mut workloads, mut runs) = (Vec::new(), Vec::new(), Vec::new(), None);
-        let mut build = Build::Release;
+        let (mut build, mut placement) = (Build::Release, Placement::Free);
         let mut args = args.iter();
         while let Some(flag) = args.next() {
             let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -168,9 +174,11 @@ impl Selection {
                         _ => return Err(format!("--build: expected release or lto, not {value:?}")),
                     }
                 }
+                "--placement" => placement = Placement::parse(value)?,
                 _ => {
                     return Err(format!(
-                        "unknown flag {flag:?} (expected --server, --transport, --workload, --runs, --build)"
+                        "unknown flag {flag:?} (expected --server, --transport, --workload, --runs, --build, \
+                         --placement)"
                     ));
                 }
             }
@@ -183,6 +191,7 @@ impl Selection {
             workloads,
             runs: runs.unwrap_or(DEFAULT_RUNS),
             build,
+            placement,
         })
     }
 }
@@ -309,6 +318,7 @@ mod tests {
         assert_eq!(all.workloads, vec!["w1", "w2", "w3", "w4"]);
         assert_eq!(all.runs, DEFAULT_RUNS);
         assert_eq!(all.build, Build::Release);
+        assert_eq!(all.placement, Placement::Free);
     }
 
     #[test]
@@ -334,6 +344,7 @@ mod tests {
         assert_eq!(one.servers, vec![Server::Rmcp]);
         assert_eq!(one.workloads, vec!["w3", "w5"]);
         assert_eq!(one.runs, 2);
+        assert_eq!(parse(&["--placement", "split"]).unwrap().placement, Placement::Split);
         let http = parse(&["--transport", "http", "--transport", "http"]).unwrap();
         assert_eq!(http.transports, vec![Transport::Http]);
     }
@@ -348,6 +359,7 @@ mod tests {
             (&["--runs"], "needs a value"),
             (&["--fast", "yes"], "unknown flag \"--fast\""),
             (&["--build", "debug"], "release or lto"),
+            (&["--placement", "pinned"], "free, split or shared"),
         ] {
             let err = parse(words).unwrap_err();
             assert!(err.contains(expect), "{words:?}: {err}");

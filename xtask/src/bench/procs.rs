@@ -1,11 +1,13 @@
 //! The processes of a bench run: one client run, read for its JSON line, and the HTTP servers,
 //! killed when dropped.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use super::placement::pinned;
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -77,12 +79,14 @@ impl Drop for ServerProcess {
     }
 }
 
-/// Start `binary --http 0 flags...` (ours and rmcp's take the same flags); its first line of
-/// stdout is the port it bound on 127.0.0.1. The server and its `/mcp` URL.
-pub(crate) fn start_http_server(binary: &Path, flags: &[&str]) -> Result<(ServerProcess, String)> {
-    let mut child = Command::new(binary)
-        .args(["--http", "0"])
-        .args(flags)
+/// Start `binary --http 0 flags...` (ours and rmcp's take the same flags), on `cpu` if there is
+/// one (see [`pinned`]); its first line of stdout is the port it bound on 127.0.0.1. The server
+/// and its `/mcp` URL.
+pub(crate) fn start_http_server(binary: &Path, flags: &[&str], cpu: Option<u32>) -> Result<(ServerProcess, String)> {
+    let args: Vec<OsString> = ["--http", "0"].iter().chain(flags).map(OsString::from).collect();
+    let (program, args) = pinned(cpu, binary, &args);
+    let mut child = Command::new(program)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
