@@ -50,11 +50,14 @@ enum Verdict {
 }
 
 impl McpConnection {
-    /// The `_meta` members every modern request carries.
-    pub(crate) fn modern_meta(&self, version: &ProtocolVersion) -> JsonObject {
+    /// The `_meta` members every modern request carries; the client's capabilities declare the
+    /// tasks extension when `tasks` (see [`super::tasks::with_tasks_extension`]).
+    pub(crate) fn modern_meta(&self, version: &ProtocolVersion, tasks: bool) -> JsonObject {
         let mut meta = Meta::new();
         meta.set(Meta::PROTOCOL_VERSION, version.as_str());
-        meta.set(Meta::CLIENT_CAPABILITIES, super::tasks::with_tasks_extension(self.options.callbacks.capabilities()));
+        let capabilities = self.options.callbacks.capabilities();
+        let capabilities = if tasks { super::tasks::with_tasks_extension(capabilities) } else { capabilities };
+        meta.set(Meta::CLIENT_CAPABILITIES, capabilities);
         meta.set(Meta::CLIENT_INFO, &self.options.client_info);
         if let Some(level) = &self.options.log_level {
             meta.set(Meta::LOG_LEVEL, level);
@@ -135,14 +138,18 @@ impl McpConnection {
         let mut version = ProtocolVersion::LATEST_MODERN;
         let mut retried = false;
         loop {
-            session.set_request_meta(Some(self.modern_meta(&version)));
+            // The probe declares the tasks extension: the server's answer says whether it has it.
+            session.set_request_meta(Some(self.modern_meta(&version, true)));
             let options = RequestOptions { timeout: (!strict).then_some(self.options.probe_timeout), progress: None };
             let error = match session.request::<Discover>(&RequestParams::default(), options).await {
                 Ok(result) => {
                     if let Some(v) = pick_modern(&result.supported_versions) {
-                        if v != version {
+                        // An extension is in use when both sides declare it: a server that does
+                        // not advertise tasks would only parse the declaration on every request.
+                        let tasks = super::tasks::advertises_tasks(&result.capabilities);
+                        if v != version || !tasks {
                             version = v;
-                            session.set_request_meta(Some(self.modern_meta(&version)));
+                            session.set_request_meta(Some(self.modern_meta(&version, tasks)));
                         }
                         let implementation = result.server_info().unwrap_or_default();
                         return Ok(Verdict::Modern(Box::new(ServerInfo {

@@ -9,11 +9,11 @@
 //!   server sends its elicitation and sampling requests while that request is open, and the
 //!   session answers them through the host's handlers as any other server request.
 //! - 2026-07-28 (extension `io.modelcontextprotocol/tasks`): the client declares the extension
-//!   in its per-request capabilities and the server decides; a task handle comes back with
-//!   `resultType: "task"`. `tasks/get` inlines the `result`, the `error` or the `inputRequests`;
-//!   the input requests are answered through the host's handlers (each key once) and sent back
-//!   with `tasks/update`. While the task runs a `subscriptions/listen` with the task's id asks
-//!   for `notifications/tasks`.
+//!   in its per-request capabilities (to a server that advertises it) and the server decides; a
+//!   task handle comes back with `resultType: "task"`. `tasks/get` inlines the `result`, the
+//!   `error` or the `inputRequests`; the input requests are answered through the host's handlers
+//!   (each key once) and sent back with `tasks/update`. While the task runs a
+//!   `subscriptions/listen` with the task's id asks for `notifications/tasks`.
 //!
 //! Polls are spaced by the server's `pollInterval`, clamped to
 //! [`MIN_POLL_INTERVAL`]..=[`MAX_POLL_INTERVAL`] (a server that gives none gets
@@ -683,15 +683,23 @@ impl McpConnection {
 }
 
 /// `capabilities` with the tasks extension declared (2026-07-28 per-request capabilities: this
-/// client follows task handles on every tool call). 2025-11-25 declares nothing: its client
-/// `tasks` capability says which server requests the client runs as tasks, and this client runs
-/// none; calling tools as tasks needs only the server's capability.
+/// client follows task handles on every tool call). Declared on the `server/discover` probe and
+/// then on every request to a server whose capabilities advertise the extension
+/// ([`advertises_tasks`]); a server that does not has no task to return. 2025-11-25 declares
+/// nothing: its client `tasks` capability says which server requests the client runs as tasks,
+/// and this client runs none; calling tools as tasks needs only the server's capability.
 pub(crate) fn with_tasks_extension(
     mut capabilities: mcp_protocol::types::lifecycle::ClientCapabilities,
 ) -> mcp_protocol::types::lifecycle::ClientCapabilities {
     let extensions = capabilities.extensions.get_or_insert_with(JsonObject::new);
     extensions.entry(mcp_protocol::types::tasks_ext::TASKS_EXTENSION).or_insert_with(|| serde_json::json!({}));
     capabilities
+}
+
+/// Whether a modern server's capabilities advertise the tasks extension (SEP-2663: under
+/// `capabilities.extensions`).
+pub(crate) fn advertises_tasks(capabilities: &mcp_protocol::types::lifecycle::ServerCapabilities) -> bool {
+    capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(mcp_protocol::types::tasks_ext::TASKS_EXTENSION))
 }
 
 /// The task id in `_meta["io.modelcontextprotocol/related-task"]`, where the host reads it.

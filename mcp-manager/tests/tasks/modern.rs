@@ -109,6 +109,42 @@ async fn input_requests_of_a_task_are_answered_once_with_tasks_update() {
     .await
 }
 
+/// An extension is in use only when both sides declare it: the `server/discover` probe declares
+/// the tasks extension, and after a server that does not advertise it, no request does (the
+/// client's other capabilities still go with every request).
+#[tokio::test]
+async fn the_tasks_extension_is_declared_only_to_a_server_that_advertises_it() {
+    within(async {
+        let (client, server) = MemoryTransport::pair();
+        let seen = ScriptedServer::start_with(server, move |got, _| {
+            let Got::Request(req, _) = got else { return None };
+            Some(Ok(match req.method.as_str() {
+                "server/discover" => {
+                    let mut plain = discover();
+                    plain["capabilities"] = json!({"tools": {}, "extensions": {"io.example/other": {}}});
+                    plain
+                }
+                "tools/call" => json!({"content": [{"type": "text", "text": "done"}], "resultType": "complete"}),
+                _ => return modern_base(req),
+            }))
+        });
+        let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+        let callbacks = HostCallbacks { elicitation: Some(Arc::new(Asker(asked))), ..Default::default() };
+        let conn = modern_connection(client, callbacks);
+        conn.connect().await.unwrap();
+        let result = conn.call_tool("research", None, RequestOptions::default()).await.unwrap().complete().unwrap();
+        assert_eq!(text(&result), "done");
+        let caps = |params: &Value| params["_meta"]["io.modelcontextprotocol/clientCapabilities"].clone();
+        let probe = &methods(&seen, "server/discover")[0].0;
+        assert!(caps(probe)["extensions"]["io.modelcontextprotocol/tasks"].is_object(), "{probe}");
+        let call = &methods(&seen, "tools/call")[0].0;
+        assert!(caps(call)["elicitation"].is_object(), "the other capabilities stay: {call}");
+        assert!(caps(call)["extensions"].get("io.modelcontextprotocol/tasks").is_none(), "{call}");
+        assert_eq!(call["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{call}");
+    })
+    .await
+}
+
 /// A `notifications/tasks` push on the task's listen brings the result: no poll is needed.
 #[tokio::test(start_paused = true)]
 async fn a_pushed_task_notification_brings_the_result() {
