@@ -14,6 +14,9 @@
 //! runs through more code than the L1 instruction cache holds fetches it again on every call).
 //! The tables show the counts and the misses, then the issue's ratios counted in instructions
 //! (its targets are for wall-clock time: shown for reference).
+//!
+//! `--side server` counts the other side: the server under callgrind for each client, see
+//! [`server_side`](super::server_side).
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -23,7 +26,7 @@ use super::matrix::{Endpoint, client_path};
 use super::placement::Placement;
 use super::procs::last_json_line;
 use super::tables::{Results, VARIANTS, issue_table, runs_in};
-use super::{Build, Selection, Server, build_bins, heading};
+use super::{Build, Selection, Server, Side, build_bins, heading};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -39,6 +42,9 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
         return Err("bench instructions: valgrind is not installed (it counts the instructions)".into());
     }
     let bins = build_bins(selection.build)?;
+    if selection.side == Side::Server {
+        return super::server_side::instructions(selection, &bins);
+    }
     let mut results = Results::new();
     for &transport in &selection.transports {
         for &server in &selection.servers {

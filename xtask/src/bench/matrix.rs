@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use super::placement::{Cpus, pinned};
 use super::procs::{ServerProcess, run_client, start_http_server};
 use super::tables::{Client, Results, VARIANTS, issue_table, lost_calls, medians_table, runs_in};
-use super::{Bins, Selection, Server, Transport, build_bins, heading};
+use super::{Bins, Selection, Server, Side, Transport, build_bins, heading};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -98,6 +98,9 @@ pub(crate) fn run_variant(bins: &Bins, v: usize, workload: &str, endpoint: &Endp
 
 /// `cargo xtask bench matrix` with `selection`.
 pub(crate) fn matrix(selection: &Selection) -> Result {
+    if selection.side != Side::Client {
+        return Err("--side server counts the servers' instructions: it is for bench instructions, not matrix".into());
+    }
     let cpus = selection.placement.resolve()?;
     let bins = build_bins(selection.build)?;
     let mut results = Results::new();

@@ -29,6 +29,7 @@ mod manager;
 mod matrix;
 mod placement;
 mod procs;
+mod server_side;
 mod stats;
 mod tables;
 
@@ -134,16 +135,27 @@ pub(crate) struct Selection {
     pub(crate) build: Build,
     /// Where the clients and servers run (`matrix` only).
     pub(crate) placement: Placement,
+    /// Whose instructions `instructions` counts (the clients' unless `--side server`).
+    pub(crate) side: Side,
+}
+
+/// Whose instructions `cargo xtask bench instructions` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// Each client's, the server running natively (the default).
+    Client,
+    /// The server's, for each client: what that client costs the server.
+    Server,
 }
 
 impl Selection {
     /// Parse `--server ours|rmcp`, `--transport stdio|http`, `--workload w1..w5` (each may
     /// repeat; an absent one means all, W1-W4 for workloads), `--runs N`, `--build
-    /// release|lto` (default release) and `--placement free|split|shared` (default free, see
-    /// [`placement`]).
+    /// release|lto` (default release), `--placement free|split|shared` (default free, see
+    /// [`placement`]) and `--side client|server` (default client, see [`server_side`]).
     pub(crate) fn parse(args: &[String]) -> Result<Selection> {
         let (mut servers, mut transports, mut workloads, mut runs) = (Vec::new(), Vec::new(), Vec::new(), None);
-        let (mut build, mut placement) = (Build::Release, Placement::Free);
+        let (mut build, mut placement, mut side) = (Build::Release, Placement::Free, Side::Client);
         let mut args = args.iter();
         while let Some(flag) = args.next() {
             let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -175,10 +187,17 @@ impl Selection {
                     }
                 }
                 "--placement" => placement = Placement::parse(value)?,
+                "--side" => {
+                    side = match value.as_str() {
+                        "client" => Side::Client,
+                        "server" => Side::Server,
+                        _ => return Err(format!("--side: expected client or server, not {value:?}")),
+                    }
+                }
                 _ => {
                     return Err(format!(
                         "unknown flag {flag:?} (expected --server, --transport, --workload, --runs, --build, \
-                         --placement)"
+                         --placement, --side)"
                     ));
                 }
             }
@@ -192,6 +211,7 @@ impl Selection {
             runs: runs.unwrap_or(DEFAULT_RUNS),
             build,
             placement,
+            side,
         })
     }
 }
@@ -319,6 +339,7 @@ mod tests {
         assert_eq!(all.runs, DEFAULT_RUNS);
         assert_eq!(all.build, Build::Release);
         assert_eq!(all.placement, Placement::Free);
+        assert_eq!(all.side, Side::Client);
     }
 
     #[test]
@@ -345,6 +366,11 @@ mod tests {
         assert_eq!(one.workloads, vec!["w3", "w5"]);
         assert_eq!(one.runs, 2);
         assert_eq!(parse(&["--placement", "split"]).unwrap().placement, Placement::Split);
+        assert_eq!(parse(&["--side", "server"]).unwrap().side, Side::Server);
+        assert_eq!(parse(&["--side", "client"]).unwrap().side, Side::Client);
+        // Only `instructions` counts the server's side: `matrix` says so before building anything.
+        let err = matrix::matrix(&parse(&["--side", "server"]).unwrap()).unwrap_err();
+        assert!(err.contains("bench instructions, not matrix"), "{err}");
         let http = parse(&["--transport", "http", "--transport", "http"]).unwrap();
         assert_eq!(http.transports, vec![Transport::Http]);
     }
@@ -360,6 +386,7 @@ mod tests {
             (&["--fast", "yes"], "unknown flag \"--fast\""),
             (&["--build", "debug"], "release or lto"),
             (&["--placement", "pinned"], "free, split or shared"),
+            (&["--side", "both"], "client or server"),
         ] {
             let err = parse(words).unwrap_err();
             assert!(err.contains(expect), "{words:?}: {err}");

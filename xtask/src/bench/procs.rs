@@ -79,12 +79,61 @@ impl Drop for ServerProcess {
     }
 }
 
+impl ServerProcess {
+    /// Ask the server to stop (SIGTERM, sent by `sh`'s `kill`: xtask has no library that sends
+    /// signals) and wait up to `grace` for it to exit, as a server under valgrind must to write
+    /// its counts; an error, and the server killed, if it is still running then.
+    pub(crate) fn terminate(mut self, grace: Duration) -> Result {
+        let pid = self.0.id();
+        let sent = Command::new("sh").args(["-c", &format!("kill -TERM {pid}")]).status();
+        if !sent.as_ref().is_ok_and(|s| s.success()) {
+            return Err(format!("could not send SIGTERM to server process {pid}: {sent:?}"));
+        }
+        let started = Instant::now();
+        loop {
+            match self.0.try_wait() {
+                Ok(Some(_)) => return Ok(()),
+                Ok(None) if started.elapsed() > grace => {
+                    return Err(format!(
+                        "server process {pid} did not exit within {} ms of SIGTERM; killed",
+                        grace.as_millis()
+                    ));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => return Err(format!("waiting for server process {pid}: {e}")),
+            }
+        }
+    }
+}
+
 /// Start `binary --http 0 flags...` (ours and rmcp's take the same flags), on `cpu` if there is
 /// one (see [`pinned`]); its first line of stdout is the port it bound on 127.0.0.1. The server
 /// and its `/mcp` URL.
 pub(crate) fn start_http_server(binary: &Path, flags: &[&str], cpu: Option<u32>) -> Result<(ServerProcess, String)> {
     let args: Vec<OsString> = ["--http", "0"].iter().chain(flags).map(OsString::from).collect();
     let (program, args) = pinned(cpu, binary, &args);
+    spawn_http_server(binary, program, args)
+}
+
+/// [`start_http_server`] with the server run by `wrapper` (a program and its first arguments,
+/// such as valgrind's), which runs it as its own process and leaves its stdout alone.
+pub(crate) fn start_http_server_under(
+    wrapper: &[OsString],
+    binary: &Path,
+    flags: &[&str],
+) -> Result<(ServerProcess, String)> {
+    let (program, first) = wrapper.split_first().ok_or("start_http_server_under: no wrapper program")?;
+    let args = first
+        .iter()
+        .cloned()
+        .chain(std::iter::once(binary.as_os_str().to_owned()))
+        .chain(["--http", "0"].iter().chain(flags).map(OsString::from))
+        .collect();
+    spawn_http_server(binary, program.clone(), args)
+}
+
+/// Start `program args` (which runs `binary` as an HTTP server) and read the port it bound.
+fn spawn_http_server(binary: &Path, program: OsString, args: Vec<OsString>) -> Result<(ServerProcess, String)> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -138,5 +187,25 @@ mod tests {
         assert!(err.contains("no JSON line"), "{err}");
         let err = run_client(Path::new("/nonexistent/client"), &[]).unwrap_err();
         assert!(err.contains("could not start"), "{err}");
+    }
+
+    #[test]
+    fn terminate_waits_for_the_server_to_exit_and_kills_one_that_ignores_the_signal() {
+        let spawn = |script: &str| ServerProcess(Command::new("sh").args(["-c", script]).spawn().unwrap());
+        let started = Instant::now();
+        spawn("exec sleep 30").terminate(Duration::from_secs(20)).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(20), "SIGTERM ended the sleep");
+        // SIGTERM ignored (and still ignored after the exec; sent once the shell says the trap is
+        // set): the grace runs out, and the drop kills it.
+        let mut child = Command::new("sh")
+            .args(["-c", "trap '' TERM; echo set; exec sleep 30"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line, "set\n");
+        let err = ServerProcess(child).terminate(Duration::from_millis(300)).unwrap_err();
+        assert!(err.contains("did not exit within 300 ms"), "{err}");
     }
 }
