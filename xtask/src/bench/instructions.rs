@@ -15,8 +15,8 @@
 //! The tables show the counts and the misses, then the issue's ratios counted in instructions
 //! (its targets are for wall-clock time: shown for reference).
 //!
-//! `--side server` counts the other side: the server under callgrind for each client, see
-//! [`server_side`](super::server_side).
+//! `--side server` counts the other side, the server under callgrind for each client, and `--side
+//! both` both in the same run: see the `server_side` module, which uses this one's count.
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -26,25 +26,14 @@ use super::matrix::{Endpoint, client_path};
 use super::placement::Placement;
 use super::procs::last_json_line;
 use super::tables::{Results, VARIANTS, issue_table, runs_in};
-use super::{Build, Selection, Server, Side, build_bins, heading};
+use super::{Bins, Build, Selection, Server, build_bins, heading};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
-/// `cargo xtask bench instructions` with `selection` (`--runs` is ignored: one run each).
+/// `cargo xtask bench instructions` with `selection` (`--runs` is ignored: one run each), the
+/// clients' side (`--side client`).
 pub(crate) fn instructions(selection: &Selection) -> Result {
-    if selection.placement != Placement::Free {
-        return Err(
-            "bench instructions counts instructions, which do not depend on the CPUs: --placement is for matrix".into(),
-        );
-    }
-    let version = Command::new("valgrind").arg("--version").output();
-    if !version.is_ok_and(|o| o.status.success()) {
-        return Err("bench instructions: valgrind is not installed (it counts the instructions)".into());
-    }
-    let bins = build_bins(selection.build)?;
-    if selection.side == Side::Server {
-        return super::server_side::instructions(selection, &bins);
-    }
+    let bins = prepare(selection)?;
     let mut results = Results::new();
     for &transport in &selection.transports {
         for &server in &selection.servers {
@@ -91,6 +80,21 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
     report(&results, &selection.servers, selection.build)
 }
 
+/// What every side of `bench instructions` needs first: no `--placement`, valgrind installed,
+/// the binaries built.
+pub(crate) fn prepare(selection: &Selection) -> Result<Bins> {
+    if selection.placement != Placement::Free {
+        return Err(
+            "bench instructions counts instructions, which do not depend on the CPUs: --placement is for matrix".into(),
+        );
+    }
+    let version = Command::new("valgrind").arg("--version").output();
+    if !version.is_ok_and(|o| o.status.success()) {
+        return Err("bench instructions: valgrind is not installed (it counts the instructions)".into());
+    }
+    build_bins(selection.build)
+}
+
 fn report(results: &Results, servers: &[Server], build: Build) -> Result {
     println!("\nevery binary built with the {}", build.describe());
     for (title, key, unit) in [
@@ -123,8 +127,8 @@ fn report(results: &Results, servers: &[Server], build: Build) -> Result {
 
 /// What callgrind counted for one client run.
 #[derive(Debug, PartialEq, Eq)]
-struct Counts {
-    instructions: u64,
+pub(crate) struct Counts {
+    pub(crate) instructions: u64,
     /// Simulated L1 instruction cache misses.
     l1i_misses: u64,
     /// Simulated L1 data cache misses, reads and writes.
@@ -133,7 +137,7 @@ struct Counts {
 
 /// Run `client args` under callgrind with its cache simulation; what it counted. The client must
 /// succeed and print its JSON line.
-fn count(client: &Path, args: &[&OsStr]) -> Result<Counts> {
+pub(crate) fn count(client: &Path, args: &[&OsStr]) -> Result<Counts> {
     let output = Command::new("valgrind")
         .args(["--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=/dev/null"])
         .arg(client)

@@ -99,7 +99,9 @@ pub(crate) fn run_variant(bins: &Bins, v: usize, workload: &str, endpoint: &Endp
 /// `cargo xtask bench matrix` with `selection`.
 pub(crate) fn matrix(selection: &Selection) -> Result {
     if selection.side != Side::Client {
-        return Err("--side server counts the servers' instructions: it is for bench instructions, not matrix".into());
+        return Err(
+            "--side server|both counts the servers' instructions: it is for bench instructions, not matrix".into()
+        );
     }
     let cpus = selection.placement.resolve()?;
     let bins = build_bins(selection.build)?;

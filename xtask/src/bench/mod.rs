@@ -135,7 +135,7 @@ pub(crate) struct Selection {
     pub(crate) build: Build,
     /// Where the clients and servers run (`matrix` only).
     pub(crate) placement: Placement,
-    /// Whose instructions `instructions` counts (the clients' unless `--side server`).
+    /// Whose instructions `instructions` counts (the clients' unless `--side server|both`).
     pub(crate) side: Side,
 }
 
@@ -146,13 +146,15 @@ pub(crate) enum Side {
     Client,
     /// The server's, for each client: what that client costs the server.
     Server,
+    /// Both, in the same run: the client's, the server's and their sum.
+    Both,
 }
 
 impl Selection {
     /// Parse `--server ours|rmcp`, `--transport stdio|http`, `--workload w1..w5` (each may
     /// repeat; an absent one means all, W1-W4 for workloads), `--runs N`, `--build
     /// release|lto` (default release), `--placement free|split|shared` (default free, see
-    /// [`placement`]) and `--side client|server` (default client, see [`server_side`]).
+    /// [`placement`]) and `--side client|server|both` (default client, see [`server_side`]).
     pub(crate) fn parse(args: &[String]) -> Result<Selection> {
         let (mut servers, mut transports, mut workloads, mut runs) = (Vec::new(), Vec::new(), Vec::new(), None);
         let (mut build, mut placement, mut side) = (Build::Release, Placement::Free, Side::Client);
@@ -191,7 +193,8 @@ impl Selection {
                     side = match value.as_str() {
                         "client" => Side::Client,
                         "server" => Side::Server,
-                        _ => return Err(format!("--side: expected client or server, not {value:?}")),
+                        "both" => Side::Both,
+                        _ => return Err(format!("--side: expected client, server or both, not {value:?}")),
                     }
                 }
                 _ => {
@@ -244,7 +247,13 @@ pub fn bench(args: &[String]) -> Result {
         "w5" => matrix::matrix(&Selection::parse(&with(&["--workload", "w5"]))?),
         "manager" => manager::manager(rest),
         "cli" => cli::cli(rest),
-        "instructions" => instructions::instructions(&Selection::parse(rest)?),
+        "instructions" => {
+            let selection = Selection::parse(rest)?;
+            match selection.side {
+                Side::Client => instructions::instructions(&selection),
+                Side::Server | Side::Both => server_side::instructions(&selection),
+            }
+        }
         _ => {
             crate::ci::bench(rest)?;
             let every: Vec<String> =
@@ -368,6 +377,7 @@ mod tests {
         assert_eq!(parse(&["--placement", "split"]).unwrap().placement, Placement::Split);
         assert_eq!(parse(&["--side", "server"]).unwrap().side, Side::Server);
         assert_eq!(parse(&["--side", "client"]).unwrap().side, Side::Client);
+        assert_eq!(parse(&["--side", "both"]).unwrap().side, Side::Both);
         // Only `instructions` counts the server's side: `matrix` says so before building anything.
         let err = matrix::matrix(&parse(&["--side", "server"]).unwrap()).unwrap_err();
         assert!(err.contains("bench instructions, not matrix"), "{err}");
@@ -386,7 +396,7 @@ mod tests {
             (&["--fast", "yes"], "unknown flag \"--fast\""),
             (&["--build", "debug"], "release or lto"),
             (&["--placement", "pinned"], "free, split or shared"),
-            (&["--side", "both"], "client or server"),
+            (&["--side", "all"], "client, server or both"),
         ] {
             let err = parse(words).unwrap_err();
             assert!(err.contains(expect), "{words:?}: {err}");

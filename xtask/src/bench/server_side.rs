@@ -11,8 +11,13 @@
 //! HTTP as a server of its own for that one run, stopped with SIGTERM when the client is done.
 //! The count is every instruction the server process(es) ran, start-up and shutdown included.
 //! The tables show the counts and the ratios that say what a client or an era costs the server.
+//!
+//! `--side both` runs the client under callgrind too, in the same run, and adds its counts, the
+//! sum of the two and the issue's ratios in that sum: the user-space work of a workload on both
+//! sides, which is what the wall clock measures when the client and its server share one CPU
+//! (less the kernel's part, which callgrind does not see).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -20,8 +25,8 @@ use std::time::{Duration, Instant};
 use super::matrix::{client_path, server_flags};
 use super::procs::{run_client, start_http_server_under};
 use super::stats::fmt;
-use super::tables::{HOST, OURS, OURS_LEGACY, RAW, RMCP, RMCP_MODERN, VARIANTS, runs_in};
-use super::{Bins, Selection, Server, Transport, heading};
+use super::tables::{HOST, OURS, OURS_LEGACY, RAW, RMCP, RMCP_MODERN, Results, VARIANTS, issue_table, runs_in};
+use super::{Bins, Selection, Server, Side, Transport, heading};
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -32,11 +37,20 @@ const W5_SERVERS: usize = 10;
 /// them when the server exits, and a stdio client need not wait for that).
 const COUNTS_DEADLINE: Duration = Duration::from_secs(120);
 
-/// Each cell's server counts, one per variant (`None` where the variant does not run).
-type Counts = Vec<((Server, Transport, &'static str), Vec<Option<u64>>)>;
+/// What one run counted: the server's instructions, and the client's with `--side both`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Run {
+    server: u64,
+    client: Option<u64>,
+}
 
-/// `cargo xtask bench instructions --side server` with `selection`, the binaries built.
-pub(crate) fn instructions(selection: &Selection, bins: &Bins) -> Result {
+/// Each cell's runs, one per variant (`None` where the variant does not run).
+type Counts = Vec<((Server, Transport, &'static str), Vec<Option<Run>>)>;
+
+/// `cargo xtask bench instructions --side server|both` with `selection`.
+pub(crate) fn instructions(selection: &Selection) -> Result {
+    let bins = &super::instructions::prepare(selection)?;
+    let with_client = selection.side == Side::Both;
     let mut counts: Counts = Vec::new();
     for &transport in &selection.transports {
         for &server in &selection.servers {
@@ -50,31 +64,47 @@ pub(crate) fn instructions(selection: &Selection, bins: &Bins) -> Result {
                 continue;
             }
             heading(&format!(
-                "server instructions: {} server over {}, {}, every variant once with the server under callgrind",
+                "{} instructions: {} server over {}, {}, every variant once with the server{} under callgrind",
+                if with_client { "client and server" } else { "server" },
                 server.name(),
                 transport.name(),
-                workloads.join(" ")
+                workloads.join(" "),
+                if with_client { " and the client" } else { "" },
             ));
             for workload in workloads {
                 let mut cell = vec![None; VARIANTS.len()];
                 for (v, slot) in cell.iter_mut().enumerate().filter(|(v, _)| runs_in(*v, workload, transport)) {
-                    let n = count_run(bins, server, transport, workload, v)?;
-                    println!("  {} {workload} {:<11} {n:>14} server instructions", transport.name(), VARIANTS[v].label);
-                    *slot = Some(n);
+                    let run = count_run(bins, server, transport, workload, v, with_client)?;
+                    let client = run.client.map(|n| format!(" {n:>14} client instructions")).unwrap_or_default();
+                    println!(
+                        "  {} {workload} {:<11} {:>14} server instructions{client}",
+                        transport.name(),
+                        VARIANTS[v].label,
+                        run.server
+                    );
+                    *slot = Some(run);
                 }
                 counts.push(((server, transport, workload), cell));
             }
         }
     }
     println!("\nevery binary built with the {}", selection.build.describe());
-    for line in report(&counts) {
+    for line in report(&counts, &selection.servers)? {
         println!("{line}");
     }
     Ok(())
 }
 
-/// Run variant `v` on `workload` once with its server(s) under callgrind; their instructions.
-fn count_run(bins: &Bins, server: Server, transport: Transport, workload: &'static str, v: usize) -> Result<u64> {
+/// Run variant `v` on `workload` once with its server(s) under callgrind, and the client too
+/// when `with_client`; their instructions.
+fn count_run(
+    bins: &Bins,
+    server: Server,
+    transport: Transport,
+    workload: &'static str,
+    v: usize,
+    with_client: bool,
+) -> Result<Run> {
     let scratch = Scratch::new()?;
     let wrapper: Vec<OsString> = ["valgrind", "-q", "--tool=callgrind"]
         .map(OsString::from)
@@ -86,24 +116,32 @@ fn count_run(bins: &Bins, server: Server, transport: Transport, workload: &'stat
     let program = bins.server(server);
     let flags = server_flags(workload);
     let head = [workload, variant.era].map(OsString::from);
-    match transport {
+    // The client natively, or under callgrind for its own count.
+    let run_one = |args: &[OsString]| -> Result<Option<u64>> {
+        let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+        if with_client {
+            Ok(Some(super::instructions::count(&client, &args)?.instructions))
+        } else {
+            run_client(&client, &args).map(|_| None)
+        }
+    };
+    let client = match transport {
         Transport::Stdio => {
             let target = wrapper.into_iter().chain([program.into_os_string()]).chain(flags.iter().map(OsString::from));
-            let args: Vec<OsString> = head.into_iter().chain(target).collect();
-            run_client(&client, &args.iter().map(OsString::as_os_str).collect::<Vec<_>>())?;
+            run_one(&head.into_iter().chain(target).collect::<Vec<_>>())?
         }
         Transport::Http => {
             let (process, url) = start_http_server_under(&wrapper, &program, flags)?;
-            let args: Vec<OsString> = head.into_iter().chain([OsString::from(url)]).collect();
-            let ran = run_client(&client, &args.iter().map(OsString::as_os_str).collect::<Vec<_>>());
+            let ran = run_one(&head.into_iter().chain([OsString::from(url)]).collect::<Vec<_>>());
             // Stopped before the outcome is looked at: a failed run leaves no server behind.
             let stopped = process.terminate(COUNTS_DEADLINE);
-            ran?;
+            let client = ran?;
             stopped?;
+            client
         }
-    }
+    };
     let servers = if workload == "w5" { W5_SERVERS } else { 1 };
-    scratch.totals(servers, COUNTS_DEADLINE)
+    Ok(Run { server: scratch.totals(servers, COUNTS_DEADLINE)?, client })
 }
 
 /// A directory of its own for one run's callgrind files, removed when dropped.
@@ -189,23 +227,37 @@ const RATIOS: [(&str, usize, usize); 6] = [
     ("hand-written / rmcp, both legacy", RAW, RMCP),
 ];
 
-/// The report's lines: the counts in millions, then each ratio for every cell that has both.
-fn report(counts: &Counts) -> Vec<String> {
-    let mut lines = vec![String::new(), "server instructions, millions (the whole server run)".to_owned()];
-    let header: String = VARIANTS.iter().map(|v| format!(" {:>11}", v.label)).collect();
-    lines.push(format!("{:<22}{header}", "server transport work"));
+/// The report's lines: the server's counts in millions and what each client or era costs the
+/// server; with the clients' counts too, those, the sums and the issue's ratios in the sums.
+fn report(counts: &Counts, servers: &[Server]) -> Result<Vec<String>> {
     let cell_name = |(server, transport, workload): &(Server, Transport, &str)| {
         format!("{} {} {workload}", server.name(), transport.name())
     };
-    for (cell, row) in counts {
-        let shown: String = row
-            .iter()
-            .map(|n| format!(" {:>11}", n.map_or_else(|| "-".to_owned(), |n| format!("{:.1}", n as f64 / 1e6))))
-            .collect();
-        lines.push(format!("{:<22}{shown}", cell_name(cell)));
+    let with_client = counts.iter().flat_map(|(_, row)| row.iter().flatten()).any(|run| run.client.is_some());
+    let mut lines = Vec::new();
+    let mut table = |title: &str, count: &dyn Fn(&Run) -> Option<u64>| {
+        lines.push(String::new());
+        lines.push(format!("{title}, millions (whole runs)"));
+        let header: String = VARIANTS.iter().map(|v| format!(" {:>11}", v.label)).collect();
+        lines.push(format!("{:<22}{header}", "server transport work"));
+        for (cell, row) in counts {
+            let shown: String = row
+                .iter()
+                .map(|run| {
+                    run.as_ref().and_then(count).map_or_else(|| "-".to_owned(), |n| format!("{:.1}", n as f64 / 1e6))
+                })
+                .map(|shown| format!(" {shown:>11}"))
+                .collect();
+            lines.push(format!("{:<22}{shown}", cell_name(cell)));
+        }
+    };
+    table("server instructions", &|run| Some(run.server));
+    if with_client {
+        table("client instructions", &|run| run.client);
+        table("client + server instructions", &|run| run.client.map(|c| c + run.server));
     }
     lines.push(String::new());
-    lines.push("what a client or an era costs the server (ratios of the counts above)".to_owned());
+    lines.push("what a client or an era costs the server (ratios of the server's counts)".to_owned());
     let header: String = counts.iter().map(|(cell, _)| format!(" | {}", cell_name(cell))).collect();
     lines.push(format!("| ratio{header} |"));
     lines.push(format!("|---{}|", "|---".repeat(counts.len())));
@@ -213,13 +265,36 @@ fn report(counts: &Counts) -> Vec<String> {
         let shown: String = counts
             .iter()
             .map(|(_, row)| match (row[top], row[below]) {
-                (Some(a), Some(b)) if b > 0 => format!(" | {}", fmt(a as f64 / b as f64)),
+                (Some(a), Some(b)) if b.server > 0 => format!(" | {}", fmt(a.server as f64 / b.server as f64)),
                 _ => " | -".to_owned(),
             })
             .collect();
         lines.push(format!("| {name}{shown} |"));
     }
-    lines
+    if with_client {
+        // The sums as the JSON lines the issue's table reads, one run per variant.
+        let sums: Results = counts
+            .iter()
+            .map(|(cell, row)| {
+                let lines = row
+                    .iter()
+                    .map(|run| match run.and_then(|r| r.client.map(|c| c + r.server)) {
+                        Some(sum) => vec![format!(r#"{{"instructions":{sum}}}"#)],
+                        None => Vec::new(),
+                    })
+                    .collect();
+                (*cell, lines)
+            })
+            .collect();
+        lines.push(String::new());
+        lines.push(
+            "the issue's ratios in client + server instructions (targets are for wall-clock time: for reference)"
+                .to_owned(),
+        );
+        lines.push(String::new());
+        lines.extend(issue_table(&sums, servers, Some("instructions"))?.0);
+    }
+    Ok(lines)
 }
 
 #[cfg(test)]
@@ -255,30 +330,81 @@ mod tests {
         assert!(!dir.exists(), "the scratch directory is removed");
     }
 
+    /// A row of runs from `(variant, server count, client count)`.
+    fn row(runs: &[(usize, u64, Option<u64>)]) -> Vec<Option<Run>> {
+        let mut row = vec![None; VARIANTS.len()];
+        for &(v, server, client) in runs {
+            row[v] = Some(Run { server: server * 1_000_000, client: client.map(|c| c * 1_000_000) });
+        }
+        row
+    }
+
+    fn find(lines: &[String], start: &str) -> String {
+        lines.iter().find(|l| l.starts_with(start)).cloned().unwrap_or_default()
+    }
+
     #[test]
-    fn the_report_shows_the_counts_and_each_ratio_where_both_ran() {
-        let mut w1 = vec![None; VARIANTS.len()];
-        (w1[OURS], w1[OURS_LEGACY], w1[HOST], w1[RAW]) =
-            (Some(200_000_000), Some(164_000_000), Some(199_000_000), Some(164_000_000));
-        (w1[RMCP], w1[RMCP_MODERN]) = (Some(174_000_000), Some(203_000_000));
-        let mut w5 = vec![None; VARIANTS.len()];
-        (w5[OURS], w5[HOST], w5[RMCP_MODERN]) = (Some(90_000_000), Some(91_000_000), Some(100_000_000));
+    fn the_report_shows_the_server_counts_and_each_ratio_where_both_ran() {
+        let w1 = row(&[
+            (OURS, 200, None),
+            (OURS_LEGACY, 164, None),
+            (HOST, 199, None),
+            (RAW, 164, None),
+            (RMCP, 174, None),
+            (RMCP_MODERN, 203, None),
+        ]);
+        let w5 = row(&[(OURS, 90, None), (HOST, 91, None), (RMCP_MODERN, 100, None)]);
         let counts: Counts =
             vec![((Server::Rmcp, Transport::Stdio, "w1"), w1), ((Server::Rmcp, Transport::Stdio, "w5"), w5)];
-        let lines = report(&counts);
-        let row = |start: &str| lines.iter().find(|l| l.starts_with(start)).cloned().unwrap_or_default();
-        assert!(
-            row("rmcp stdio w1")
-                .split_whitespace()
-                .eq(["rmcp", "stdio", "w1", "200.0", "164.0", "199.0", "164.0", "174.0", "203.0"])
+        let lines = report(&counts, &[Server::Rmcp]).unwrap();
+        let words = |start: &str| find(&lines, start).split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            words("rmcp stdio w1"),
+            ["rmcp", "stdio", "w1", "200.0", "164.0", "199.0", "164.0", "174.0", "203.0"]
         );
-        assert!(
-            row("rmcp stdio w5").split_whitespace().eq(["rmcp", "stdio", "w5", "90.0", "-", "91.0", "-", "-", "100.0"])
+        assert_eq!(words("rmcp stdio w5"), ["rmcp", "stdio", "w5", "90.0", "-", "91.0", "-", "-", "100.0"]);
+        assert_eq!(find(&lines, "| ratio"), "| ratio | rmcp stdio w1 | rmcp stdio w5 |");
+        assert_eq!(find(&lines, "| ours / rmcp, both legacy"), "| ours / rmcp, both legacy | 0.94 | - |");
+        assert_eq!(find(&lines, "| ours / rmcp, both modern"), "| ours / rmcp, both modern | 0.99 | 0.90 |");
+        assert_eq!(find(&lines, "| ours modern / ours legacy"), "| ours modern / ours legacy | 1.22 | - |");
+        assert_eq!(find(&lines, "| host path / McpConnection"), "| host path / McpConnection | 0.99 | 1.01 |");
+        // Without the clients' counts, no client tables and no issue table.
+        assert!(!lines.iter().any(|l| l.starts_with("client") || l.starts_with("| workload")), "{lines:#?}");
+    }
+
+    #[test]
+    fn with_the_clients_counted_the_report_adds_them_their_sums_and_the_issues_ratios_in_them() {
+        let w1 = row(&[
+            (OURS, 200, Some(60)),
+            (OURS_LEGACY, 160, Some(55)),
+            (HOST, 200, Some(90)),
+            (RAW, 160, Some(30)),
+            (RMCP, 175, Some(160)),
+            (RMCP_MODERN, 205, Some(170)),
+        ]);
+        let counts: Counts = vec![((Server::Rmcp, Transport::Stdio, "w1"), w1)];
+        let lines = report(&counts, &[Server::Rmcp]).unwrap();
+        let at = |title: &str| lines.iter().position(|l| l.starts_with(title)).unwrap_or_else(|| panic!("{title}"));
+        let row_after = |title: &str| lines[at(title) + 2].split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            row_after("server instructions"),
+            ["rmcp", "stdio", "w1", "200.0", "160.0", "200.0", "160.0", "175.0", "205.0"]
         );
-        assert_eq!(row("| ratio"), "| ratio | rmcp stdio w1 | rmcp stdio w5 |");
-        assert_eq!(row("| ours / rmcp, both legacy"), "| ours / rmcp, both legacy | 0.94 | - |");
-        assert_eq!(row("| ours / rmcp, both modern"), "| ours / rmcp, both modern | 0.99 | 0.90 |");
-        assert_eq!(row("| ours modern / ours legacy"), "| ours modern / ours legacy | 1.22 | - |");
-        assert_eq!(row("| host path / McpConnection"), "| host path / McpConnection | 0.99 | 1.01 |");
+        assert_eq!(
+            row_after("client instructions"),
+            ["rmcp", "stdio", "w1", "60.0", "55.0", "90.0", "30.0", "160.0", "170.0"]
+        );
+        assert_eq!(
+            row_after("client + server"),
+            ["rmcp", "stdio", "w1", "260.0", "215.0", "290.0", "190.0", "335.0", "375.0"]
+        );
+        // The issue's W1 rows read the sums: ours (modern) / rmcp 260 / 335, modern / legacy 260 / 215.
+        let issue = &lines[at("the issue's ratios")..];
+        let line = |label: &str| issue.iter().find(|l| l.contains(label)).cloned().unwrap_or_default();
+        assert!(line("W1 stdio, 2000 sequential echo calls: ours / rmcp |").contains("| 0.78 |"), "{issue:#?}");
+        assert!(
+            line("W1 stdio, 2000 sequential echo calls: ours modern / ours legacy").contains("1.21 **MISSED**"),
+            "{issue:#?}"
+        );
     }
 }
