@@ -109,12 +109,7 @@ pub(crate) fn matrix(selection: &Selection) -> Result {
     let runs = selection.runs;
     for &transport in &selection.transports {
         for &server in &selection.servers {
-            let workloads: Vec<&'static str> = selection
-                .workloads
-                .iter()
-                .copied()
-                .filter(|w| (0..VARIANTS.len()).any(|v| runs_in(v, w, transport)))
-                .collect();
+            let workloads = selection.workloads_over(transport);
             if workloads.is_empty() {
                 continue;
             }

@@ -219,6 +219,17 @@ impl Selection {
     }
 }
 
+impl Selection {
+    /// The selected workloads that some variant runs over `transport` (W5 runs over stdio only).
+    pub(crate) fn workloads_over(&self, transport: Transport) -> Vec<&'static str> {
+        self.workloads
+            .iter()
+            .copied()
+            .filter(|w| (0..tables::VARIANTS.len()).any(|v| tables::runs_in(v, w, transport)))
+            .collect()
+    }
+}
+
 /// `chosen`, sorted and without repeats; `all` when nothing was chosen.
 fn all_or<T: Clone + Ord>(mut chosen: Vec<T>, all: &[T]) -> Vec<T> {
     if chosen.is_empty() {
@@ -349,6 +360,10 @@ mod tests {
         assert_eq!(all.build, Build::Release);
         assert_eq!(all.placement, Placement::Free);
         assert_eq!(all.side, Side::Client);
+        assert_eq!(all.workloads_over(Transport::Stdio), ["w1", "w2", "w3", "w4"]);
+        let w5 = parse(&["--workload", "w5", "--workload", "w1"]).unwrap();
+        assert_eq!(w5.workloads_over(Transport::Stdio), ["w1", "w5"]);
+        assert_eq!(w5.workloads_over(Transport::Http), ["w1"], "W5 runs over stdio only");
     }
 
     #[test]

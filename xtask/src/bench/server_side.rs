@@ -54,12 +54,7 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
     let mut counts: Counts = Vec::new();
     for &transport in &selection.transports {
         for &server in &selection.servers {
-            let workloads: Vec<&'static str> = selection
-                .workloads
-                .iter()
-                .copied()
-                .filter(|w| (0..VARIANTS.len()).any(|v| runs_in(v, w, transport)))
-                .collect();
+            let workloads = selection.workloads_over(transport);
             if workloads.is_empty() {
                 continue;
             }
