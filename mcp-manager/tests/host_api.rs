@@ -137,7 +137,7 @@ async fn a_host_sees_start_loss_and_return_without_polling_and_calls_say_why_a_t
             during.error_message.as_deref(),
             Some(r#"server "lab" is reconnecting; tool "echo" will be back when it is"#)
         );
-        assert_eq!(during.metadata["server_name"], "lab");
+        assert_eq!(during.origin.as_ref().and_then(|o| o.namespace.as_deref()), Some("lab"), "{:?}", during.origin);
         // Through the host's registry too: the tool left its listing, but a call of its LLM
         // name still reaches the MCP provider, which says why it is gone.
         assert!(registry.llm_tools(&ctx).await.is_empty(), "the lost server's tools are not offered");

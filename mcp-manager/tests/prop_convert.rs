@@ -5,20 +5,20 @@
 //!   converts without panicking;
 //! - one item per block, of the matching kind, in order; the text is the text blocks joined
 //!   with `\n`; `isError` fails the result with a message; the structured content is kept; the
-//!   server cannot overwrite the metadata we record;
+//!   server cannot change where the result came from (its origin);
 //! - what comes out is bounded by what went in (text, and the error message).
 //!
 //! Each property runs a modest number of cases (CI runs them with a fixed seed, see `cargo xtask
 //! ci`); `PROPTEST_CASES` and `PROPTEST_RNG_SEED` override both (`cargo xtask fuzz convert`).
 
-use mcp_manager::manager::convert::{self, ResultContext, SERVER_NAME_KEY, SchemaCheck};
+use mcp_manager::manager::convert::{self, SchemaCheck};
 use mcp_protocol::types::content::ContentBlock;
 use mcp_protocol::types::tools::CallToolResult;
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use tool_system::{ContentItem, ToolExecutionResult};
+use tool_system::{ContentItem, ResultOrigin, ToolExecutionResult};
 
 /// This file's configuration: `cases` unless `PROPTEST_CASES` says otherwise.
 fn config(cases: u32) -> ProptestConfig {
@@ -29,8 +29,9 @@ fn config(cases: u32) -> ProptestConfig {
     config
 }
 
-const CX: ResultContext<'static> =
-    ResultContext { server: "srv", tool: "tl", protocol_version: "2025-06-18", session_id: Some("sess") };
+fn origin() -> ResultOrigin {
+    ResultOrigin::new(Some("srv".into()), "tl").with_protocol_version("2025-06-18").with_session_id("sess")
+}
 
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![3 => "[a-z \n]{0,12}", 1 => any::<String>(), 1 => Just(String::new())]
@@ -57,13 +58,14 @@ fn json() -> impl Strategy<Value = Value> {
 }
 
 /// Members a block may carry on top of its own: `_meta`, annotations, unknown ones, and the
-/// names of the metadata the conversion records.
+/// names of what the conversion records about the result's origin.
 fn extras() -> impl Strategy<Value = Map<String, Value>> {
     let key = prop_oneof![
         Just("_meta".to_owned()),
         Just("annotations".to_owned()),
-        Just(SERVER_NAME_KEY.to_owned()),
+        Just("server_name".to_owned()),
         Just("tool_name".to_owned()),
+        Just("origin".to_owned()),
         "x-[a-z]{0,4}",
     ];
     vec((key, json()), 0..3).prop_map(|kv| kv.into_iter().collect())
@@ -149,7 +151,7 @@ fn check(result: CallToolResult, output_check: Option<&SchemaCheck>) -> Result<T
     let structured = result.structured_content.clone();
     let is_error = result.is_error == Some(true);
 
-    let out = convert::tool_result(result, output_check, &CX);
+    let out = convert::tool_result(result, output_check, origin());
 
     prop_assert_eq!(out.items.len(), blocks.len());
     for (block, item) in blocks.iter().zip(&out.items) {
@@ -181,9 +183,7 @@ fn check(result: CallToolResult, output_check: Option<&SchemaCheck>) -> Result<T
         let bound = text_len + structured_len + 1024;
         prop_assert!(message.len() <= bound, "a {}-byte message from {} bytes of input", message.len(), bound - 1024);
     }
-    prop_assert_eq!(out.metadata.get(SERVER_NAME_KEY), Some(&Value::from("srv")));
-    prop_assert_eq!(out.metadata.get("tool_name"), Some(&Value::from("tl")));
-    prop_assert_eq!(out.metadata.get("session_id"), Some(&Value::from("sess")));
+    prop_assert_eq!(&out.origin, &Some(origin()));
     Ok(out)
 }
 

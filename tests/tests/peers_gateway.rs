@@ -161,7 +161,7 @@ async fn registry_of(manager: &McpManager) -> (ToolRegistry, ToolExecutionContex
 async fn invoke(registry: &ToolRegistry, ctx: &ToolExecutionContext, llm_name: &str, args: Value) -> Value {
     let result = registry.invoke(ToolInvocation::from_value(llm_name, args), ctx.clone()).await;
     assert!(result.success, "{llm_name} failed: {:?}", result.error_message);
-    assert_eq!(result.metadata["server_name"], "gateway");
+    assert_eq!(result.origin.as_ref().and_then(|o| o.namespace.as_deref()), Some("gateway"), "{:?}", result.origin);
     match result.structured_content {
         Some(structured) => structured,
         None => Value::String(result.history_text()),

@@ -184,7 +184,7 @@ fn spec<'a>(tools: &'a [ExposedTool], llm_name: &str) -> &'a ExposedTool {
 async fn everything_echo(registry: &ToolRegistry, ctx: &ToolExecutionContext) {
     let result = invoke(registry, ctx, "everything__echo", json!({"message": "routed by the manager"})).await;
     assert_eq!(result.history_text(), "Echo: routed by the manager");
-    assert_eq!(result.metadata["server_name"], "everything");
+    assert_eq!(result.origin.as_ref().and_then(|o| o.namespace.as_deref()), Some("everything"), "{:?}", result.origin);
 }
 
 async fn filesystem_calls(registry: &ToolRegistry, tools: &[ExposedTool], ctx: &ToolExecutionContext, files: &Path) {
@@ -198,7 +198,7 @@ async fn filesystem_calls(registry: &ToolRegistry, tools: &[ExposedTool], ctx: &
     let read = invoke(registry, ctx, "filesystem__read_text_file", json!({"path": note})).await;
     assert_eq!(read.content.as_deref(), Some(NOTE));
     assert_eq!(read.structured_content, Some(json!({"content": NOTE})));
-    assert_eq!(read.metadata["server_name"], "filesystem");
+    assert_eq!(read.origin.as_ref().and_then(|o| o.namespace.as_deref()), Some("filesystem"), "{:?}", read.origin);
     let listing = invoke(registry, ctx, "filesystem__list_directory", json!({"path": files})).await;
     assert_eq!(listing.content.as_deref(), Some("[FILE] note.txt"));
     assert_eq!(listing.structured_content, Some(json!({"content": "[FILE] note.txt"})));
@@ -228,7 +228,7 @@ async fn python_add(registry: &ToolRegistry, tools: &[ExposedTool], ctx: &ToolEx
     let sum = invoke(registry, ctx, "python__add", json!({"a": 40, "b": 2})).await;
     assert_eq!(sum.history_text(), "42");
     assert_eq!(sum.structured_content, Some(json!({"result": 42})));
-    assert_eq!(sum.metadata["server_name"], "python");
+    assert_eq!(sum.origin.as_ref().and_then(|o| o.namespace.as_deref()), Some("python"), "{:?}", sum.origin);
     let greeting = invoke(registry, ctx, "python__greet", json!({"name": "manager"})).await;
     assert_eq!(greeting.history_text(), "Hello, manager!");
 }

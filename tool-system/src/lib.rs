@@ -11,7 +11,8 @@
 //!   chat stream, user, platform, anchor message) carried through to the provider.
 //! - [`ToolExecutionResult`] with its [`ContentItem`]s and
 //!   [`history_text`](ToolExecutionResult::history_text); their text is [`SharedText`], so the
-//!   result's `content` and its text item hold one buffer.
+//!   result's `content` and its text item hold one buffer; its [`ResultOrigin`] says where it
+//!   came from.
 //! - [`ToolProvider`]: an object-safe trait for a source of tools; [`ToolError`] for listing
 //!   failures.
 //! - [`ToolRegistry`]: many providers behind one list with names valid for LLM APIs
@@ -72,6 +73,7 @@ mod exposed;
 mod invocation;
 pub mod names;
 mod native;
+mod origin;
 mod parameters;
 mod provider;
 mod registry;
@@ -90,6 +92,7 @@ pub use dialect::LlmDialect;
 pub use exposed::ExposedTool;
 pub use invocation::{ToolExecutionContext, ToolInvocation};
 pub use native::{NATIVE_PROVIDER_TYPE, NativeTool, NativeToolProvider, NoArgs, schema_for};
+pub use origin::ResultOrigin;
 pub use parameters::{SchemaSource, ToolParameters};
 pub use provider::{ToolError, ToolProvider};
 pub use registry::availability::ToolAvailability;

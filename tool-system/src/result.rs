@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::content::bounded;
-use crate::{ContentItem, SharedText};
+use crate::{ContentItem, ResultOrigin, SharedText};
 
 /// The error message of a failed result whose cause gave none.
 pub const GENERIC_FAILURE: &str = "tool execution failed without an error message";
@@ -35,6 +35,10 @@ pub struct ToolExecutionResult {
     /// Why the tool failed; set whenever `success` is false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// Where the result came from (the tool, its namespace, the protocol and session of the
+    /// call), when the provider says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<ResultOrigin>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
@@ -54,6 +58,7 @@ impl ToolExecutionResult {
             items: Vec::new(),
             structured_content: None,
             error_message: None,
+            origin: None,
             metadata: Map::new(),
         }
     }
@@ -134,6 +139,12 @@ impl ToolExecutionResult {
     /// Sets the structured content.
     pub fn with_structured(mut self, value: Value) -> Self {
         self.structured_content = Some(value);
+        self
+    }
+
+    /// Sets where the result came from.
+    pub fn with_origin(mut self, origin: ResultOrigin) -> Self {
+        self.origin = Some(origin);
         self
     }
 

@@ -3,8 +3,8 @@
 use proptest::prelude::*;
 use serde_json::{Map, json};
 use tool_system::{
-    BinaryContent, ContentItem, EmbeddedResource, GENERIC_FAILURE, ResourceBody, ResourceLink, ToolExecutionResult,
-    UnknownContent,
+    BinaryContent, ContentItem, EmbeddedResource, GENERIC_FAILURE, ResourceBody, ResourceLink, ResultOrigin,
+    ToolExecutionResult, UnknownContent,
 };
 
 /// `n` bytes as base64 (only the length matters to the summaries).
@@ -151,4 +151,20 @@ fn results_round_trip_through_json() {
     assert_eq!(value["items"][0]["type"], "image");
     let back: ToolExecutionResult = serde_json::from_value(value).unwrap();
     assert_eq!(back, result);
+}
+
+#[test]
+fn a_results_origin_is_typed_serialises_without_its_absent_parts_and_round_trips() {
+    let origin = ResultOrigin::new(Some("weather".into()), "forecast").with_protocol_version("2025-11-25");
+    let result = ToolExecutionResult::ok_text("sunny").with_origin(origin.clone());
+    let value = serde_json::to_value(&result).unwrap();
+    assert_eq!(value["origin"], json!({"namespace": "weather", "tool": "forecast", "protocol_version": "2025-11-25"}));
+    assert!(value.get("metadata").is_none(), "where a result came from is not in its metadata: {value}");
+    let back: ToolExecutionResult = serde_json::from_value(value).unwrap();
+    assert_eq!(back.origin, Some(origin));
+
+    let bare = serde_json::to_value(ToolExecutionResult::ok_text("x")).unwrap();
+    assert!(bare.get("origin").is_none(), "{bare}");
+    let back: ToolExecutionResult = serde_json::from_value(json!({"success": true, "origin": {"tool": "t"}})).unwrap();
+    assert_eq!(back.origin, Some(ResultOrigin::new(None, "t")));
 }

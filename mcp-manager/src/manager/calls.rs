@@ -7,7 +7,7 @@ use std::time::Instant;
 use mcp_protocol::types::meta::JsonObject;
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::tools::CallToolResult;
-use tool_system::ToolExecutionResult;
+use tool_system::{ResultOrigin, SharedText, ToolExecutionResult};
 use tracing::Instrument;
 
 use super::hooks::{self, ManagerEvent};
@@ -287,7 +287,7 @@ impl McpManager {
         };
         let failed = ToolExecutionResult::failed(error.to_string());
         let failed = match &server {
-            Some(server) => failed.with_metadata("server_name", server.to_string().into()),
+            Some(server) => failed.with_origin(ResultOrigin::new(Some(SharedText::from(&**server)), name)),
             None => failed,
         };
         (server, failed)
@@ -356,23 +356,17 @@ fn host_result(
     match called {
         Ok((result, served)) => {
             let task_id = crate::connection::tasks::result_task_id(&result);
-            let cx = convert::ResultContext {
-                server: &route.server,
-                tool: &route.tool().name,
-                protocol_version: served.protocol_version.as_str(),
-                session_id: served.session_id.as_deref(),
-            };
+            let origin = route.origin(Some((&served.protocol_version, served.session_id.as_deref())));
             if result.is_error == Some(true) {
                 telemetry::record_tool_error(span);
             }
-            let converted = convert::tool_result(result, route.output_check().as_deref(), &cx);
+            let converted = convert::tool_result(result, route.output_check().as_deref(), origin);
             tasks::with_task_id(converted, task_id.as_deref())
         }
         Err(e) => {
             telemetry::record_error(span, e.kind());
             let task_id = tasks::error_task_id(&e);
-            let failed = ToolExecutionResult::failed(e.to_string())
-                .with_metadata("server_name", route.server.to_string().into());
+            let failed = ToolExecutionResult::failed(e.to_string()).with_origin(route.origin(None));
             tasks::with_task_id(failed, task_id.as_deref())
         }
     }
@@ -386,6 +380,6 @@ fn vetoed_result(span: &tracing::Span, route: &RoutedTool, vetoed: &ManagerError
         _ => String::new(),
     };
     ToolExecutionResult::failed(vetoed.to_string())
-        .with_metadata("server_name", route.server.to_string().into())
+        .with_origin(route.origin(None))
         .with_metadata("vetoed_by", interceptor.into())
 }

@@ -19,8 +19,8 @@ use mcp_protocol::types::tools::{CallToolResult, SharedSchema, Tool, ToolAnnotat
 use mcp_protocol::types::ui::UiToolMeta;
 use serde_json::{Map, Value};
 use tool_system::{
-    ContentItem, SchemaSource, SharedText, ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon, ToolParameters,
-    ToolSpec, ToolVisibility,
+    ContentItem, ResultOrigin, SchemaSource, SharedText, ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon,
+    ToolParameters, ToolSpec, ToolVisibility,
 };
 
 pub use guard::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANSION, MAX_SCHEMA_TEXT, MAX_SCHEMA_VALUES, screen_schema};
@@ -28,10 +28,6 @@ pub use schema::{SchemaCheck, SchemaError, SchemaOptions, check_argument_value, 
 
 /// The provider name and type of every spec [`tool_spec`] makes.
 pub const MCP_PROVIDER: &str = "mcp";
-
-/// The metadata key that names the server a result belongs to (a tool's spec names it as its
-/// `namespace`).
-pub const SERVER_NAME_KEY: &str = "server_name";
 
 /// The metadata key of a tool's MCP Apps declaration (its `_meta.ui`, read leniently as a
 /// [`UiToolMeta`]: the view's `ui://` URI and who may call the tool).
@@ -162,19 +158,6 @@ fn nested_meta(members: &JsonObject) -> Option<&JsonObject> {
     members.get("_meta").and_then(Value::as_object)
 }
 
-/// What [`tool_result`] records about where a result came from.
-#[derive(Debug, Clone, Copy)]
-pub struct ResultContext<'a> {
-    /// The server's configured name.
-    pub server: &'a str,
-    /// The tool's name on that server.
-    pub tool: &'a str,
-    /// The protocol revision the connection speaks.
-    pub protocol_version: &'a str,
-    /// The session id, when the connection has one (legacy streamable HTTP).
-    pub session_id: Option<&'a str>,
-}
-
 /// The host result of a completed `tools/call`.
 ///
 /// - every content block becomes a [`ContentItem`] (blocks a tool
@@ -192,13 +175,16 @@ pub struct ResultContext<'a> {
 ///   failed with a message that names the tool, the server, the JSON path and the problem.
 ///   Content and structured content stay in a failed result. With a refused `outputSchema`
 ///   ([`SchemaCheck::untrusted`]) every successful result is failed with the refusal;
-/// - `metadata` holds `server_name`, `tool_name`, `protocol_version`, `session_id` (when
-///   known), the result's `_meta` under `_meta` and its unmodelled members under `extra`.
+/// - `origin` is `origin` (the server as namespace, the tool's name, the protocol revision and
+///   the session when there is one), which also names the tool and server in the messages here;
+/// - `metadata` holds the result's `_meta` under `_meta` and its unmodelled members under
+///   `extra`, and is empty (no allocation) for most results.
 pub fn tool_result(
     result: CallToolResult,
     output_check: Option<&SchemaCheck>,
-    cx: &ResultContext<'_>,
+    origin: ResultOrigin,
 ) -> ToolExecutionResult {
+    let (tool, server) = (origin.tool.as_str(), origin.namespace.as_deref().unwrap_or_default());
     let CallToolResult { content, structured_content, is_error, result_type: _, meta, extra } = result;
     let items: Vec<_> = content.into_iter().map(content::content_item).collect();
     let texts = || items.iter().filter_map(ContentItem::as_text);
@@ -209,12 +195,9 @@ pub fn tool_result(
         Some(if !said.is_empty() {
             said.join("\n")
         } else if structured_content.is_some() {
-            format!(
-                "tool `{}` on server `{}` reported an error with structured content but no text",
-                cx.tool, cx.server
-            )
+            format!("tool `{}` on server `{}` reported an error with structured content but no text", tool, server)
         } else {
-            format!("tool `{}` on server `{}` reported an error without a message", cx.tool, cx.server)
+            format!("tool `{}` on server `{}` reported an error without a message", tool, server)
         })
     } else {
         output_check.and_then(|check| match &structured_content {
@@ -224,12 +207,12 @@ pub fn tool_result(
             Some(value) => check.check(value).err().map(|problem| {
                 format!(
                     "structured content of tool `{}` on server `{}` does not match its outputSchema {problem}",
-                    cx.tool, cx.server
+                    tool, server
                 )
             }),
             None => Some(format!(
                 "tool `{}` on server `{}` declares an outputSchema but returned no structuredContent",
-                cx.tool, cx.server
+                tool, server
             )),
         })
     };
@@ -241,7 +224,8 @@ pub fn tool_result(
     out.content = text;
     out.items = items;
     out.structured_content = structured_content;
-    out.metadata = result_metadata(meta.map(|m| m.0), extra, cx);
+    out.metadata = result_metadata(meta.map(|m| m.0), extra);
+    out.origin = Some(origin);
     out
 }
 
@@ -267,16 +251,10 @@ fn join_lines(items: &[ContentItem]) -> Option<SharedText> {
     Some(joined.into())
 }
 
-fn result_metadata(meta: Option<JsonObject>, extra: JsonObject, cx: &ResultContext<'_>) -> Map<String, Value> {
-    let mut metadata = Map::with_capacity(
-        3 + usize::from(cx.session_id.is_some()) + usize::from(meta.is_some()) + usize::from(!extra.is_empty()),
-    );
-    metadata.insert(SERVER_NAME_KEY.into(), Value::String(cx.server.to_owned()));
-    metadata.insert("tool_name".into(), Value::String(cx.tool.to_owned()));
-    metadata.insert("protocol_version".into(), Value::String(cx.protocol_version.to_owned()));
-    if let Some(session_id) = cx.session_id {
-        metadata.insert("session_id".into(), Value::String(session_id.to_owned()));
-    }
+/// The result's `_meta` and unmodelled members, in a map sized for them (none for most
+/// results: where a result came from is its typed `origin`, not a map's keys).
+fn result_metadata(meta: Option<JsonObject>, extra: JsonObject) -> Map<String, Value> {
+    let mut metadata = Map::with_capacity(usize::from(meta.is_some()) + usize::from(!extra.is_empty()));
     if let Some(meta) = meta {
         metadata.insert("_meta".into(), Value::Object(meta));
     }

@@ -32,7 +32,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use mcp_protocol::types::meta::JsonObject;
 use serde_json::Value;
-use tool_system::ToolExecutionResult;
+use tool_system::{ResultOrigin, ToolExecutionResult};
 
 pub use super::hooks::Caller;
 
@@ -303,7 +303,7 @@ impl Interceptors {
                         call.tool, call.server, registered.name
                     );
                     return ToolExecutionResult::failed(message)
-                        .with_metadata("server_name", call.server.clone().into())
+                        .with_origin(ResultOrigin::new(Some(call.server.as_str().into()), call.tool.as_str()))
                         .with_metadata("withheld_by", registered.name.to_string().into());
                 }
                 Err(failure) => {

@@ -21,17 +21,18 @@
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 // foldhash (randomly seeded) rather than SipHash: a rebuild hashes every routed name a few
 // times, and each server that connects rebuilds the table.
 use foldhash::{HashMap, HashMapExt};
 use hashbrown::HashTable;
 
+use mcp_protocol::ProtocolVersion;
 use mcp_protocol::types::prompts::Prompt;
 use mcp_protocol::types::resources::{Resource, ResourceTemplate};
 use mcp_protocol::types::tools::Tool;
-use tool_system::{SharedText, ToolSpec, ToolVisibility};
+use tool_system::{ResultOrigin, SharedText, ToolSpec, ToolVisibility};
 
 use super::ManagerError;
 use super::convert::SchemaCheck;
@@ -64,6 +65,9 @@ pub struct RoutedTool {
     output_check: OnceLock<Option<Arc<SchemaCheck>>>,
     /// The host-side spec, made on first use and shared with every registry listing.
     spec: OnceLock<Arc<ToolSpec>>,
+    /// The origin of the tool's last result: its texts are shared by the next results of the
+    /// same session, so that a call's origin costs no allocation.
+    origin: Mutex<Option<ResultOrigin>>,
 }
 
 impl RoutedTool {
@@ -83,6 +87,7 @@ impl RoutedTool {
             input_check: OnceLock::new(),
             output_check: OnceLock::new(),
             spec: OnceLock::new(),
+            origin: Mutex::new(None),
         }
     }
 
@@ -96,6 +101,31 @@ impl RoutedTool {
         self.spec
             .get_or_init(|| Arc::new(super::convert::tool_spec(self.namespace.clone(), self.tool(), self.visibility)))
             .clone()
+    }
+
+    /// The origin of a result of this tool: the server (as namespace) and the tool's name, with
+    /// the protocol revision and session of the connection that `served` it, when one did. Kept
+    /// for the session that served the last result, whose next results share its texts (one
+    /// lock and no allocation a call).
+    pub(crate) fn origin(&self, served: Option<(&ProtocolVersion, Option<&str>)>) -> ResultOrigin {
+        let mut last = self.origin.lock().unwrap_or_else(PoisonError::into_inner);
+        let tool = match (last.as_ref(), served) {
+            (Some(origin), Some((version, session_id)))
+                if origin.protocol_version.as_deref() == Some(version.as_str())
+                    && origin.session_id.as_deref() == session_id =>
+            {
+                return origin.clone();
+            }
+            (Some(origin), _) => origin.tool.clone(),
+            (None, _) => SharedText::from(self.tool().name.as_str()),
+        };
+        let mut origin = ResultOrigin::new(Some(self.namespace.clone()), tool);
+        if let Some((version, session_id)) = served {
+            origin.protocol_version = Some(SharedText::from(version.as_str()));
+            origin.session_id = session_id.map(SharedText::from);
+            *last = Some(origin.clone());
+        }
+        origin
     }
 
     /// The compiled check of the tool's `inputSchema`; `None` when the schema does not compile

@@ -179,7 +179,7 @@ async fn list_changed_refreshes_the_routing_and_the_registry() {
         let result = registry.invoke(invocation, ctx.clone()).await;
         assert!(result.success, "{result:?}");
         assert_eq!(result.content.as_deref(), Some("hello"));
-        assert_eq!(result.metadata["server_name"], "growing");
+        assert_eq!(result.origin.as_ref().and_then(|o| o.namespace.as_deref()), Some("growing"), "{:?}", result.origin);
         wait_for(&manager, "late-tool", |m| m.routing().tool("late-tool").is_some()).await;
         assert!(names(registry.tools(&ctx).await).contains(&"growing__late-tool".to_string()));
         registry.close().await;

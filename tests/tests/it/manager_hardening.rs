@@ -157,7 +157,7 @@ async fn every_table_published_during_a_reload_follows_config_order() {
             manager.apply_config(config(vec![fake("first", &["--start-delay-ms", "1500"]), fake("second", &[])])).await;
         assert_eq!(report.added, ["first", "second"]);
         let result = manager.execute_tool("echo", args(json!({"text": "x"})), RequestOptions::default()).await;
-        assert_eq!(result.metadata["server_name"], "first");
+        assert_eq!(result.origin.as_ref().and_then(|o| o.namespace.as_deref()), Some("first"), "{:?}", result.origin);
         // Let the watcher see the last table.
         tokio::time::sleep(Duration::from_millis(200)).await;
         watcher.abort();
@@ -187,7 +187,12 @@ async fn a_call_drained_during_a_reload_reports_the_connection_that_served_it() 
         let result = call.await.unwrap();
         assert!(result.success, "{result:?}");
         assert_eq!(result.content.as_deref(), Some("slept 1500 ms"));
-        assert_eq!(result.metadata["protocol_version"], "2025-11-25", "{:?}", result.metadata);
+        assert_eq!(
+            result.origin.as_ref().and_then(|o| o.protocol_version.as_deref()),
+            Some("2025-11-25"),
+            "{:?}",
+            result.origin
+        );
         close_and_reap(&manager).await;
     })
     .await

@@ -22,8 +22,8 @@ fn call_result(value: Value) -> CallToolResult {
     serde_json::from_value(value).unwrap()
 }
 
-fn cx() -> ResultContext<'static> {
-    ResultContext { server: "weather", tool: "forecast", protocol_version: "2025-06-18", session_id: Some("s-9") }
+fn cx() -> ResultOrigin {
+    ResultOrigin::new(Some("weather".into()), "forecast").with_protocol_version("2025-06-18").with_session_id("s-9")
 }
 
 fn compile(schema: Value) -> Result<SchemaCheck, String> {
@@ -153,7 +153,7 @@ fn every_content_block_is_kept() {
         "_meta": {"trace": "t-1"},
         "vendorExtra": 5
     }));
-    let out = tool_result(result, None, &cx());
+    let out = tool_result(result, None, cx());
     assert!(out.success);
     assert_eq!(out.content.as_deref(), Some("first\nsecond"));
     assert_eq!(out.structured_content, Some(json!({"ok": true})));
@@ -181,23 +181,14 @@ fn every_content_block_is_kept() {
     assert_eq!(unknown.raw, json!({"type": "hologram", "beam": 3, "annotations": {"priority": 1}}));
     assert_eq!(unknown.annotations, Some(json!({"priority": 1})));
 
-    assert_eq!(
-        Value::Object(out.metadata),
-        json!({
-            "server_name": "weather",
-            "tool_name": "forecast",
-            "protocol_version": "2025-06-18",
-            "session_id": "s-9",
-            "_meta": {"trace": "t-1"},
-            "extra": {"vendorExtra": 5}
-        })
-    );
+    assert_eq!(Value::Object(out.metadata), json!({"_meta": {"trace": "t-1"}, "extra": {"vendorExtra": 5}}));
+    assert_eq!(out.origin, Some(cx()), "where the result came from is its origin, not metadata keys");
 }
 
 #[test]
 fn a_tool_result_block_becomes_unknown() {
     let block = ContentBlock::ToolResult(serde_json::from_value(json!({"toolUseId": "u1", "content": []})).unwrap());
-    let out = tool_result(CallToolResult { content: vec![block], ..Default::default() }, None, &cx());
+    let out = tool_result(CallToolResult { content: vec![block], ..Default::default() }, None, cx());
     let ContentItem::Unknown(item) = &out.items[0] else { panic!("{:?}", out.items[0]) };
     assert_eq!(item.type_name, "tool_result");
     assert_eq!(item.raw["toolUseId"], "u1");
@@ -207,21 +198,23 @@ fn a_tool_result_block_becomes_unknown() {
 #[test]
 fn is_error_gives_a_failed_result_with_the_text() {
     let result = call_result(json!({"content": [{"type": "text", "text": "city not found"}], "isError": true}));
-    let out = tool_result(result, None, &cx());
+    let out = tool_result(result, None, cx());
     assert!(!out.success);
     assert_eq!(out.error_message.as_deref(), Some("city not found"));
     assert_eq!(out.content.as_deref(), Some("city not found"));
 
     let silent =
         call_result(json!({"content": [{"type": "image", "data": "", "mimeType": "image/png"}], "isError": true}));
-    let out = tool_result(silent, None, &ResultContext { session_id: None, ..cx() });
+    let out = tool_result(silent, None, ResultOrigin { session_id: None, ..cx() });
     assert!(!out.success);
     assert_eq!(
         out.error_message.as_deref(),
         Some("tool `forecast` on server `weather` reported an error without a message")
     );
     assert_eq!(out.items.len(), 1);
-    assert!(!out.metadata.contains_key("session_id"));
+    let origin = out.origin.expect("an origin");
+    assert_eq!((origin.session_id, origin.protocol_version.as_deref()), (None, Some("2025-06-18")));
+    assert!(out.metadata.is_empty(), "{:?}", out.metadata);
 }
 
 #[test]
@@ -233,11 +226,11 @@ fn structured_content_is_checked_against_the_output_schema() {
     }))
     .unwrap();
     let good = call_result(json!({"content": [], "structuredContent": {"temperature": 21.5}}));
-    assert!(tool_result(good, Some(&check), &cx()).success);
+    assert!(tool_result(good, Some(&check), cx()).success);
 
     let bad =
         call_result(json!({"content": [{"type": "text", "text": "hot"}], "structuredContent": {"temperature": "hot"}}));
-    let out = tool_result(bad, Some(&check), &ResultContext { tool: "x", ..cx() });
+    let out = tool_result(bad, Some(&check), ResultOrigin { tool: "x".into(), ..cx() });
     assert!(!out.success);
     assert_eq!(
         out.error_message.as_deref(),
@@ -250,7 +243,7 @@ fn structured_content_is_checked_against_the_output_schema() {
     assert_eq!(out.content.as_deref(), Some("hot"));
 
     let missing = call_result(json!({"content": [{"type": "text", "text": "21.5"}]}));
-    let out = tool_result(missing, Some(&check), &cx());
+    let out = tool_result(missing, Some(&check), cx());
     assert!(!out.success);
     assert_eq!(
         out.error_message.as_deref(),
@@ -259,7 +252,7 @@ fn structured_content_is_checked_against_the_output_schema() {
 
     // A tool error is not held to the output schema.
     let error = call_result(json!({"content": [{"type": "text", "text": "upstream down"}], "isError": true}));
-    assert_eq!(tool_result(error, Some(&check), &cx()).error_message.as_deref(), Some("upstream down"));
+    assert_eq!(tool_result(error, Some(&check), cx()).error_message.as_deref(), Some("upstream down"));
 }
 
 #[test]
@@ -268,7 +261,7 @@ fn history_text_holds_text_and_an_embedded_resource() {
         {"type": "text", "text": "Here it is:"},
         {"type": "resource", "resource": {"uri": "file:///n.txt", "text": "KEY=42"}}
     ]}));
-    let out = tool_result(result, None, &cx());
+    let out = tool_result(result, None, cx());
     assert!(out.success);
     assert_eq!(out.history_text(), "Here it is:\n[resource: file:///n.txt]\nKEY=42");
 }
@@ -281,7 +274,7 @@ fn history_text_skips_blank_text_blocks() {
         {"type": "text", "text": ""},
         {"type": "text", "text": "done"}
     ]}));
-    let out = tool_result(result, None, &cx());
+    let out = tool_result(result, None, cx());
     assert_eq!(out.history_text(), "[resource link: r.csv <file:///r.csv>, text/csv]\ndone");
 
     // The same for an error: its message is the text that is there.
@@ -289,7 +282,7 @@ fn history_text_skips_blank_text_blocks() {
         {"type": "text", "text": "  "},
         {"type": "text", "text": "quota exceeded"}
     ], "isError": true}));
-    let out = tool_result(result, None, &cx());
+    let out = tool_result(result, None, cx());
     assert_eq!(out.error_message.as_deref(), Some("quota exceeded"));
     assert_eq!(out.history_text(), "Error: quota exceeded");
 }
@@ -298,7 +291,7 @@ fn history_text_skips_blank_text_blocks() {
 fn an_error_without_text_gives_its_structured_content() {
     let result =
         call_result(json!({"content": [], "structuredContent": {"code": 429, "retryAfter": 30}, "isError": true}));
-    let out = tool_result(result, None, &cx());
+    let out = tool_result(result, None, cx());
     assert!(!out.success);
     let message = "tool `forecast` on server `weather` reported an error with structured content but no text";
     assert_eq!(out.error_message.as_deref(), Some(message));
@@ -310,7 +303,7 @@ fn an_error_without_text_gives_its_structured_content() {
         "structuredContent": {"code": 429},
         "isError": true
     }));
-    assert_eq!(tool_result(result, None, &cx()).history_text(), "Error: rate limited\n{\"code\":429}");
+    assert_eq!(tool_result(result, None, cx()).history_text(), "Error: rate limited\n{\"code\":429}");
 }
 
 #[test]
@@ -320,7 +313,7 @@ fn an_output_schema_failure_says_what_failed_with_the_structured_content() {
         "content": [{"type": "text", "text": "It is warm."}],
         "structuredContent": {"temp": 21}
     }));
-    let out = tool_result(result, Some(&check), &cx());
+    let out = tool_result(result, Some(&check), cx());
     assert!(!out.success);
     assert_eq!(
         out.history_text(),

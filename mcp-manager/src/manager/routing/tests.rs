@@ -151,3 +151,41 @@ fn templates_are_claimed_as_tools_are_a_repeat_within_a_server_told_from_a_clash
     );
     assert_eq!((r.counts("a")[3], r.counts("b")[3]), (1, 1));
 }
+
+#[test]
+fn a_route_gives_each_result_the_origin_of_the_session_that_served_it_sharing_its_texts() {
+    let r = build(&[("lab", inventory(&["probe"], &[]), ToolFilter::default())], &[]);
+    let route = r.tool("probe").unwrap();
+    let legacy = ProtocolVersion::parse("2025-11-25");
+    let first = route.origin(Some((&legacy, Some("s-1"))));
+    assert_eq!(
+        first,
+        ResultOrigin::new(Some("lab".into()), "probe").with_protocol_version("2025-11-25").with_session_id("s-1")
+    );
+    // The next result of the same session shares every text: no allocation a call.
+    let second = route.origin(Some((&legacy, Some("s-1"))));
+    assert!(second.tool.shares_buffer_with(&first.tool));
+    assert!(second.session_id.as_ref().unwrap().shares_buffer_with(first.session_id.as_ref().unwrap()));
+    assert!(second.protocol_version.as_ref().unwrap().shares_buffer_with(first.protocol_version.as_ref().unwrap()));
+    assert!(second.namespace.as_ref().unwrap().shares_buffer_with(first.namespace.as_ref().unwrap()));
+
+    // Another session (a reconnection) or revision gets its own, and keeps the tool's name.
+    let renewed = route.origin(Some((&legacy, Some("s-2"))));
+    assert_eq!(renewed.session_id.as_deref(), Some("s-2"));
+    assert!(renewed.tool.shares_buffer_with(&first.tool));
+    let modern = ProtocolVersion::parse("2026-07-28");
+    let stateless = route.origin(Some((&modern, None)));
+    assert_eq!((stateless.protocol_version.as_deref(), stateless.session_id.as_deref()), (Some("2026-07-28"), None));
+
+    // A call that no session served (it failed before) names the tool and server only, and
+    // leaves the kept origin alone.
+    assert_eq!(route.origin(None), ResultOrigin::new(Some("lab".into()), "probe"));
+    assert!(route.origin(Some((&modern, None))).tool.shares_buffer_with(&stateless.tool));
+    assert!(
+        route
+            .origin(Some((&modern, None)))
+            .protocol_version
+            .unwrap()
+            .shares_buffer_with(stateless.protocol_version.as_ref().unwrap())
+    );
+}
