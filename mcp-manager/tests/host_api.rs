@@ -162,7 +162,7 @@ async fn a_host_sees_start_loss_and_return_without_polling_and_calls_say_why_a_t
         manager.close().await;
         assert_eq!(next(&mut changes).await, (Some(ServerState::Ready), ServerState::Stopped));
         let stopped = manager.execute_tool("echo", None, RequestOptions::default()).await;
-        assert!(stopped.error_message.unwrap().contains("is stopped"), "after close");
+        assert_eq!(stopped.error_message.as_deref(), Some("the MCP manager is closed"), "after close");
     })
     .await
 }

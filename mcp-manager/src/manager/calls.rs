@@ -79,9 +79,12 @@ impl McpManager {
         called
     }
 
-    /// Why tool `name` has no route: its server's config disables it, its server (the one that
-    /// offered it last) is not ready, or no server offers it.
+    /// Why tool `name` has no route: the manager is closed, its server's config disables it, its
+    /// server (the one that offered it last) is not ready, or no server offers it.
     pub(super) fn missing_tool(&self, name: &str) -> ManagerError {
+        if self.shared.is_closing() {
+            return ManagerError::Closed;
+        }
         let routing = self.routing();
         if let error @ ManagerError::DisabledTool { .. } = routing.missing_tool(name) {
             return error;

@@ -348,8 +348,11 @@ impl ManagerShared {
     /// Remember who owned each tool that `previous` routed and `table` does not, so that a call
     /// of it says that its server is unavailable rather than that no server has it. A table
     /// that kept every route of `previous` (a server connected) lost none, and costs nothing
-    /// here.
+    /// here; nor does the table of a closed manager, whose calls all say that it is closed.
     fn remember_owners(&self, previous: &Routing, table: &Routing) {
+        if self.is_closing() {
+            return;
+        }
         let mut lost = table.lost_tools(previous).peekable();
         if lost.peek().is_none() {
             return;
