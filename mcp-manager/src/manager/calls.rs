@@ -232,52 +232,59 @@ impl McpManager {
     /// One `async` layer from the route to the connection's call: the steps around the call are
     /// plain functions, and the interceptors' are awaited only when there are some, so the
     /// connection's call future is moved once into this one's state rather than through a layer
-    /// for each step (each move copies the whole state, kilobytes).
-    async fn execute_tool_traced(
-        &self,
+    /// for each step (each move copies the whole state, kilobytes). An `async` block rather than
+    /// an `async fn`, whose arguments the state would hold twice (as given and as moved in).
+    #[allow(clippy::manual_async_fn)] // the arguments held once: see above
+    fn execute_tool_traced<'a>(
+        &'a self,
         span: tracing::Span,
-        caller: &Caller,
-        name: &str,
+        caller: &'a Caller,
+        name: &'a str,
         arguments: Option<JsonObject>,
         options: RequestOptions,
         task: TaskOptions,
-    ) -> ToolExecutionResult {
-        let started = Instant::now();
-        let Some(route) = self.routing().tool(name).cloned() else {
-            let (server, failed) = self.unrouted(&span, name);
-            return self.executed(caller, name, server.as_deref(), arguments, failed, started);
-        };
-        telemetry::record_server(&span, &route.server);
-        let interceptors = &self.shared.options.interceptors;
-        let (arguments, call) = if interceptors.is_empty() {
-            (arguments, None)
-        } else {
-            match self.intercept(&route, caller, arguments).await {
-                Ok(intercepted) => intercepted,
-                Err((vetoed, arguments)) => {
-                    let failed = vetoed_result(&span, &route, &vetoed);
-                    return self.executed(caller, name, Some(&route.server), arguments, failed, started);
+    ) -> impl Future<Output = ToolExecutionResult> + Send + 'a {
+        async move {
+            let started = Instant::now();
+            let Some(route) = self.routing().tool(name).cloned() else {
+                let (server, failed) = self.unrouted(&span, name);
+                return self.executed(caller, name, server.as_deref(), arguments, failed, started);
+            };
+            telemetry::record_server(&span, &route.server);
+            let interceptors = &self.shared.options.interceptors;
+            // The call as the interceptors saw it, boxed: held across the server's call, and
+            // absent without interceptors (the state of every call in flight would hold its
+            // 288 bytes).
+            let (arguments, call) = if interceptors.is_empty() {
+                (arguments, None)
+            } else {
+                match self.intercept(&route, caller, arguments).await {
+                    Ok((arguments, call)) => (arguments, call.map(Box::new)),
+                    Err((vetoed, arguments)) => {
+                        let failed = vetoed_result(&span, &route, &vetoed);
+                        return self.executed(caller, name, Some(&route.server), arguments, failed, started);
+                    }
                 }
-            }
-        };
-        // Copied only for the observers, who see what was sent.
-        let sent = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
-        let called = match self.prepare_call(&route, arguments, task) {
-            Ok((server, arguments, task)) => {
-                let _in_flight = server.in_flight.read().await;
-                match server.conn.call_tool_served(&route.tool().name, arguments, options, task).await {
-                    Ok((outcome, open)) => served(&route, outcome, open),
-                    Err(e) => Err(e.into()),
+            };
+            // Copied only for the observers, who see what was sent.
+            let sent = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
+            let called = match self.prepare_call(&route, arguments, task) {
+                Ok((server, arguments, task)) => {
+                    let _in_flight = server.in_flight.read().await;
+                    match server.conn.call_tool_served(&route.tool().name, arguments, options, task).await {
+                        Ok((outcome, open)) => served(&route, outcome, open),
+                        Err(e) => Err(e.into()),
+                    }
                 }
-            }
-            Err(e) => Err(e),
-        };
-        let result = host_result(&span, &route, called);
-        let result = match call {
-            Some(call) if interceptors.has_after() => Box::pin(interceptors.run_after(&call, result)).await,
-            _ => result,
-        };
-        self.executed(caller, name, Some(&route.server), sent, result, started)
+                Err(e) => Err(e),
+            };
+            let result = host_result(&span, &route, called);
+            let result = match call {
+                Some(call) if interceptors.has_after() => Box::pin(interceptors.run_after(&call, result)).await,
+                _ => result,
+            };
+            self.executed(caller, name, Some(&route.server), sent, result, started)
+        }
     }
 
     /// Why tool `name` has no route, as a failed result (with the server it names, if any).

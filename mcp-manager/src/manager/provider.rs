@@ -96,27 +96,27 @@ impl ToolProvider for McpToolProvider {
     /// deadline has passed (the request's own timeout, which is the same deadline) is reported
     /// as timed out ([`ToolExecutionResult::is_timed_out`]), with the manager's message.
     fn invoke(&self, invocation: ToolInvocation, ctx: ToolExecutionContext) -> BoxFuture<'_, ToolExecutionResult> {
+        // The caller takes the context's strings and the call keeps its options and deadline,
+        // made before the call's future: what it captures is held by the call's state for as
+        // long as the call is in flight, and the context's parts would be held beside the caller
+        // made of them.
+        let (options, task) = call_options(&ctx.control);
+        let deadline = ctx.control.deadline;
+        let caller = super::Caller {
+            user_id: ctx.user_id,
+            session_id: ctx.session_id,
+            chat_stream_id: ctx.chat_stream_id,
+            platform: ctx.platform,
+            extra: ctx.extra,
+        };
+        let ToolInvocation { tool_name, arguments, .. } = invocation;
         Box::pin(async move {
-            let (options, task) = call_options(&ctx.control);
-            // The caller takes the context's strings; the call keeps its control.
-            let caller = super::Caller {
-                user_id: ctx.user_id,
-                session_id: ctx.session_id,
-                chat_stream_id: ctx.chat_stream_id,
-                platform: ctx.platform,
-                extra: ctx.extra,
-            };
             // Pinned where it is made, in this future's own state (which the registry holds on
             // the heap): awaited by value, the call's kilobytes of state would be moved first.
-            let call = std::pin::pin!(self.manager.execute_tool_as(
-                &caller,
-                &invocation.tool_name,
-                Some(invocation.arguments),
-                options,
-                task,
-            ));
+            let call =
+                std::pin::pin!(self.manager.execute_tool_as(&caller, &tool_name, Some(arguments), options, task));
             let result = call.await;
-            let past_deadline = ctx.control.deadline.is_some_and(|deadline| Instant::now() >= deadline);
+            let past_deadline = deadline.is_some_and(|deadline| Instant::now() >= deadline);
             if !result.success && past_deadline && !result.is_cancelled() && !result.is_timed_out() {
                 return result.with_metadata(ToolExecutionResult::INTERRUPTED_METADATA, "timeout".into());
             }

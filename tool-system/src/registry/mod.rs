@@ -447,45 +447,55 @@ impl ToolRegistry {
     /// token is cancelled or its deadline passes, the call resolves at once
     /// ([`ToolExecutionResult::cancelled`], [`ToolExecutionResult::timed_out`]) and the
     /// provider's future is dropped. A deadline needs a tokio runtime with its timer.
-    pub async fn invoke(&self, mut invocation: ToolInvocation, ctx: ToolExecutionContext) -> ToolExecutionResult {
-        let snapshot = self.listing(&ctx).await;
-        let gate = self.gate(&ctx);
-        let name = invocation.tool_name.as_str();
-        if name == TOOL_SEARCH_NAME {
-            return match SearchArgs::parse(&invocation.arguments) {
-                Ok(args) => {
-                    search_result(&search_deferred(&snapshot.tools, &args.query, args.limit, &gate), &args.query)
-                }
-                Err(message) => ToolExecutionResult::failed(format!("tool `{TOOL_SEARCH_NAME}`: {message}")),
+    #[allow(clippy::manual_async_fn)] // see the comment in the body
+    pub fn invoke(
+        &self,
+        mut invocation: ToolInvocation,
+        ctx: ToolExecutionContext,
+    ) -> impl Future<Output = ToolExecutionResult> + Send + '_ {
+        // An `async` block rather than an `async fn`: the function's arguments would be held
+        // twice in the call's state (as given and as moved into the body), which every call in
+        // flight carries, and moved once more.
+        async move {
+            let snapshot = self.listing(&ctx).await;
+            let gate = self.gate(&ctx);
+            let name = invocation.tool_name.as_str();
+            if name == TOOL_SEARCH_NAME {
+                return match SearchArgs::parse(&invocation.arguments) {
+                    Ok(args) => {
+                        search_result(&search_deferred(&snapshot.tools, &args.query, args.limit, &gate), &args.query)
+                    }
+                    Err(message) => ToolExecutionResult::failed(format!("tool `{TOOL_SEARCH_NAME}`: {message}")),
+                };
+            }
+            let Some(index) = snapshot.resolve(name) else {
+                // A tool that left the listing goes to its provider, which can say why.
+                let former = {
+                    let state = self.read();
+                    state.former.get(name, &state.providers)
+                };
+                return match former {
+                    Some((tool, provider)) if tool.spec.callers.model && gate.allows(&tool) => {
+                        drop(gate);
+                        run_tool(&tool, provider, invocation, ctx).await
+                    }
+                    Some(_) => not_available(name),
+                    None => ToolExecutionResult::failed(format!("unknown tool `{}`", quote_name(name))),
+                };
             };
+            if !snapshot.tools[index].spec.callers.model {
+                return ToolExecutionResult::failed(format!(
+                    "tool `{}` may only be called by its app, not by the model",
+                    quote_name(name)
+                ));
+            }
+            if !gate.allows(&snapshot.tools[index]) {
+                return not_available(name);
+            }
+            drop(gate);
+            nulls::drop_refused_nulls(&snapshot.tools[index].spec.parameters, &mut invocation.arguments);
+            run_tool(&snapshot.tools[index], Arc::clone(&snapshot.routes[index]), invocation, ctx).await
         }
-        let Some(index) = snapshot.resolve(name) else {
-            // A tool that left the listing goes to its provider, which can say why.
-            let former = {
-                let state = self.read();
-                state.former.get(name, &state.providers)
-            };
-            return match former {
-                Some((tool, provider)) if tool.spec.callers.model && gate.allows(&tool) => {
-                    drop(gate);
-                    run_tool(&tool, provider, invocation, ctx).await
-                }
-                Some(_) => not_available(name),
-                None => ToolExecutionResult::failed(format!("unknown tool `{}`", quote_name(name))),
-            };
-        };
-        if !snapshot.tools[index].spec.callers.model {
-            return ToolExecutionResult::failed(format!(
-                "tool `{}` may only be called by its app, not by the model",
-                quote_name(name)
-            ));
-        }
-        if !gate.allows(&snapshot.tools[index]) {
-            return not_available(name);
-        }
-        drop(gate);
-        nulls::drop_refused_nulls(&snapshot.tools[index].spec.parameters, &mut invocation.arguments);
-        run_tool(&snapshot.tools[index], Arc::clone(&snapshot.routes[index]), invocation, ctx).await
     }
 
     /// Removes and closes every provider (concurrently). The registry is empty afterwards and
@@ -506,45 +516,52 @@ impl ToolRegistry {
 
 /// Runs `tool` on `provider` under the context's control (see [`ToolRegistry::invoke`]),
 /// isolating a panic. Awaited directly by the registry's calls, not through a layer of its own:
-/// each `async` layer moves the whole state of the call once more.
-async fn run_tool(
-    tool: &ExposedTool,
+/// each `async` layer moves the whole state of the call once more. An `async` block, as
+/// `invoke`'s, so that the invocation and the context are held once.
+#[allow(clippy::manual_async_fn)] // the arguments held once: see above
+fn run_tool<'a>(
+    tool: &'a ExposedTool,
     provider: Arc<dyn ToolProvider>,
     mut invocation: ToolInvocation,
     ctx: ToolExecutionContext,
-) -> ToolExecutionResult {
-    if ctx.control.is_cancelled() {
-        return ToolExecutionResult::cancelled(&tool.llm_name);
-    }
-    invocation.tool_name.clone_from(&tool.spec.name);
-    let control = ctx.control.clone();
-    let started = std::time::Instant::now();
-    let call = std::panic::catch_unwind(AssertUnwindSafe(|| provider.invoke(invocation, ctx)));
-    let outcome = match call {
-        Ok(future) => {
-            let call = AssertUnwindSafe(future).catch_unwind();
-            let deadline = async {
-                match control.deadline {
-                    Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
-                    None => std::future::pending().await,
-                }
-            };
-            // The provider first: a result that is ready when the token or the deadline fires
-            // is kept (the MCP provider's own timeout says more than ours).
-            tokio::select! {
-                biased;
-                outcome = call => outcome,
-                () = control.cancellation.cancelled() => return ToolExecutionResult::cancelled(&tool.llm_name),
-                () = deadline => return ToolExecutionResult::timed_out(&tool.llm_name, started.elapsed()),
-            }
+) -> impl Future<Output = ToolExecutionResult> + Send + 'a {
+    async move {
+        if ctx.control.is_cancelled() {
+            return ToolExecutionResult::cancelled(&tool.llm_name);
         }
-        Err(panic) => Err(panic),
-    };
-    match outcome {
-        Ok(result) => result.normalized(),
-        Err(_) => {
-            tracing::error!(tool = %tool.llm_name, provider = %tool.provider, "tool panicked");
-            ToolExecutionResult::failed(format!("tool `{}` of provider `{}` panicked", tool.llm_name, tool.provider))
+        invocation.tool_name.clone_from(&tool.spec.name);
+        let control = ctx.control.clone();
+        let started = std::time::Instant::now();
+        let call = std::panic::catch_unwind(AssertUnwindSafe(|| provider.invoke(invocation, ctx)));
+        let outcome = match call {
+            Ok(future) => {
+                let call = AssertUnwindSafe(future).catch_unwind();
+                let deadline = async {
+                    match control.deadline {
+                        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                // The provider first: a result that is ready when the token or the deadline fires
+                // is kept (the MCP provider's own timeout says more than ours).
+                tokio::select! {
+                    biased;
+                    outcome = call => outcome,
+                    () = control.cancellation.cancelled() => return ToolExecutionResult::cancelled(&tool.llm_name),
+                    () = deadline => return ToolExecutionResult::timed_out(&tool.llm_name, started.elapsed()),
+                }
+            }
+            Err(panic) => Err(panic),
+        };
+        match outcome {
+            Ok(result) => result.normalized(),
+            Err(_) => {
+                tracing::error!(tool = %tool.llm_name, provider = %tool.provider, "tool panicked");
+                ToolExecutionResult::failed(format!(
+                    "tool `{}` of provider `{}` panicked",
+                    tool.llm_name, tool.provider
+                ))
+            }
         }
     }
 }
