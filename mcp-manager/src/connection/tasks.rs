@@ -346,61 +346,71 @@ impl McpConnection {
 
     /// [`McpConnection::call_tool_with`], and the session that served the call with what it says
     /// of its server (read under the call's one lock of the connection).
-    pub(crate) async fn call_tool_served(
-        &self,
-        name: &str,
+    ///
+    /// An `async` block, as `request_within`'s: an `async fn` would hold its arguments twice in
+    /// every call's state. The params are made in a block of their own, whose end comes before
+    /// the request is awaited, so that they are held once, in the request's state.
+    #[expect(clippy::manual_async_fn, reason = "an async fn would hold the arguments twice")]
+    pub(crate) fn call_tool_served<'a>(
+        &'a self,
+        name: &'a str,
         arguments: Option<JsonObject>,
         options: RequestOptions,
         task: TaskOptions,
-    ) -> Result<(CallToolOutcome, OpenSession), ConnectionError> {
-        let open = self.open_session().await?;
-        let (session, modern) = (open.session.clone(), open.modern);
-        let mode = task.mode.unwrap_or_default();
-        // A task only on a server that declared tool-call tasks: without the capability a
-        // client must not augment a call, whatever the tool's `taskSupport` says (2025-11-25).
-        let augment = !modern && open.tool_call_tasks && mode.wants_task(self.task_support(name).await.as_deref());
-        let max = self.options.session.max_request_timeout;
-        let timeout = options.timeout.unwrap_or(self.options.session.request_timeout).min(max);
-        let deadline = CallDeadline::new(timeout, max);
-        let mut params = CallToolParams { name: name.to_owned(), arguments, ..Default::default() };
-        if augment {
-            let ttl = task.ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
-            params.task = Some(TaskMetadata { ttl, ..Default::default() });
-        }
-        // Progress of a task outlives its tools/call: the call carries a token of its own.
-        let (progress_guard, round_progress) = match options.progress {
-            Some(report) if augment => {
-                let token = progress_token();
-                let d = deadline.clone();
-                let callback: ProgressCallback = Arc::new(move |p| {
-                    d.extend();
-                    report(p)
-                });
-                let guard = self.task_watchers.progress(token.clone(), callback.clone());
-                if guard.is_some() {
-                    let mut meta = Meta::default();
-                    meta.0.insert("progressToken".into(), serde_json::to_value(&token).unwrap_or_default());
-                    params.meta = Some(meta);
-                    (guard, None)
-                } else {
-                    (None, Some(callback))
+    ) -> impl Future<Output = Result<(CallToolOutcome, OpenSession), ConnectionError>> + Send + 'a {
+        async move {
+            let open = self.open_session().await?;
+            let (session, modern) = (open.session.clone(), open.modern);
+            let mode = task.mode.unwrap_or_default();
+            // A task only on a server that declared tool-call tasks: without the capability a
+            // client must not augment a call, whatever the tool's `taskSupport` says (2025-11-25).
+            let augment = !modern && open.tool_call_tasks && mode.wants_task(self.task_support(name).await.as_deref());
+            let max = self.options.session.max_request_timeout;
+            let timeout = options.timeout.unwrap_or(self.options.session.request_timeout).min(max);
+            let deadline = CallDeadline::new(timeout, max);
+            let progress_guard;
+            let first = {
+                let mut params = CallToolParams { name: name.to_owned(), arguments, ..Default::default() };
+                if augment {
+                    let ttl = task.ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+                    params.task = Some(TaskMetadata { ttl, ..Default::default() });
                 }
+                // Progress of a task outlives its tools/call: the call carries a token of its own.
+                let round_progress;
+                (progress_guard, round_progress) = match options.progress {
+                    Some(report) if augment => {
+                        let token = progress_token();
+                        let d = deadline.clone();
+                        let callback: ProgressCallback = Arc::new(move |p| {
+                            d.extend();
+                            report(p)
+                        });
+                        let guard = self.task_watchers.progress(token.clone(), callback.clone());
+                        if guard.is_some() {
+                            let mut meta = Meta::default();
+                            meta.0.insert("progressToken".into(), serde_json::to_value(&token).unwrap_or_default());
+                            params.meta = Some(meta);
+                            (guard, None)
+                        } else {
+                            (None, Some(callback))
+                        }
+                    }
+                    other => (None, other),
+                };
+                // The first request's rounds and the task they may start share one deadline.
+                self.request_within::<CallTool, _>(params, round_progress, deadline.clone(), Some((session, modern)))
             }
-            other => (None, other),
-        };
-        // The first request's rounds and the task they may start share one deadline.
-        let first = self
-            .request_within::<CallTool, _>(params, round_progress, deadline.clone(), Some((session, modern)))
             .await?;
-        let snapshot = match first {
-            Outcome::Task(created) => Snapshot::Legacy(Box::new(created.task)),
-            Outcome::TaskHandle(handle) => Snapshot::Modern(handle),
-            other => return Ok((other, open)),
-        };
-        // Boxed: following a task is rare, and its state would weigh on every call's future.
-        let result = Box::pin(self.follow(snapshot, &deadline, &task)).await;
-        drop(progress_guard);
-        result.map(|result| (Outcome::Complete(result), open))
+            let snapshot = match first {
+                Outcome::Task(created) => Snapshot::Legacy(Box::new(created.task)),
+                Outcome::TaskHandle(handle) => Snapshot::Modern(handle),
+                other => return Ok((other, open)),
+            };
+            // Boxed: following a task is rare, and its state would weigh on every call's future.
+            let result = Box::pin(self.follow(snapshot, &deadline, &task)).await;
+            drop(progress_guard);
+            result.map(|result| (Outcome::Complete(result), open))
+        }
     }
 
     /// Wait for the result of a task this host started earlier (its id came in a

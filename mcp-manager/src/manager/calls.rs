@@ -234,7 +234,7 @@ impl McpManager {
     /// connection's call future is moved once into this one's state rather than through a layer
     /// for each step (each move copies the whole state, kilobytes). An `async` block rather than
     /// an `async fn`, whose arguments the state would hold twice (as given and as moved in).
-    #[allow(clippy::manual_async_fn)] // the arguments held once: see above
+    #[expect(clippy::manual_async_fn, reason = "an async fn would hold the arguments twice")]
     fn execute_tool_traced<'a>(
         &'a self,
         span: tracing::Span,

@@ -447,7 +447,7 @@ impl ToolRegistry {
     /// token is cancelled or its deadline passes, the call resolves at once
     /// ([`ToolExecutionResult::cancelled`], [`ToolExecutionResult::timed_out`]) and the
     /// provider's future is dropped. A deadline needs a tokio runtime with its timer.
-    #[allow(clippy::manual_async_fn)] // see the comment in the body
+    #[expect(clippy::manual_async_fn, reason = "an async fn would hold the invocation and the context twice")]
     pub fn invoke(
         &self,
         mut invocation: ToolInvocation,
@@ -518,7 +518,7 @@ impl ToolRegistry {
 /// isolating a panic. Awaited directly by the registry's calls, not through a layer of its own:
 /// each `async` layer moves the whole state of the call once more. An `async` block, as
 /// `invoke`'s, so that the invocation and the context are held once.
-#[allow(clippy::manual_async_fn)] // the arguments held once: see above
+#[expect(clippy::manual_async_fn, reason = "an async fn would hold the arguments twice")]
 fn run_tool<'a>(
     tool: &'a ExposedTool,
     provider: Arc<dyn ToolProvider>,
