@@ -35,41 +35,35 @@ type Result<T = ()> = std::result::Result<T, String>;
 pub(crate) fn instructions(selection: &Selection) -> Result {
     let bins = prepare(selection)?;
     let mut results = Results::new();
-    for &transport in &selection.transports {
-        for &server in &selection.servers {
-            let workloads = selection.workloads_over(transport);
-            if workloads.is_empty() {
-                continue;
-            }
-            heading(&format!(
-                "instructions against {} server over {}: {}, every variant once under callgrind",
-                server.name(),
-                transport.name(),
-                workloads.join(" ")
-            ));
-            for workload in workloads {
-                let endpoint = Endpoint::open(&bins, server, transport, workload, None)?;
-                let mut cell = vec![Vec::new(); VARIANTS.len()];
-                for (v, variant) in VARIANTS.iter().enumerate() {
-                    if !runs_in(v, workload, transport) {
-                        continue;
-                    }
-                    let counts = count(&client_path(&bins, variant.client), &endpoint.args(workload, variant.era))?;
-                    println!(
-                        "  {} {workload} {:<11} {:>14} instructions {:>11} L1i misses {:>11} L1d misses",
-                        transport.name(),
-                        variant.label,
-                        counts.instructions,
-                        counts.l1i_misses,
-                        counts.l1d_misses
-                    );
-                    cell[v].push(format!(
-                        r#"{{"instructions":{},"l1i_misses":{},"l1d_misses":{}}}"#,
-                        counts.instructions, counts.l1i_misses, counts.l1d_misses
-                    ));
+    for (transport, server, workloads) in selection.cells() {
+        heading(&format!(
+            "instructions against {} server over {}: {}, every variant once under callgrind",
+            server.name(),
+            transport.name(),
+            workloads.join(" ")
+        ));
+        for workload in workloads {
+            let endpoint = Endpoint::open(&bins, server, transport, workload, None)?;
+            let mut cell = vec![Vec::new(); VARIANTS.len()];
+            for (v, variant) in VARIANTS.iter().enumerate() {
+                if !runs_in(v, workload, transport) {
+                    continue;
                 }
-                results.insert((server, transport, workload), cell);
+                let counts = count(&client_path(&bins, variant.client), &endpoint.args(workload, variant.era))?;
+                println!(
+                    "  {} {workload} {:<11} {:>14} instructions {:>11} L1i misses {:>11} L1d misses",
+                    transport.name(),
+                    variant.label,
+                    counts.instructions,
+                    counts.l1i_misses,
+                    counts.l1d_misses
+                );
+                cell[v].push(format!(
+                    r#"{{"instructions":{},"l1i_misses":{},"l1d_misses":{}}}"#,
+                    counts.instructions, counts.l1i_misses, counts.l1d_misses
+                ));
             }
+            results.insert((server, transport, workload), cell);
         }
     }
     report(&results, &selection.servers, selection.build)

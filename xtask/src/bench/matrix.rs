@@ -107,44 +107,33 @@ pub(crate) fn matrix(selection: &Selection) -> Result {
     let bins = build_bins(selection.build)?;
     let mut results = Results::new();
     let runs = selection.runs;
-    for &transport in &selection.transports {
-        for &server in &selection.servers {
-            let workloads = selection.workloads_over(transport);
-            if workloads.is_empty() {
-                continue;
-            }
-            heading(&format!(
-                "{} against {} server over {}: {}, {runs} rounds each, rotating which variant goes first",
-                VARIANTS.iter().map(|v| v.label).collect::<Vec<_>>().join(", "),
-                server.name(),
-                transport.name(),
-                workloads.join(" "),
-            ));
-            for (i, workload) in workloads.into_iter().enumerate() {
-                let endpoint = Endpoint::open(&bins, server, transport, workload, cpus)?;
-                if i == 0 {
-                    let warm = Endpoint::open(&bins, server, transport, "w1", cpus)?;
-                    for v in (0..VARIANTS.len()).filter(|v| runs_in(*v, "w1", transport)) {
-                        run_variant(&bins, v, "w1", &warm)?;
-                    }
+    for (transport, server, workloads) in selection.cells() {
+        heading(&format!(
+            "{} against {} server over {}: {}, {runs} rounds each, rotating which variant goes first",
+            VARIANTS.iter().map(|v| v.label).collect::<Vec<_>>().join(", "),
+            server.name(),
+            transport.name(),
+            workloads.join(" "),
+        ));
+        for (i, workload) in workloads.into_iter().enumerate() {
+            let endpoint = Endpoint::open(&bins, server, transport, workload, cpus)?;
+            if i == 0 {
+                let warm = Endpoint::open(&bins, server, transport, "w1", cpus)?;
+                for v in (0..VARIANTS.len()).filter(|v| runs_in(*v, "w1", transport)) {
+                    run_variant(&bins, v, "w1", &warm)?;
                 }
-                let active: Vec<usize> = (0..VARIANTS.len()).filter(|v| runs_in(*v, workload, transport)).collect();
-                let mut cell = vec![Vec::new(); VARIANTS.len()];
-                for round in 0..runs {
-                    for step in 0..active.len() {
-                        let v = active[(round + step) % active.len()];
-                        let line = run_variant(&bins, v, workload, &endpoint)?;
-                        println!(
-                            "  {} {workload} round {} {:<11} {line}",
-                            transport.name(),
-                            round + 1,
-                            VARIANTS[v].label
-                        );
-                        cell[v].push(line);
-                    }
-                }
-                results.insert((server, transport, workload), cell);
             }
+            let active: Vec<usize> = (0..VARIANTS.len()).filter(|v| runs_in(*v, workload, transport)).collect();
+            let mut cell = vec![Vec::new(); VARIANTS.len()];
+            for round in 0..runs {
+                for step in 0..active.len() {
+                    let v = active[(round + step) % active.len()];
+                    let line = run_variant(&bins, v, workload, &endpoint)?;
+                    println!("  {} {workload} round {} {:<11} {line}", transport.name(), round + 1, VARIANTS[v].label);
+                    cell[v].push(line);
+                }
+            }
+            results.insert((server, transport, workload), cell);
         }
     }
     report(&results, selection)

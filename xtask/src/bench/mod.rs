@@ -228,6 +228,17 @@ impl Selection {
             .filter(|w| (0..tables::VARIANTS.len()).any(|v| tables::runs_in(v, w, transport)))
             .collect()
     }
+
+    /// The cells a run goes through, in order: each selected transport, then each selected
+    /// server, with the workloads some variant runs there; a transport none of them runs over is
+    /// left out (W5 alone over HTTP).
+    pub(crate) fn cells(&self) -> impl Iterator<Item = (Transport, Server, Vec<&'static str>)> + '_ {
+        self.transports.iter().flat_map(move |&transport| {
+            let workloads = self.workloads_over(transport);
+            let servers = if workloads.is_empty() { &[][..] } else { &self.servers[..] };
+            servers.iter().map(move |&server| (transport, server, workloads.clone()))
+        })
+    }
 }
 
 /// `chosen`, sorted and without repeats; `all` when nothing was chosen.
@@ -364,6 +375,22 @@ mod tests {
         let w5 = parse(&["--workload", "w5", "--workload", "w1"]).unwrap();
         assert_eq!(w5.workloads_over(Transport::Stdio), ["w1", "w5"]);
         assert_eq!(w5.workloads_over(Transport::Http), ["w1"], "W5 runs over stdio only");
+        let cells: Vec<_> = w5.cells().collect();
+        assert_eq!(
+            cells,
+            [
+                (Transport::Stdio, Server::Rmcp, vec!["w1", "w5"]),
+                (Transport::Stdio, Server::Ours, vec!["w1", "w5"]),
+                (Transport::Http, Server::Rmcp, vec!["w1"]),
+                (Transport::Http, Server::Ours, vec!["w1"]),
+            ]
+        );
+        let only_w5 = parse(&["--workload", "w5", "--server", "ours"]).unwrap();
+        assert_eq!(
+            only_w5.cells().collect::<Vec<_>>(),
+            [(Transport::Stdio, Server::Ours, vec!["w5"])],
+            "no cell over HTTP"
+        );
     }
 
     #[test]

@@ -52,35 +52,29 @@ pub(crate) fn instructions(selection: &Selection) -> Result {
     let bins = &super::instructions::prepare(selection)?;
     let with_client = selection.side == Side::Both;
     let mut counts: Counts = Vec::new();
-    for &transport in &selection.transports {
-        for &server in &selection.servers {
-            let workloads = selection.workloads_over(transport);
-            if workloads.is_empty() {
-                continue;
+    for (transport, server, workloads) in selection.cells() {
+        heading(&format!(
+            "{} instructions: {} server over {}, {}, every variant once with the server{} under callgrind",
+            if with_client { "client and server" } else { "server" },
+            server.name(),
+            transport.name(),
+            workloads.join(" "),
+            if with_client { " and the client" } else { "" },
+        ));
+        for workload in workloads {
+            let mut cell = vec![None; VARIANTS.len()];
+            for (v, slot) in cell.iter_mut().enumerate().filter(|(v, _)| runs_in(*v, workload, transport)) {
+                let run = count_run(bins, server, transport, workload, v, with_client)?;
+                let client = run.client.map(|n| format!(" {n:>14} client instructions")).unwrap_or_default();
+                println!(
+                    "  {} {workload} {:<11} {:>14} server instructions{client}",
+                    transport.name(),
+                    VARIANTS[v].label,
+                    run.server
+                );
+                *slot = Some(run);
             }
-            heading(&format!(
-                "{} instructions: {} server over {}, {}, every variant once with the server{} under callgrind",
-                if with_client { "client and server" } else { "server" },
-                server.name(),
-                transport.name(),
-                workloads.join(" "),
-                if with_client { " and the client" } else { "" },
-            ));
-            for workload in workloads {
-                let mut cell = vec![None; VARIANTS.len()];
-                for (v, slot) in cell.iter_mut().enumerate().filter(|(v, _)| runs_in(*v, workload, transport)) {
-                    let run = count_run(bins, server, transport, workload, v, with_client)?;
-                    let client = run.client.map(|n| format!(" {n:>14} client instructions")).unwrap_or_default();
-                    println!(
-                        "  {} {workload} {:<11} {:>14} server instructions{client}",
-                        transport.name(),
-                        VARIANTS[v].label,
-                        run.server
-                    );
-                    *slot = Some(run);
-                }
-                counts.push(((server, transport, workload), cell));
-            }
+            counts.push(((server, transport, workload), cell));
         }
     }
     println!("\nevery binary built with the {}", selection.build.describe());
