@@ -365,6 +365,14 @@ fn invalid_schemas_do_not_compile() {
     assert!(error.contains("#/$defs/missing") || error.contains("missing"), "{error}");
     let error = compile(json!({"type": "string", "pattern": "(unclosed"})).unwrap_err();
     assert!(error.starts_with("invalid JSON Schema"), "{error}");
+    // Each dialect's schemas are checked against its own meta-schema (jsonschema's validators of
+    // the meta-schemas are generated at build time): draft-07 and 2019-09 as well as 2020-12.
+    for dialect in ["http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema"] {
+        let error = compile(json!({"$schema": dialect, "properties": {"n": {"minimum": "one"}}})).unwrap_err();
+        assert!(error.starts_with("invalid JSON Schema at /properties/n/minimum: "), "{dialect}: {error}");
+    }
+    let error = compile(json!({"properties": {"n": {"required": "x"}}})).unwrap_err();
+    assert!(error.starts_with("invalid JSON Schema at /properties/n/required: "), "{error}");
 }
 
 #[test]
