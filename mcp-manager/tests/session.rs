@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use mcp_manager::session::{InboundHandler, NoHandler, RequestOptions, Session, SessionError, SessionOptions};
 use mcp_protocol::messages::{ServerNotification, ServerRequest};
 use mcp_protocol::types::common::PaginatedParams;
-use mcp_protocol::types::tools::{ListTools, ListToolsResult, Tool};
+use mcp_protocol::types::tools::{CallTool, CallToolParams, ListTools, ListToolsResult, Tool};
 use mcp_protocol::{ErrorCode, ErrorObject, Message, RawJson, RequestId, Response};
 use mcp_transport::{MemoryTransport, Transport, TransportEvent};
 use serde_json::{Value, json};
@@ -337,4 +337,22 @@ async fn an_unbounded_request_has_no_deadline_but_ends_with_the_transport() {
     assert!(err.is_closed(), "{err}");
     let (_, late) = session.request_unbounded::<ListTools>(&PaginatedParams::default());
     assert!(late.await.unwrap_err().is_closed(), "a closed session refuses a new one");
+}
+
+/// Every request in flight holds its future (a host with a thousand calls in flight holds a
+/// thousand), so each of the request's layers (the typed request, its encoding, the exchange in
+/// its span and the wait for the answer) holds its arguments once. As `async fn`s, which hold
+/// theirs as given and again as moved into the body, they made a `tools/call` request's future
+/// 1,368 bytes (1,352 in a release build); as `async` blocks, 1,104 (1,088).
+#[tokio::test]
+async fn a_requests_future_holds_the_arguments_of_each_layer_once() {
+    within(async {
+        let (session, _server) = start(Arc::new(NoHandler), Duration::from_secs(5));
+        let params = CallToolParams { name: "echo".into(), ..Default::default() };
+        let future = session.request::<CallTool>(&params, RequestOptions::default());
+        let size = std::mem::size_of_val(&future);
+        println!("tools/call request future: {size} bytes");
+        assert!(size <= 1_200, "{size} bytes: a layer of the request holds its arguments twice");
+    })
+    .await;
 }

@@ -112,8 +112,9 @@ impl McpConnection {
                 Some(live) => live,
                 None => self.session_and_era().await?,
             };
-            // Made when the server first asks for input: most calls never need it.
-            let mut handler = None;
+            // Made when the server first asks for input: most calls never need it, and boxed, as
+            // the rounds that use it: inline it would add 200 bytes to every call in flight.
+            let mut handler: Option<Box<CallbackHandler>> = None;
             let progress = progress.map(|report| {
                 let deadline = deadline.clone();
                 Arc::new(move |p| {
@@ -180,7 +181,7 @@ impl McpConnection {
                         answer_all(
                             &session,
                             handler.get_or_insert_with(|| {
-                                CallbackHandler::new(self.name(), self.options.callbacks.clone())
+                                Box::new(CallbackHandler::new(self.name(), self.options.callbacks.clone()))
                             }),
                             requests,
                         ),

@@ -254,34 +254,48 @@ impl Session {
     }
 
     /// A typed request.
-    pub async fn request<M: RequestMethod>(
-        &self,
-        params: &M::Params,
+    ///
+    /// This and the layers below it are `async` blocks, not `async fn`s: an `async fn` keeps
+    /// its arguments in its state both as given and as moved into its body, and every request
+    /// in flight holds the states of all the layers (see ARCHITECTURE.md).
+    #[expect(clippy::manual_async_fn, reason = "an async fn would hold its arguments twice")]
+    pub fn request<'a, M: RequestMethod>(
+        &'a self,
+        params: &'a M::Params,
         options: RequestOptions,
-    ) -> Result<M::Result, SessionError> {
-        let raw = self.request_undecoded::<M>(params, options).await?;
-        self.decode_result::<M>(raw)
+    ) -> impl Future<Output = Result<M::Result, SessionError>> + Send + 'a {
+        async move {
+            let raw = self.request_undecoded::<M>(params, options).await?;
+            self.decode_result::<M>(raw)
+        }
     }
 
     /// A typed request whose result is handed back as its JSON text, for a caller that looks
     /// at it before decoding it with [`Session::decode_result`] (pagination reads the next
     /// cursor first).
-    pub(crate) async fn request_undecoded<M: RequestMethod>(
-        &self,
-        params: &M::Params,
+    #[expect(clippy::manual_async_fn, reason = "an async fn would hold its arguments twice")]
+    pub(crate) fn request_undecoded<'a, M: RequestMethod>(
+        &'a self,
+        params: &'a M::Params,
         options: RequestOptions,
-    ) -> Result<RawJson, SessionError> {
-        if let Some(reason) = self.close_reason() {
-            return Err(SessionError::Closed { server: self.shared.name.clone(), reason });
+    ) -> impl Future<Output = Result<RawJson, SessionError>> + Send + 'a {
+        async move {
+            if let Some(reason) = self.close_reason() {
+                return Err(SessionError::Closed { server: self.shared.name.clone(), reason });
+            }
+            // Made in a block that ends before the exchange is awaited: what it holds (the
+            // `_meta`, the typed params' reference) is not kept in the request's state.
+            let (id, outgoing) = {
+                let id = self.next_id();
+                let meta = self.request_meta();
+                let token = options.progress.as_ref().map(|_| &id);
+                let (params, hints) = meta::typed_params(self.hinted(M::METHOD), params, meta.as_deref(), token)
+                    .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
+                (id, Outgoing { method: M::METHOD, params: Some(params), hints })
+            };
+            let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
+            self.exchange(id, outgoing, Some(timeout), options.progress).await
         }
-        let id = self.next_id();
-        let meta = self.request_meta();
-        let token = options.progress.as_ref().map(|_| &id);
-        let (params, hints) = meta::typed_params(self.hinted(M::METHOD), params, meta.as_deref(), token)
-            .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
-        let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
-        let outgoing = Outgoing { method: M::METHOD, params: Some(params), hints };
-        self.exchange(id, outgoing, Some(timeout), options.progress).await
     }
 
     /// Decode the result of request `M` from its JSON text, which it may keep (a large text
@@ -373,101 +387,109 @@ impl Session {
     }
 
     /// [`Session::send_and_wait`] in the request's span (see [`crate::telemetry`]).
-    async fn exchange(
-        &self,
+    #[expect(clippy::manual_async_fn, reason = "an async fn would hold its arguments twice")]
+    fn exchange<'a>(
+        &'a self,
         id: RequestId,
-        outgoing: Outgoing<'_>,
+        outgoing: Outgoing<'a>,
         timeout: Option<Duration>,
         progress: Option<ProgressCallback>,
-    ) -> Result<RawJson, SessionError> {
-        let method = outgoing.method;
-        let shared = &self.shared;
-        let cx = telemetry::RequestContext {
-            server: &shared.name,
-            telemetry: &shared.telemetry,
-            transport: &*shared.transport,
-        };
-        let span = telemetry::request_span(&cx, &id, method, outgoing.params.as_ref());
-        let mut unanswered = telemetry::Unanswered(Some(&span));
-        let answer = self.send_and_wait(id, outgoing, timeout, progress).instrument(span.clone()).await;
-        unanswered.0 = None;
-        telemetry::record_answer(&span, method, answer.as_ref().map_err(telemetry_failure));
-        answer
+    ) -> impl Future<Output = Result<RawJson, SessionError>> + Send + 'a {
+        async move {
+            let method = outgoing.method;
+            let span = {
+                let shared = &self.shared;
+                let cx = telemetry::RequestContext {
+                    server: &shared.name,
+                    telemetry: &shared.telemetry,
+                    transport: &*shared.transport,
+                };
+                telemetry::request_span(&cx, &id, method, outgoing.params.as_ref())
+            };
+            let mut unanswered = telemetry::Unanswered(Some(&span));
+            let answer = self.send_and_wait(id, outgoing, timeout, progress).instrument(span.clone()).await;
+            unanswered.0 = None;
+            telemetry::record_answer(&span, method, answer.as_ref().map_err(telemetry_failure));
+            answer
+        }
     }
 
     /// Send request `id` (its params complete, `_meta` included) and wait for its answer, at most `timeout` (extended by progress, up to
     /// the hard cap) when there is one.
-    async fn send_and_wait(
-        &self,
+    #[expect(clippy::manual_async_fn, reason = "an async fn would hold its arguments twice")]
+    fn send_and_wait<'a>(
+        &'a self,
         id: RequestId,
-        outgoing: Outgoing<'_>,
+        outgoing: Outgoing<'a>,
         timeout: Option<Duration>,
         progress: Option<ProgressCallback>,
-    ) -> Result<RawJson, SessionError> {
-        let shared = &self.shared;
-        let Outgoing { method, params, hints } = outgoing;
-        let (tx, rx) = oneshot::channel();
-        // Only a request that asked for progress can have its deadline extended by it.
-        let progress = progress.map(|callback| (callback, Arc::new(tokio::sync::Notify::new())));
-        let bump = progress.as_ref().map(|(_, bump)| bump.clone());
-        shared.pending.insert(id.clone(), Pending { method: method.to_owned(), tx, progress });
-        let mut guard = CancelOnDrop { shared: Some(shared.clone()), id: id.clone() };
-        let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
-        // The deadline starts before sending: a transport whose send waits on the peer (an HTTP
-        // server holding back its response headers) must not stretch the request's time.
-        let started = tokio::time::Instant::now();
-        let hard_stop = deadline_after(started, shared.options.max_request_timeout);
-        let mut deadline = timeout.map(|t| deadline_after(started, t).min(hard_stop));
-        let send = match hints {
-            Some(hints) => shared.transport.send_hinted(request, hints),
-            None => shared.transport.send(request),
-        };
-        let sent = match deadline {
-            Some(d) => tokio::time::timeout_at(d, send).await.ok(),
-            None => Some(send.await),
-        };
-        let Some(sent) = sent else {
-            guard.disarm();
-            shared.pending.remove(&id);
-            cancel(shared.clone(), id, "request timed out");
-            return Err(SessionError::Timeout {
-                server: shared.name.clone(),
-                method: method.into(),
-                after: started.elapsed(),
-            });
-        };
-        if let Err(error) = sent {
-            guard.disarm();
-            shared.pending.remove(&id);
-            return Err(match error {
-                mcp_transport::TransportError::Closed(reason) => {
-                    SessionError::Closed { server: shared.name.clone(), reason }
-                }
-                error => SessionError::Transport { server: shared.name.clone(), method: method.into(), error },
-            });
-        }
-        let mut rx = rx;
-        loop {
-            tokio::select! {
-                answer = &mut rx => {
-                    guard.disarm();
-                    return match answer {
-                        Ok(result) => result,
-                        Err(_) => Err(SessionError::Closed {
-                            server: shared.name.clone(),
-                            reason: self.close_reason().unwrap_or(CloseReason::Closed),
-                        }),
-                    };
-                }
-                _ = sleep_until(deadline) => {
-                    guard.disarm();
-                    shared.pending.remove(&id);
-                    cancel(shared.clone(), id, "request timed out");
-                    return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
-                }
-                () = notified(bump.as_deref()) => {
-                    if let Some(t) = timeout {
-                        deadline = Some(deadline_after(tokio::time::Instant::now(), t).min(hard_stop));
+    ) -> impl Future<Output = Result<RawJson, SessionError>> + Send + 'a {
+        async move {
+            let shared = &self.shared;
+            let Outgoing { method, params, hints } = outgoing;
+            let (tx, rx) = oneshot::channel();
+            // Only a request that asked for progress can have its deadline extended by it.
+            let progress = progress.map(|callback| (callback, Arc::new(tokio::sync::Notify::new())));
+            let bump = progress.as_ref().map(|(_, bump)| bump.clone());
+            shared.pending.insert(id.clone(), Pending { method: method.to_owned(), tx, progress });
+            let mut guard = CancelOnDrop { shared: Some(shared.clone()), id: id.clone() };
+            let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
+            // The deadline starts before sending: a transport whose send waits on the peer (an HTTP
+            // server holding back its response headers) must not stretch the request's time.
+            let started = tokio::time::Instant::now();
+            let hard_stop = deadline_after(started, shared.options.max_request_timeout);
+            let mut deadline = timeout.map(|t| deadline_after(started, t).min(hard_stop));
+            let send = match hints {
+                Some(hints) => shared.transport.send_hinted(request, hints),
+                None => shared.transport.send(request),
+            };
+            let sent = match deadline {
+                Some(d) => tokio::time::timeout_at(d, send).await.ok(),
+                None => Some(send.await),
+            };
+            let Some(sent) = sent else {
+                guard.disarm();
+                shared.pending.remove(&id);
+                cancel(shared.clone(), id, "request timed out");
+                return Err(SessionError::Timeout {
+                    server: shared.name.clone(),
+                    method: method.into(),
+                    after: started.elapsed(),
+                });
+            };
+            if let Err(error) = sent {
+                guard.disarm();
+                shared.pending.remove(&id);
+                return Err(match error {
+                    mcp_transport::TransportError::Closed(reason) => {
+                        SessionError::Closed { server: shared.name.clone(), reason }
+                    }
+                    error => SessionError::Transport { server: shared.name.clone(), method: method.into(), error },
+                });
+            }
+            let mut rx = rx;
+            loop {
+                tokio::select! {
+                    answer = &mut rx => {
+                        guard.disarm();
+                        return match answer {
+                            Ok(result) => result,
+                            Err(_) => Err(SessionError::Closed {
+                                server: shared.name.clone(),
+                                reason: self.close_reason().unwrap_or(CloseReason::Closed),
+                            }),
+                        };
+                    }
+                    _ = sleep_until(deadline) => {
+                        guard.disarm();
+                        shared.pending.remove(&id);
+                        cancel(shared.clone(), id, "request timed out");
+                        return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
+                    }
+                    () = notified(bump.as_deref()) => {
+                        if let Some(t) = timeout {
+                            deadline = Some(deadline_after(tokio::time::Instant::now(), t).min(hard_stop));
+                        }
                     }
                 }
             }
