@@ -356,13 +356,14 @@ fn shorten(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// Marks a request span `cancelled` when its future is dropped before the answer came.
-pub(crate) struct Unanswered<'a>(pub(crate) Option<&'a Span>);
+/// Marks a request span `cancelled` when its future is dropped before the answer came (taking
+/// the span out disarms it).
+pub(crate) struct Unanswered(pub(crate) Option<Span>);
 
-impl Drop for Unanswered<'_> {
+impl Drop for Unanswered {
     fn drop(&mut self) {
         if let Some(span) = self.0.take() {
-            record_error(span, ErrorKind::Cancelled);
+            record_error(&span, ErrorKind::Cancelled);
         }
     }
 }

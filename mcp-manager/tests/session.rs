@@ -340,10 +340,11 @@ async fn an_unbounded_request_has_no_deadline_but_ends_with_the_transport() {
 }
 
 /// Every request in flight holds its future (a host with a thousand calls in flight holds a
-/// thousand), so each of the request's layers (the typed request, its encoding, the exchange in
-/// its span and the wait for the answer) holds its arguments once. As `async fn`s, which hold
-/// theirs as given and again as moved into the body, they made a `tools/call` request's future
-/// 1,368 bytes (1,352 in a release build); as `async` blocks, 1,104 (1,088).
+/// thousand), so each of the request's layers (the typed request, its encoding and the wait for
+/// the answer in the request's span) holds its arguments once. As `async fn`s, which hold theirs
+/// as given and again as moved into the body, they made a `tools/call` request's future 1,368
+/// bytes in a debug build; as `async` blocks 1,104, and 944 with the span's layer a map of the
+/// wait rather than an `async` block of its own.
 #[tokio::test]
 async fn a_requests_future_holds_the_arguments_of_each_layer_once() {
     within(async {
@@ -352,7 +353,7 @@ async fn a_requests_future_holds_the_arguments_of_each_layer_once() {
         let future = session.request::<CallTool>(&params, RequestOptions::default());
         let size = std::mem::size_of_val(&future);
         println!("tools/call request future: {size} bytes");
-        assert!(size <= 1_200, "{size} bytes: a layer of the request holds its arguments twice");
+        assert!(size <= 1_000, "{size} bytes: a layer of the request holds its arguments twice");
     })
     .await;
 }

@@ -188,6 +188,31 @@ async fn failed_calls_say_their_error_type() {
     assert!(!spans.iter().any(|s| s.parent == Some(missing.id)), "nothing was sent for it");
 }
 
+/// A request whose caller stops waiting (its future dropped) before the server answers: its span
+/// ends as cancelled, not as a success.
+#[tokio::test]
+async fn a_request_dropped_before_its_answer_is_marked_cancelled() {
+    let (capture, _guard) = SpanCapture::start();
+    within(async {
+        let (manager, seen) = start().await;
+        let mut call = Box::pin(manager.call_tool("stuck", None, RequestOptions::default()));
+        // Polled until the server has the request (it never answers), then dropped.
+        while seen.count("tools/call") == 0 {
+            tokio::select! {
+                outcome = &mut call => panic!("the stuck tool answered: {outcome:?}"),
+                () = tokio::time::sleep(Duration::from_millis(5)) => {}
+            }
+        }
+        drop(call);
+        manager.close().await;
+    })
+    .await;
+
+    let stuck = request(&capture.closed(), "tools/call stuck").clone();
+    assert_eq!(stuck.field("error.type"), Some("cancelled"), "{stuck:#?}");
+    assert_eq!(stuck.field("otel.status_code"), Some("error"));
+}
+
 #[tokio::test]
 async fn a_request_from_the_server_gets_a_server_span_under_the_connection() {
     let (capture, _guard) = SpanCapture::start();

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use mcp_protocol::types::cancellation::CancelledParams;
 use mcp_protocol::types::meta::JsonObject;
@@ -387,7 +388,7 @@ impl Session {
     }
 
     /// [`Session::send_and_wait`] in the request's span (see [`crate::telemetry`]).
-    #[expect(clippy::manual_async_fn, reason = "an async fn would hold its arguments twice")]
+    #[expect(clippy::result_large_err, reason = "the answer every request returns, handed on by value")]
     fn exchange<'a>(
         &'a self,
         id: RequestId,
@@ -395,23 +396,26 @@ impl Session {
         timeout: Option<Duration>,
         progress: Option<ProgressCallback>,
     ) -> impl Future<Output = Result<RawJson, SessionError>> + Send + 'a {
-        async move {
-            let method = outgoing.method;
-            let span = {
-                let shared = &self.shared;
-                let cx = telemetry::RequestContext {
-                    server: &shared.name,
-                    telemetry: &shared.telemetry,
-                    transport: &*shared.transport,
-                };
-                telemetry::request_span(&cx, &id, method, outgoing.params.as_ref())
+        // No `async` layer of its own: its state would keep the arguments it hands to
+        // `send_and_wait` beside that call's own state. The span is made with the future (which
+        // the caller awaits at once), and the answer recorded as it comes.
+        let method = outgoing.method;
+        let span = {
+            let shared = &self.shared;
+            let cx = telemetry::RequestContext {
+                server: &shared.name,
+                telemetry: &shared.telemetry,
+                transport: &*shared.transport,
             };
-            let mut unanswered = telemetry::Unanswered(Some(&span));
-            let answer = self.send_and_wait(id, outgoing, timeout, progress).instrument(span.clone()).await;
-            unanswered.0 = None;
-            telemetry::record_answer(&span, method, answer.as_ref().map_err(telemetry_failure));
+            telemetry::request_span(&cx, &id, method, outgoing.params.as_ref())
+        };
+        let mut unanswered = telemetry::Unanswered(Some(span.clone()));
+        self.send_and_wait(id, outgoing, timeout, progress).instrument(span).map(move |answer| {
+            if let Some(span) = unanswered.0.take() {
+                telemetry::record_answer(&span, method, answer.as_ref().map_err(telemetry_failure));
+            }
             answer
-        }
+        })
     }
 
     /// Send request `id` (its params complete, `_meta` included) and wait for its answer, at most `timeout` (extended by progress, up to
