@@ -256,9 +256,10 @@ impl Session {
 
     /// A typed request.
     ///
-    /// This and the layers below it are `async` blocks, not `async fn`s: an `async fn` keeps
-    /// its arguments in its state both as given and as moved into its body, and every request
-    /// in flight holds the states of all the layers (see ARCHITECTURE.md).
+    /// This layer and those below it (`request_undecoded`, `send_and_wait`) are `async` blocks,
+    /// not `async fn`s, and `exchange` is no layer of its own: an `async fn` keeps its arguments
+    /// in its state both as given and as moved into its body, and every request in flight holds
+    /// the states of all the layers (see ARCHITECTURE.md).
     #[expect(clippy::manual_async_fn, reason = "an async fn would hold its arguments twice")]
     pub fn request<'a, M: RequestMethod>(
         &'a self,
