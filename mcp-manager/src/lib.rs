@@ -103,8 +103,8 @@ pub mod telemetry;
 
 pub use callbacks::HostCallbacks;
 pub use connection::{
-    ConnectionError, ConnectionOptions, Inventory, McpConnection, ServerInfo, SharedList, TransportFactory,
-    single_use_factory, stdio_factory,
+    ConnectionError, ConnectionOptions, Inventory, McpConnection, ServerInfo, SharedList, ToolCompanion,
+    ToolCompanions, TransportFactory, single_use_factory, stdio_factory,
 };
 pub use connection::{FreshnessOptions, RemoteTarget, RemoteTimeouts, TransportPlan};
 pub use session::{InboundHandler, NoHandler, RequestOptions, Session, SessionError, SessionOptions};

@@ -4,9 +4,11 @@
 //! decoded page confirms.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcp_manager::connection::{
-    ConnectionError, ConnectionOptions, EraPreference, McpConnection, PaginationError, single_use_factory,
+    ConnectionError, ConnectionOptions, EraPreference, McpConnection, PaginationError, ToolCompanion, ToolCompanions,
+    single_use_factory,
 };
 use mcp_protocol::{Message, Response};
 use mcp_transport::MemoryTransport;
@@ -300,6 +302,54 @@ async fn a_failed_tools_listing_ends_discovery_at_once_and_cancels_the_other_lis
             })
             .await;
         conn.close().await;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn each_listed_tool_gets_its_companion_in_order_and_the_inventory_keeps_them() {
+    within(async {
+        // Three pages of 100 tools; the last one has no cursor.
+        let pages: Page = Box::new(|method, cursor| {
+            let mut page = endless(method, cursor, "");
+            if cursor == Some("p2") {
+                page.as_object_mut().unwrap().remove("nextCursor");
+            }
+            page
+        });
+        let made = Arc::new(AtomicUsize::new(0));
+        let counted = made.clone();
+        let conn = connected(pages, move |o| {
+            o.tool_companions = Some(ToolCompanions::new(move |tool| -> ToolCompanion {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Arc::new(format!("made for {}", tool.name))
+            }))
+        })
+        .await;
+        let inventory = conn.discover().await.unwrap();
+        assert_eq!(inventory.tools.len(), 300);
+        assert_eq!(inventory.tool_companions.len(), 300, "one companion a tool");
+        for (tool, companion) in inventory.tools.iter().zip(inventory.tool_companions.iter()) {
+            let text = companion.downcast_ref::<String>().expect("the companion made for the tool");
+            assert_eq!(*text, format!("made for {}", tool.name));
+        }
+        assert_eq!(made.load(Ordering::SeqCst), 300);
+        // A look at the cached inventory shares them: nothing is made again.
+        let again = conn.inventory().await.unwrap();
+        assert!(Arc::ptr_eq(&again.tool_companions, &inventory.tool_companions));
+        assert_eq!(made.load(Ordering::SeqCst), 300);
+        // A connection whose options make none keeps none.
+        conn.close().await;
+        let one_page: Page = Box::new(|method, _| {
+            let mut page = endless(method, None, "");
+            page.as_object_mut().unwrap().remove("nextCursor");
+            page
+        });
+        let plain = connected(one_page, |_| {}).await;
+        let inventory = plain.discover().await.unwrap();
+        assert_eq!(inventory.tools.len(), 100);
+        assert!(inventory.tool_companions.is_empty());
+        plain.close().await;
     })
     .await
 }

@@ -1,6 +1,7 @@
 //! Capability-driven discovery: tools, prompts, resources and templates, all pages, each list
 //! bounded in pages, items, bytes and cursor length (see [`super::pagination`]).
 
+use std::any::Any;
 use std::sync::Arc;
 
 use mcp_protocol::types::common::{Paginated, PaginatedParams};
@@ -21,12 +22,47 @@ use crate::session::{Session, SessionError};
 /// faulted in, while the `Vec` is still held).
 pub type SharedList<T> = Arc<Vec<T>>;
 
+/// What the owner of a connection makes of one tool while the tools are listed: the manager
+/// makes each tool's host spec. Any type, shared; see [`ToolCompanions`].
+pub type ToolCompanion = Arc<dyn Any + Send + Sync>;
+
+/// Makes a [`ToolCompanion`] for each tool as its page arrives
+/// ([`ConnectionOptions::tool_companions`](super::ConnectionOptions::tool_companions)): a listing
+/// asks for its next page before it decodes this one, so that the server prepares the next page
+/// while the client works, and the companions are made in that time too. A host that converts
+/// every tool it discovers (the manager makes each one's `ToolSpec`) does so while the server is
+/// busy, not after the last page. The inventory keeps them, one per tool, in the tools' order
+/// ([`Inventory::tool_companions`]).
+#[derive(Clone)]
+pub struct ToolCompanions(Arc<dyn Fn(&Tool) -> ToolCompanion + Send + Sync>);
+
+impl ToolCompanions {
+    /// Companions made by `make`.
+    pub fn new(make: impl Fn(&Tool) -> ToolCompanion + Send + Sync + 'static) -> Self {
+        ToolCompanions(Arc::new(make))
+    }
+
+    /// The companion of `tool`.
+    pub fn make(&self, tool: &Tool) -> ToolCompanion {
+        (self.0)(tool)
+    }
+}
+
+impl std::fmt::Debug for ToolCompanions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToolCompanions(..)")
+    }
+}
+
 /// Everything a server offers, as discovered.
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
     /// Tools. The lists are shared with the connection's cache: an inventory is cheap to take
     /// and to clone.
     pub tools: SharedList<Tool>,
+    /// The [`ToolCompanion`] of each tool, same order, when the connection's options make them
+    /// (else empty).
+    pub tool_companions: SharedList<ToolCompanion>,
     /// Prompts.
     pub prompts: SharedList<Prompt>,
     /// Resources.
@@ -43,11 +79,13 @@ pub(crate) struct Listed<T> {
     pub(crate) items: Vec<T>,
     /// The smallest `ttlMs` of its pages, if any page had one.
     pub(crate) ttl_ms: Option<u64>,
+    /// The companion of each item (tools only, when the options make them; else empty).
+    pub(crate) companions: Vec<ToolCompanion>,
 }
 
 impl<T> Listed<T> {
     pub(crate) fn empty() -> Self {
-        Listed { items: Vec::new(), ttl_ms: None }
+        Listed { items: Vec::new(), ttl_ms: None, companions: Vec::new() }
     }
 }
 
@@ -62,6 +100,8 @@ pub(crate) struct Lister {
     pub(crate) capabilities: Arc<ServerCapabilities>,
     /// The connection epoch of the session (see `Freshness::begin`).
     pub(crate) epoch: u64,
+    /// What is made of each tool as its page arrives.
+    pub(crate) companions: Option<ToolCompanions>,
 }
 
 impl Lister {
@@ -91,27 +131,34 @@ impl Lister {
     }
 
     /// Every tool; in the modern era without the tools whose `x-mcp-header` annotations are
-    /// invalid.
+    /// invalid. Each tool kept gets its companion, when the options make them.
     pub(crate) async fn tools(&self) -> Result<Listed<Tool>, ConnectionError> {
-        self.list_all::<ListTools>("tools", |tools| {
-            if self.modern {
-                // Most schemas cannot hold an annotation: their text never says `x-mcp-header`,
-                // and they stay unparsed.
-                tools.retain(|tool| {
-                    if !tool.input_schema.may_contain(ANNOTATION) {
-                        return true;
-                    }
-                    match tool_param_headers(&tool.input_schema) {
-                        Ok(_) => true,
-                        Err(why) => {
-                            tracing::warn!(server = %self.name, tool = %tool.name, "left out a tool: {why}");
-                            false
+        let mut companions = Vec::new();
+        let mut listed = self
+            .list_all::<ListTools>("tools", |tools| {
+                if self.modern {
+                    // Most schemas cannot hold an annotation: their text never says
+                    // `x-mcp-header`, and they stay unparsed.
+                    tools.retain(|tool| {
+                        if !tool.input_schema.may_contain(ANNOTATION) {
+                            return true;
                         }
-                    }
-                });
-            }
-        })
-        .await
+                        match tool_param_headers(&tool.input_schema) {
+                            Ok(_) => true,
+                            Err(why) => {
+                                tracing::warn!(server = %self.name, tool = %tool.name, "left out a tool: {why}");
+                                false
+                            }
+                        }
+                    });
+                }
+                if let Some(make) = &self.companions {
+                    companions.extend(tools.iter().map(|tool| make.make(tool)));
+                }
+            })
+            .await?;
+        listed.companions = companions;
+        Ok(listed)
     }
 
     pub(crate) async fn prompts(&self) -> Result<Listed<Prompt>, ConnectionError> {
@@ -162,6 +209,7 @@ impl McpConnection {
             modern: live.server.protocol_version.era() == Some(Era::Modern),
             capabilities: Arc::new(live.server.capabilities.clone()),
             epoch: live.epoch,
+            companions: self.options.tool_companions.clone(),
         }
     }
 

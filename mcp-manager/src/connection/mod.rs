@@ -34,7 +34,7 @@ use mcp_transport::{Transport, TransportError, TransportKind};
 use tokio::sync::Mutex;
 use tracing::Instrument;
 
-pub use self::discovery::{Inventory, SharedList};
+pub use self::discovery::{Inventory, SharedList, ToolCompanion, ToolCompanions};
 pub use self::era::EraPreference;
 pub use self::freshness::FreshnessOptions;
 pub use self::mrtr::{STILL_WAITING_FIRST_PAUSE, STILL_WAITING_MAX_PAUSE};
@@ -110,6 +110,9 @@ pub struct ConnectionOptions {
     pub max_input_rounds: usize,
     /// How the cached inventory is kept fresh.
     pub freshness: FreshnessOptions,
+    /// What to make of each tool as the tools are listed (default: nothing); the inventory keeps
+    /// it beside the tool.
+    pub tool_companions: Option<ToolCompanions>,
 }
 
 impl ConnectionOptions {
@@ -128,6 +131,7 @@ impl ConnectionOptions {
             log_level: None,
             max_input_rounds: 10,
             freshness: FreshnessOptions::default(),
+            tool_companions: None,
         }
     }
 }

@@ -38,7 +38,7 @@ use super::ManagerError;
 use super::convert::SchemaCheck;
 use super::template::UriTemplate;
 use crate::config::ToolFilter;
-use crate::connection::Inventory;
+use crate::connection::{Inventory, ToolCompanion, ToolCompanions};
 
 /// What one ready server contributes to the table.
 pub(crate) struct RoutingInput<'a> {
@@ -63,11 +63,24 @@ pub struct RoutedTool {
     index: usize,
     input_check: OnceLock<Option<Arc<SchemaCheck>>>,
     output_check: OnceLock<Option<Arc<SchemaCheck>>>,
-    /// The host-side spec, made on first use and shared with every registry listing.
+    /// The host-side spec, made as the tool was listed (or on first use, when it was not) and
+    /// shared with every registry listing.
     spec: OnceLock<Arc<ToolSpec>>,
     /// The origin of the tool's last result: its texts are shared by the next results of the
     /// same session, so that a call's origin costs no allocation.
     origin: Mutex<Option<ResultOrigin>>,
+}
+
+/// The companions that make each tool's host spec as the tools of `server` are listed, for
+/// [`ConnectionOptions::tool_companions`](crate::ConnectionOptions::tool_companions): a route
+/// takes its tool's spec from there (when it was made for the route's server and visibility),
+/// so a listing of thousands of tools converts them while the server prepares its next page,
+/// not after the last one.
+pub(crate) fn spec_companions(server: &str, visibility: ToolVisibility) -> ToolCompanions {
+    let namespace = SharedText::from(server);
+    ToolCompanions::new(move |tool| -> ToolCompanion {
+        Arc::new(super::convert::tool_spec(namespace.clone(), tool, visibility))
+    })
 }
 
 impl RoutedTool {
@@ -78,6 +91,13 @@ impl RoutedTool {
         index: usize,
         visibility: ToolVisibility,
     ) -> Self {
+        // The spec made as the tool was listed, when it is this route's: the same server (as
+        // namespace) and visibility (a config reload may have changed it since).
+        let made = (inventory.tool_companions.len() == inventory.tools.len())
+            .then(|| inventory.tool_companions.get(index))
+            .flatten()
+            .and_then(|companion| Arc::clone(companion).downcast::<ToolSpec>().ok())
+            .filter(|spec| spec.visibility == visibility && spec.namespace.as_deref() == Some(&*server));
         RoutedTool {
             server,
             namespace,
@@ -86,7 +106,7 @@ impl RoutedTool {
             index,
             input_check: OnceLock::new(),
             output_check: OnceLock::new(),
-            spec: OnceLock::new(),
+            spec: made.map_or_else(OnceLock::new, OnceLock::from),
             origin: Mutex::new(None),
         }
     }
@@ -96,7 +116,8 @@ impl RoutedTool {
         &self.inventory.tools[self.index]
     }
 
-    /// The tool as a host-side `ToolSpec` (provider `mcp`, namespace: the server), made once.
+    /// The tool as a host-side `ToolSpec` (provider `mcp`, namespace: the server), made once:
+    /// as the tool was listed, when the connection made specs then (the manager's do).
     pub fn spec(&self) -> Arc<ToolSpec> {
         self.spec
             .get_or_init(|| Arc::new(super::convert::tool_spec(self.namespace.clone(), self.tool(), self.visibility)))

@@ -70,15 +70,13 @@ impl ManagedServer {
             shared.options.transport_override.as_ref(),
             &shared.options.authorization,
         );
+        let mut options = plan::connection_options(&config, &shared.client(), &shared.options.callbacks);
+        // Each tool's host spec is made as its page arrives, while the server prepares the next.
+        let visibility = config.tool_visibility.unwrap_or(shared.options.tool_visibility);
+        options.tool_companions = Some(super::routing::spec_companions(&config.name, visibility));
         let (conn, error) = match plan {
-            Ok(p) => {
-                let options = plan::connection_options(&config, &shared.client(), &shared.options.callbacks);
-                (McpConnection::with_plan(p, options), None)
-            }
-            Err(e) => {
-                let options = plan::connection_options(&config, &shared.client(), &shared.options.callbacks);
-                (McpConnection::new(crate::connection::failing_factory(e.clone()), options), Some(e))
-            }
+            Ok(p) => (McpConnection::with_plan(p, options), None),
+            Err(e) => (McpConnection::new(crate::connection::failing_factory(e.clone()), options), Some(e)),
         };
         let server = Arc::new(ManagedServer {
             name: Arc::from(config.name.as_str()),

@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{Freshness, PROMPTS, RESOURCES, TOOLS};
-use crate::connection::discovery::{Inventory, Listed, Lister, SharedList};
+use crate::connection::discovery::{Inventory, Listed, Lister, SharedList, ToolCompanion};
 use crate::connection::{ConnectionError, McpConnection};
 use crate::session::RequestOptions;
 
@@ -27,6 +27,8 @@ use crate::session::RequestOptions;
 struct Slot<T> {
     /// `None`: never fetched in this epoch.
     items: Option<SharedList<T>>,
+    /// The companion of each item (tools only, when made), fetched with them.
+    companions: SharedList<ToolCompanion>,
     fetched_at: Instant,
     ttl: Option<Duration>,
     /// A change notification arrived since it was fetched.
@@ -37,7 +39,14 @@ struct Slot<T> {
 
 impl<T> Default for Slot<T> {
     fn default() -> Self {
-        Slot { items: None, fetched_at: Instant::now(), ttl: None, stale: false, warning: None }
+        Slot {
+            items: None,
+            companions: SharedList::default(),
+            fetched_at: Instant::now(),
+            ttl: None,
+            stale: false,
+            warning: None,
+        }
     }
 }
 
@@ -66,6 +75,7 @@ impl<T: Clone> Slot<T> {
         listed.items.shrink_to_fit();
         *self = Slot {
             items: Some(std::sync::Arc::new(listed.items)),
+            companions: std::sync::Arc::new(listed.companions),
             fetched_at: now,
             ttl: listed.ttl_ms.map(Duration::from_millis),
             stale: false,
@@ -164,6 +174,7 @@ impl Cache {
         let warnings = [&self.tools.warning, &self.prompts.warning, &self.resources.warning, &self.templates.warning];
         Inventory {
             tools: self.tools.items(),
+            tool_companions: self.tools.companions.clone(),
             prompts: self.prompts.items(),
             resources: self.resources.items(),
             resource_templates: self.templates.items(),
@@ -420,10 +431,10 @@ mod tests {
         assert!(slot.due(now, false), "never fetched");
         slot.mark_stale();
         assert!(!slot.stale, "only a cached list is marked");
-        slot.store(Listed { items: vec![1], ttl_ms: Some(1000) }, now);
+        slot.store(Listed { items: vec![1], ttl_ms: Some(1000), companions: Vec::new() }, now);
         assert!(!slot.due(now + Duration::from_millis(999), false));
         assert!(slot.due(now + Duration::from_millis(1000), false));
-        slot.store(Listed { items: vec![2], ttl_ms: None }, now);
+        slot.store(Listed { items: vec![2], ttl_ms: None, companions: Vec::new() }, now);
         assert!(!slot.due(now + Duration::from_secs(3600), false), "no ttl: fresh until a notification");
         slot.mark_stale();
         assert!(slot.due(now, false));
@@ -432,12 +443,12 @@ mod tests {
             (&slot.items()[..], slot.warning.as_deref(), slot.due(now, false)),
             (&[2u8][..], Some("boom"), false)
         );
-        slot.store(Listed { items: vec![3], ttl_ms: Some(0) }, now);
+        slot.store(Listed { items: vec![3], ttl_ms: Some(0), companions: Vec::new() }, now);
         assert!(slot.due(now, false), "a ttl of 0 is stale at once");
         assert!(!slot.due(now, true), "unless a subscription reports the list's changes");
         slot.mark_stale();
         assert!(slot.due(now, true), "and then a change makes it stale");
-        slot.store(Listed { items: vec![4], ttl_ms: Some(u64::MAX) }, now);
+        slot.store(Listed { items: vec![4], ttl_ms: Some(u64::MAX), companions: Vec::new() }, now);
         assert!(!slot.due(now + Duration::from_secs(3600), false), "a ttl past the clock's end never runs out");
     }
 
@@ -448,7 +459,7 @@ mod tests {
         let items: Vec<String> = (0..1000).map(|i| format!("tool-{i}")).collect();
         let at = items.as_ptr();
         let mut slot = Slot::default();
-        slot.store(Listed { items, ttl_ms: None }, Instant::now());
+        slot.store(Listed { items, ttl_ms: None, companions: Vec::new() }, Instant::now());
         let (first, second) = (slot.items(), slot.items());
         assert_eq!(first.as_ptr(), at, "the decoded items are the cached ones");
         assert!(std::sync::Arc::ptr_eq(&first, &second), "snapshots share the list");

@@ -189,3 +189,50 @@ fn a_route_gives_each_result_the_origin_of_the_session_that_served_it_sharing_it
             .shares_buffer_with(stateless.protocol_version.as_ref().unwrap())
     );
 }
+
+/// An inventory whose tools got the specs the manager's connections make as they list them.
+fn inventory_with_specs(server: &str, visibility: ToolVisibility, tools: &[&str]) -> Inventory {
+    let mut inventory = inventory(tools, &[]);
+    let made = spec_companions(server, visibility);
+    inventory.tool_companions = Arc::new(inventory.tools.iter().map(|tool| made.make(tool)).collect());
+    inventory
+}
+
+fn made_spec(inventory: &Arc<Inventory>, index: usize) -> Arc<ToolSpec> {
+    Arc::clone(&inventory.tool_companions[index]).downcast::<ToolSpec>().unwrap()
+}
+
+#[test]
+fn a_route_takes_the_spec_made_as_its_tool_was_listed() {
+    let inventory = Arc::new(inventory_with_specs("a", ToolVisibility::Deferred, &["x", "y"]));
+    let server: Arc<str> = Arc::from("a");
+    let filter = ToolFilter::default();
+    let input = |visibility| RoutingInput { server: &server, inventory: &inventory, filter: &filter, visibility };
+    let r = Routing::build([input(ToolVisibility::Deferred)], &[], &Routing::default());
+    for (index, route) in r.tools().iter().enumerate() {
+        let spec = route.spec();
+        assert!(Arc::ptr_eq(&spec, &made_spec(&inventory, index)), "the route made a spec of its own");
+        assert_eq!((spec.name.as_str(), spec.namespace.as_deref()), (route.tool().name.as_str(), Some("a")));
+        assert!(spec.is_deferred());
+    }
+    // Made for another visibility (the config changed since the listing): the route makes its own.
+    let r = Routing::build([input(ToolVisibility::Visible)], &[], &Routing::default());
+    let spec = r.tool("x").unwrap().spec();
+    assert!(!Arc::ptr_eq(&spec, &made_spec(&inventory, 0)));
+    assert!(!spec.is_deferred());
+    // Made under another server's name: likewise.
+    let other: Arc<str> = Arc::from("b");
+    let input =
+        RoutingInput { server: &other, inventory: &inventory, filter: &filter, visibility: ToolVisibility::Deferred };
+    let spec = Routing::build([input], &[], &Routing::default()).tool("x").unwrap().spec();
+    assert_eq!(spec.namespace.as_deref(), Some("b"));
+    // Companions that do not line up with the tools (one missing) are not used at all.
+    let mut short = inventory_with_specs("a", ToolVisibility::Deferred, &["x", "y"]);
+    Arc::make_mut(&mut short.tool_companions).pop();
+    let short = Arc::new(short);
+    let input =
+        RoutingInput { server: &server, inventory: &short, filter: &filter, visibility: ToolVisibility::Deferred };
+    let spec = Routing::build([input], &[], &Routing::default()).tool("x").unwrap().spec();
+    assert!(!Arc::ptr_eq(&spec, &made_spec(&short, 0)));
+    assert_eq!(spec.name, "x");
+}
