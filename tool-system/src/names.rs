@@ -136,17 +136,35 @@ impl NameAllocator {
     /// that is valid and free as it is becomes the allocated name without a copy (a registry
     /// builds each qualified name only to name its tool).
     pub fn allocate_owned(&mut self, original: String) -> SharedText {
-        let valid = !original.is_empty()
-            && original.len() <= self.max_len
-            && original.bytes().all(is_name_byte)
-            && !(self.letter_first && original.starts_with(|c: char| c.is_ascii_digit() || c == '-'));
-        if valid {
-            let hash = self.hasher.hash_one(original.as_str());
-            if !self.is_taken_hashed(hash, &original) {
-                return self.take_hashed(hash, original.into());
-            }
+        match self.take_unchanged(original) {
+            Ok(name) => name,
+            Err(original) => self.allocate_shared(&original),
         }
-        self.allocate_shared(&original)
+    }
+
+    /// `original` itself, taken, when it is valid and free (the name
+    /// [`allocate_owned`](Self::allocate_owned) would hand out unchanged); else `original` back,
+    /// and nothing is taken.
+    ///
+    /// A name handed out unchanged tells the caller more: no name allocated before was the same
+    /// `original` (that one would have taken it, or found it taken).
+    pub fn take_unchanged(&mut self, original: String) -> Result<SharedText, String> {
+        if !self.keeps(&original) {
+            return Err(original);
+        }
+        let hash = self.hasher.hash_one(original.as_str());
+        if self.is_taken_hashed(hash, &original) {
+            return Err(original);
+        }
+        Ok(self.take_hashed(hash, original.into()))
+    }
+
+    /// Whether `name` is valid as it is: the allocator hands it out unchanged when it is free.
+    fn keeps(&self, name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= self.max_len
+            && name.bytes().all(is_name_byte)
+            && !(self.letter_first && name.starts_with(|c: char| c.is_ascii_digit() || c == '-'))
     }
 
     /// [`allocate`](Self::allocate), as the allocator keeps the name: no copy of it (the
@@ -283,6 +301,25 @@ mod tests {
         let name = String::from("kept_as_is");
         let address = name.as_ptr();
         assert_eq!(owned.allocate_owned(name).as_str().as_ptr(), address);
+    }
+
+    #[test]
+    fn a_name_is_taken_unchanged_only_when_it_is_valid_and_free() {
+        let mut names = NameAllocator::new(64).letter_first();
+        let kept = names.take_unchanged("a__b".to_owned()).unwrap();
+        assert_eq!(kept, "a__b");
+        assert!(names.is_taken("a__b"));
+        // Taken already, invalid, too long, starting with a digit: given back, nothing taken.
+        assert_eq!(names.take_unchanged("a__b".to_owned()).unwrap_err(), "a__b");
+        assert_eq!(names.take_unchanged("a.b".to_owned()).unwrap_err(), "a.b");
+        assert!(!names.is_taken("a_b"));
+        let long = "x".repeat(65);
+        assert_eq!(names.take_unchanged(long.clone()).unwrap_err(), long);
+        assert_eq!(names.take_unchanged("9lives".to_owned()).unwrap_err(), "9lives");
+        assert_eq!(names.take_unchanged(String::new()).unwrap_err(), "");
+        // The name given back gets what `allocate` gives it.
+        assert_eq!(names.allocate_owned("a.b".to_owned()), "a_b");
+        assert_eq!(names.allocate_owned("a__b".to_owned()), format!("a__b_{:08x}", fnv1a_32(b"a__b")));
     }
 
     #[test]

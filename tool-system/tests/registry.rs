@@ -149,6 +149,35 @@ async fn duplicates_within_one_provider_are_skipped_too() {
 }
 
 #[tokio::test]
+async fn a_duplicate_is_found_whether_its_name_was_valid_or_sanitised_and_before_or_after_the_first_that_was_not() {
+    within(async {
+        // `a` and `d` are valid names, handed out as they are; `b.c` is sanitised. Repeats of
+        // each, before and after the first sanitised name, are skipped; `b_c` is no repeat of
+        // `b.c` (it gets a suffix) and `x.y` after it is new.
+        let names = ["a", "d", "a", "b.c", "d", "b.c", "b_c", "a", "x.y"];
+        let specs = names.iter().enumerate().map(|(i, name)| ToolSpec::new(*name).with_description(i.to_string()));
+        let registry = ToolRegistry::new();
+        registry.register(TestProvider::new("p", specs.collect())).await;
+        let tools = registry.tools(&ctx()).await;
+        let kept: Vec<(&str, &str, &str)> = tools
+            .iter()
+            .map(|t| (t.spec.name.as_str(), t.spec.description.as_deref().unwrap(), t.llm_name.as_str()))
+            .collect();
+        let suffixed = format!("b_c_{:08x}", tool_system::names::fnv1a_32(b"b_c"));
+        assert_eq!(
+            kept,
+            [("a", "0", "a"), ("d", "1", "d"), ("b.c", "3", "b_c"), ("b_c", "6", &*suffixed), ("x.y", "8", "x_y")]
+        );
+        // Each original name leads to its first tool, the sanitised one too.
+        for (name, description) in [("a", "0"), ("b.c", "3"), ("b_c", "3"), ("x.y", "8"), (&*suffixed, "6")] {
+            let found = registry.lookup(name).unwrap_or_else(|| panic!("{name} leads nowhere"));
+            assert_eq!(found.spec.description.as_deref(), Some(description), "{name}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn an_unknown_tool_gives_a_failed_result() {
     within(async {
         let registry = ToolRegistry::new();

@@ -27,11 +27,11 @@ impl FormerTools {
             let tools = &self.tools;
             self.order.retain(|name| tools.contains_key(name));
         }
-        for (tool, route) in old.tools.iter().zip(&old.routes) {
+        for (index, tool) in old.tools.iter().enumerate() {
             if new.exposes(&tool.llm_name).is_some() || self.tools.contains_key(tool.llm_name.as_str()) {
                 continue;
             }
-            self.tools.insert(tool.llm_name.clone(), (tool.clone(), Arc::clone(route)));
+            self.tools.insert(tool.llm_name.clone(), (tool.clone(), Arc::clone(old.provider(index))));
             self.order.push_back(tool.llm_name.clone());
             while self.order.len() > MAX_FORMER_TOOLS {
                 if let Some(oldest) = self.order.pop_front() {

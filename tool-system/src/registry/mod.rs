@@ -429,7 +429,7 @@ impl ToolRegistry {
         if !self.gate(&ctx).allows(&snapshot.tools[index]) {
             return not_available(tool);
         }
-        run_tool(&snapshot.tools[index], Arc::clone(&snapshot.routes[index]), invocation, ctx).await
+        run_tool(&snapshot.tools[index], Arc::clone(snapshot.provider(index)), invocation, ctx).await
     }
 
     /// Runs the tool exposed as `invocation.tool_name` (an LLM name; a qualified or original
@@ -494,7 +494,7 @@ impl ToolRegistry {
             }
             drop(gate);
             nulls::drop_refused_nulls(&snapshot.tools[index].spec.parameters, &mut invocation.arguments);
-            run_tool(&snapshot.tools[index], Arc::clone(&snapshot.routes[index]), invocation, ctx).await
+            run_tool(&snapshot.tools[index], Arc::clone(snapshot.provider(index)), invocation, ctx).await
         }
     }
 

@@ -1,7 +1,7 @@
 //! One listing of every provider, with the name table built from it.
 
 use std::hash::BuildHasher;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use foldhash::fast::RandomState;
 use hashbrown::HashTable;
@@ -23,13 +23,17 @@ pub(super) struct Snapshot {
     revisions: Vec<u64>,
     /// Every exposed tool, visible and deferred, in registration order.
     pub(super) tools: Vec<ExposedTool>,
-    /// The provider of each tool (same index as `tools`).
-    pub(super) routes: Vec<Arc<dyn ToolProvider>>,
+    /// The provider of each tool, as its place in `providers` (same index as `tools`).
+    provider_of: Vec<u32>,
     /// The names that lead to a tool.
     names: Names,
     /// Whether any tool is deferred (then `tool_search` is offered).
     pub(super) has_deferred: bool,
 }
+
+/// A tool's place in a [`Snapshot`]'s tools: 32 bits, so that the name tables hold 4 bytes a
+/// tool, not 8.
+type Index = u32;
 
 /// The name tables of a [`Snapshot`]. They hold indices into its tools, not names: a name is
 /// read from the tool it names, so a listing of thousands of tools copies no name into them.
@@ -40,19 +44,30 @@ struct Names {
     /// Between a namespace and a name in a qualified name.
     separator: String,
     /// Exposed LLM name -> tool.
-    by_llm_name: HashTable<usize>,
-    /// Qualified and original names that differ from the tool's LLM name -> tool, `None` when
-    /// the name is ambiguous.
-    aliases: HashTable<Alias>,
+    by_llm_name: HashTable<Index>,
+    /// Qualified and original names that differ from the tool's LLM name -> tool, made when a
+    /// name is first looked up that no tool is exposed under: calls use LLM names, and a listing
+    /// of thousands of tools (most with an original name of their own) should not pay for a
+    /// table hardly any call reads.
+    aliases: OnceLock<HashTable<Alias>>,
 }
 
 /// A name that leads to a tool other than by its LLM name.
 struct Alias {
     /// The tool whose qualified or original name this is (the first one that has it).
-    named_by: usize,
+    named_by: Index,
+    /// The tool the name leads to; [`AMBIGUOUS`] when several tools have it.
+    target: Index,
     qualified: bool,
-    /// The tool the name leads to; `None` when several tools have it.
-    target: Option<usize>,
+}
+
+/// The target of an alias that several tools have.
+const AMBIGUOUS: Index = Index::MAX;
+
+/// `index` as an [`Index`]: a registry holds fewer than 2^32 - 1 tools (its listings are
+/// `Vec`s of specs of a few hundred bytes each).
+fn index_of(index: usize) -> Index {
+    Index::try_from(index).ok().filter(|&i| i != AMBIGUOUS).expect("fewer than 2^32 - 1 tools")
 }
 
 /// Whether `name` is `spec`'s qualified name (`namespace` + `separator` + name).
@@ -72,7 +87,7 @@ impl Names {
             hasher: RandomState::default(),
             separator: separator.to_owned(),
             by_llm_name: HashTable::with_capacity(tools),
-            aliases: HashTable::with_capacity(tools),
+            aliases: OnceLock::new(),
         }
     }
 
@@ -80,23 +95,43 @@ impl Names {
         self.hasher.hash_one(name)
     }
 
-    /// Whether `alias` is called `name`.
-    fn alias_is(&self, tools: &[ExposedTool], alias: &Alias, name: &str) -> bool {
-        alias_is(&self.separator, tools, alias, name)
+    /// The aliases of `tools`: each tool's qualified and original names that are not its LLM
+    /// name, each leading to the tool, or to none when several tools have it.
+    fn aliases(&self, tools: &[ExposedTool]) -> &HashTable<Alias> {
+        self.aliases.get_or_init(|| {
+            // Room for one alias a tool (its original name), so that the table is not rehashed
+            // as it fills (a tool has two when its LLM name is neither of its names).
+            let mut aliases = HashTable::with_capacity(tools.len());
+            for (index, tool) in tools.iter().enumerate() {
+                let spec = &tool.spec;
+                if !is_qualified_name(spec, &self.separator, &tool.llm_name) {
+                    self.add_alias(&mut aliases, tools, index_of(index), true, &spec.qualified_name(&self.separator));
+                }
+                if spec.name != *tool.llm_name {
+                    self.add_alias(&mut aliases, tools, index_of(index), false, &spec.name);
+                }
+            }
+            aliases
+        })
     }
 
     /// Makes `name` (the qualified or original name of tool `index`) lead to it, unless another
     /// tool has the name too (then it leads to none).
-    fn add_alias(&mut self, tools: &[ExposedTool], index: usize, qualified: bool, name: &str) {
-        let hash = self.hash(name);
-        let Names { hasher, separator, aliases, .. } = self;
+    fn add_alias(
+        &self,
+        aliases: &mut HashTable<Alias>,
+        tools: &[ExposedTool],
+        index: Index,
+        qualified: bool,
+        name: &str,
+    ) {
+        let Names { hasher, separator, .. } = self;
         let entry = aliases.entry(
-            hash,
+            hasher.hash_one(name),
             |alias| alias_is(separator, tools, alias, name),
             |alias| {
-                let spec = &tools[alias.named_by].spec;
-                // The alias's own name, rebuilt only when the table grows (it is sized for one
-                // alias a tool; a tool has two when its LLM name is neither of its names).
+                let spec = &tools[alias.named_by as usize].spec;
+                // The alias's own name, rebuilt only when the table grows.
                 if alias.qualified {
                     hasher.hash_one(spec.qualified_name(separator))
                 } else {
@@ -106,12 +141,12 @@ impl Names {
         );
         match entry {
             Entry::Occupied(mut slot) => {
-                if slot.get().target != Some(index) {
-                    slot.get_mut().target = None;
+                if slot.get().target != index {
+                    slot.get_mut().target = AMBIGUOUS;
                 }
             }
             Entry::Vacant(slot) => {
-                slot.insert(Alias { named_by: index, qualified, target: Some(index) });
+                slot.insert(Alias { named_by: index, target: index, qualified });
             }
         }
     }
@@ -119,8 +154,45 @@ impl Names {
 
 /// Whether `alias` is called `name`.
 fn alias_is(separator: &str, tools: &[ExposedTool], alias: &Alias, name: &str) -> bool {
-    let spec = &tools[alias.named_by].spec;
+    let spec = &tools[alias.named_by as usize].spec;
     if alias.qualified { is_qualified_name(spec, separator, name) } else { spec.name == name }
+}
+
+/// The first tool of each qualified name, for the rare listing that needs it.
+///
+/// A qualified name that the allocator hands out unchanged (valid and free) cannot be an
+/// earlier tool's: that tool would have taken the name, or found it taken, and names are never
+/// given back. Only a qualified name that is invalid or taken needs this table, which is made
+/// then, from every tool kept so far, and kept up to date from then on.
+struct Owners {
+    table: Option<HashTable<Index>>,
+    /// How many tools the listing has: the table is made with room for all of them.
+    capacity: usize,
+}
+
+impl Owners {
+    /// The table, made from `tools` (the tools kept so far) the first time it is needed.
+    fn table(&mut self, names: &Names, tools: &[ExposedTool]) -> &mut HashTable<Index> {
+        self.table.get_or_insert_with(|| {
+            let mut owners = HashTable::with_capacity(self.capacity);
+            for (index, tool) in tools.iter().enumerate() {
+                let hash = names.hash(&tool.spec.qualified_name(&names.separator));
+                owners.insert_unique(hash, index_of(index), |&i| {
+                    names.hash(&tools[i as usize].spec.qualified_name(&names.separator))
+                });
+            }
+            owners
+        })
+    }
+
+    /// Records that tool `index` (in `tools`) has the qualified name hashed as `hash`, once the
+    /// table exists.
+    fn add(&mut self, names: &Names, tools: &[ExposedTool], hash: u64, index: Index) {
+        if let Some(owners) = &mut self.table {
+            owners
+                .insert_unique(hash, index, |&i| names.hash(&tools[i as usize].spec.qualified_name(&names.separator)));
+        }
+    }
 }
 
 impl Snapshot {
@@ -141,12 +213,12 @@ impl Snapshot {
         allocator.reserve(TOOL_SEARCH_NAME);
         let separator = options.separator.as_str();
         let mut tools: Vec<ExposedTool> = Vec::with_capacity(total);
-        let mut routes = Vec::with_capacity(total);
+        let mut provider_of = Vec::with_capacity(total);
         let mut names = Names::new(separator, total);
-        // The first tool of each qualified name (a later one of the same name is skipped).
-        let mut owners: HashTable<usize> = HashTable::with_capacity(total);
-        for (provider, listing) in providers.iter().zip(listings) {
+        let mut owners = Owners { table: None, capacity: total };
+        for (place, (provider, listing)) in providers.iter().zip(listings).enumerate() {
             let provider_name = provider.name();
+            let place = index_of(place);
             // One buffer for the provider's name, shared by its tools.
             let shared_provider = SharedText::from(provider_name);
             // Its type likewise, made when a spec leaves it for the registry to fill in.
@@ -168,19 +240,36 @@ impl Snapshot {
                     );
                     continue;
                 }
-                let index = tools.len();
+                let index = index_of(tools.len());
                 let hash = names.hash(&qualified);
-                let first = owners.find(hash, |&i| is_qualified_name(&tools[i].spec, separator, &qualified));
-                if let Some(&first) = first {
-                    tracing::warn!(
-                        tool = %qualified,
-                        kept_from = %tools[first].provider,
-                        skipped_from = provider_name,
-                        "duplicate tool name; the first one registered is kept and this one is skipped"
-                    );
-                    continue;
-                }
-                owners.insert_unique(hash, index, |&i| names.hash(&tools[i].spec.qualified_name(separator)));
+                // The qualified name itself becomes the LLM name when it is valid and free; then
+                // no earlier tool has it. Otherwise it may be a duplicate.
+                let (llm_name, llm_hash) = match allocator.take_unchanged(qualified) {
+                    Ok(llm_name) => {
+                        owners.add(&names, &tools, hash, index);
+                        (llm_name, hash)
+                    }
+                    Err(qualified) => {
+                        let table = owners.table(&names, &tools);
+                        let first =
+                            table.find(hash, |&i| is_qualified_name(&tools[i as usize].spec, separator, &qualified));
+                        if let Some(&first) = first {
+                            tracing::warn!(
+                                tool = %qualified,
+                                kept_from = %tools[first as usize].provider,
+                                skipped_from = provider_name,
+                                "duplicate tool name; the first one registered is kept and this one is skipped"
+                            );
+                            continue;
+                        }
+                        table.insert_unique(hash, index, |&i| {
+                            names.hash(&tools[i as usize].spec.qualified_name(separator))
+                        });
+                        let llm_name = allocator.allocate_owned(qualified);
+                        let llm_hash = names.hash(&llm_name);
+                        (llm_name, llm_hash)
+                    }
+                };
                 // Shared specs are copied only when the registry must fill them in.
                 if spec.provider_name.is_empty() {
                     Arc::make_mut(&mut spec).provider_name = shared_provider.clone();
@@ -189,29 +278,20 @@ impl Snapshot {
                     Arc::make_mut(&mut spec).provider_type =
                         shared_type.get_or_insert_with(|| provider.provider_type().into()).clone();
                 }
-                // The qualified name itself becomes the LLM name when it is valid and free.
-                let llm_name = allocator.allocate_owned(qualified);
-                let qualified_is_llm = is_qualified_name(&spec, separator, &llm_name);
-                let original_is_llm = spec.name == *llm_name;
-                // The LLM name is most often the qualified name itself, hashed already.
-                let llm_hash = if qualified_is_llm { hash } else { names.hash(&llm_name) };
                 tools.push(ExposedTool { llm_name, provider: shared_provider.clone(), spec });
-                routes.push(Arc::clone(provider));
+                provider_of.push(place);
                 names
                     .by_llm_name
-                    .insert_unique(llm_hash, index, |&i| names.hasher.hash_one(tools[i].llm_name.as_str()));
-                let spec = &tools[index].spec;
-                if !qualified_is_llm {
-                    let qualified = spec.qualified_name(separator);
-                    names.add_alias(&tools, index, true, &qualified);
-                }
-                if !original_is_llm {
-                    names.add_alias(&tools, index, false, &spec.name);
-                }
+                    .insert_unique(llm_hash, index, |&i| names.hasher.hash_one(tools[i as usize].llm_name.as_str()));
             }
         }
         let has_deferred = tools.iter().any(|tool| tool.spec.is_deferred() && tool.spec.callers.model);
-        Self { generation, providers, revisions, tools, routes, names, has_deferred }
+        Self { generation, providers, revisions, tools, provider_of, names, has_deferred }
+    }
+
+    /// The provider of tool `index`.
+    pub(super) fn provider(&self, index: usize) -> &Arc<dyn ToolProvider> {
+        &self.providers[self.provider_of[index] as usize]
     }
 
     /// Whether no provider's revision changed since the listing.
@@ -227,14 +307,15 @@ impl Snapshot {
     }
 
     fn exposes_hashed(&self, hash: u64, name: &str) -> Option<usize> {
-        self.names.by_llm_name.find(hash, |&i| self.tools[i].llm_name == *name).copied()
+        self.names.by_llm_name.find(hash, |&i| self.tools[i as usize].llm_name == *name).map(|&i| i as usize)
     }
 
     pub(super) fn resolve(&self, name: &str) -> Option<usize> {
         let hash = self.names.hash(name);
         self.exposes_hashed(hash, name).or_else(|| {
-            let alias = self.names.aliases.find(hash, |alias| self.names.alias_is(&self.tools, alias, name))?;
-            alias.target
+            let aliases = self.names.aliases(&self.tools);
+            let alias = aliases.find(hash, |alias| alias_is(&self.names.separator, &self.tools, alias, name))?;
+            (alias.target != AMBIGUOUS).then_some(alias.target as usize)
         })
     }
 
