@@ -75,10 +75,19 @@ pub struct RoutedTool {
 /// [`ConnectionOptions::tool_companions`](crate::ConnectionOptions::tool_companions): a route
 /// takes its tool's spec from there (when it was made for the route's server and visibility),
 /// so a listing of thousands of tools converts them while the server prepares its next page,
-/// not after the last one.
-pub(crate) fn spec_companions(server: &str, visibility: ToolVisibility) -> ToolCompanions {
+/// not after the last one. A tool that `filter` drops is never routed: it gets no spec (one
+/// shared empty companion), so a server whose config enables a few of its many tools does not
+/// keep a spec for each of the others. (A tool that loses a name clash to an earlier server
+/// keeps the spec it was listed with: which tools clash is known only once every server has
+/// listed its tools.)
+pub(crate) fn spec_companions(server: &str, visibility: ToolVisibility, filter: &ToolFilter) -> ToolCompanions {
+    static DROPPED: std::sync::LazyLock<ToolCompanion> = std::sync::LazyLock::new(|| Arc::new(()));
     let namespace = SharedText::from(server);
+    let filter = filter.clone();
     ToolCompanions::new(move |tool| -> ToolCompanion {
+        if !filter.allows(&tool.name) {
+            return Arc::clone(&DROPPED);
+        }
         Arc::new(super::convert::tool_spec(namespace.clone(), tool, visibility))
     })
 }

@@ -73,7 +73,7 @@ impl ManagedServer {
         let mut options = plan::connection_options(&config, &shared.client(), &shared.options.callbacks);
         // Each tool's host spec is made as its page arrives, while the server prepares the next.
         let visibility = config.tool_visibility.unwrap_or(shared.options.tool_visibility);
-        options.tool_companions = Some(super::routing::spec_companions(&config.name, visibility));
+        options.tool_companions = Some(super::routing::spec_companions(&config.name, visibility, &config.tools));
         let (conn, error) = match plan {
             Ok(p) => (McpConnection::with_plan(p, options), None),
             Err(e) => (McpConnection::new(crate::connection::failing_factory(e.clone()), options), Some(e)),

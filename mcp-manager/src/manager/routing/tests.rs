@@ -193,7 +193,7 @@ fn a_route_gives_each_result_the_origin_of_the_session_that_served_it_sharing_it
 /// An inventory whose tools got the specs the manager's connections make as they list them.
 fn inventory_with_specs(server: &str, visibility: ToolVisibility, tools: &[&str]) -> Inventory {
     let mut inventory = inventory(tools, &[]);
-    let made = spec_companions(server, visibility);
+    let made = spec_companions(server, visibility, &ToolFilter::default());
     inventory.tool_companions = Arc::new(inventory.tools.iter().map(|tool| made.make(tool)).collect());
     inventory
 }
@@ -235,4 +235,25 @@ fn a_route_takes_the_spec_made_as_its_tool_was_listed() {
     let spec = Routing::build([input], &[], &Routing::default()).tool("x").unwrap().spec();
     assert!(!Arc::ptr_eq(&spec, &made_spec(&short, 0)));
     assert_eq!(spec.name, "x");
+}
+
+#[test]
+fn a_tool_the_config_drops_gets_no_spec_as_it_is_listed() {
+    let filter = ToolFilter { allow: Some(vec!["x".into(), "y".into()]), deny: vec!["y".into()] };
+    let made = spec_companions("a", ToolVisibility::Visible, &filter);
+    let companions: Vec<ToolCompanion> = ["x", "y", "z"].iter().map(|name| made.make(&tool(name))).collect();
+    let spec = Arc::clone(&companions[0]).downcast::<ToolSpec>().expect("an enabled tool's spec");
+    assert_eq!(spec.name, "x");
+    for dropped in &companions[1..] {
+        assert!(!dropped.is::<ToolSpec>(), "a tool the filter drops got a spec");
+    }
+    // One shared empty companion for all of them: nothing is allocated for a dropped tool.
+    assert!(Arc::ptr_eq(&companions[1], &companions[2]));
+    // The table routes what the filter allows, with the spec made for it.
+    let mut inventory = inventory(&["x", "y", "z"], &[]);
+    inventory.tool_companions = Arc::new(companions);
+    let r = build(&[("a", inventory, filter)], &[]);
+    let routed: Vec<&str> = r.tools().iter().map(|t| t.tool().name.as_str()).collect();
+    assert_eq!(routed, ["x"]);
+    assert_eq!(r.tools()[0].spec().name, "x");
 }
