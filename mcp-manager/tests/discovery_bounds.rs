@@ -338,6 +338,9 @@ async fn each_listed_tool_gets_its_companion_in_order_and_the_inventory_keeps_th
         let again = conn.inventory().await.unwrap();
         assert!(Arc::ptr_eq(&again.tool_companions, &inventory.tool_companions));
         assert_eq!(made.load(Ordering::SeqCst), 300);
+        // A listing of the tools alone (no inventory) makes none either.
+        assert_eq!(conn.list_all_tools().await.unwrap().len(), 300);
+        assert_eq!(made.load(Ordering::SeqCst), 300, "list_all_tools made companions it drops");
         // A connection whose options make none keeps none.
         conn.close().await;
         let one_page: Page = Box::new(|method, _| {

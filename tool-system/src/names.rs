@@ -146,8 +146,9 @@ impl NameAllocator {
     /// [`allocate_owned`](Self::allocate_owned) would hand out unchanged); else `original` back,
     /// and nothing is taken.
     ///
-    /// A name handed out unchanged tells the caller more: no name allocated before was the same
-    /// `original` (that one would have taken it, or found it taken).
+    /// A name handed out unchanged tells the caller more: no earlier call asked for a name for
+    /// the same `original` (that call would have taken it, or found it taken, and names are never
+    /// given back).
     pub fn take_unchanged(&mut self, original: String) -> Result<SharedText, String> {
         if !self.keeps(&original) {
             return Err(original);

@@ -216,7 +216,10 @@ impl McpConnection {
     /// Every tool, across all pages. In the modern era a tool whose `x-mcp-header` annotations
     /// are invalid is left out, with a warning: clients must not use such a tool.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ConnectionError> {
-        Ok(self.lister().await?.tools().await?.items)
+        let mut lister = self.lister().await?;
+        // The tools alone: no companions, which only an inventory keeps.
+        lister.companions = None;
+        Ok(lister.tools().await?.items)
     }
 
     /// Every prompt, across all pages.
