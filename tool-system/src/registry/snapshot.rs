@@ -175,24 +175,26 @@ impl Owners {
     fn table(&mut self, names: &Names, tools: &[ExposedTool]) -> &mut HashTable<Index> {
         self.table.get_or_insert_with(|| {
             let mut owners = HashTable::with_capacity(self.capacity);
-            for (index, tool) in tools.iter().enumerate() {
-                let hash = names.hash(&tool.spec.qualified_name(&names.separator));
-                owners.insert_unique(hash, index_of(index), |&i| {
-                    names.hash(&tools[i as usize].spec.qualified_name(&names.separator))
-                });
+            for index in 0..tools.len() {
+                let index = index_of(index);
+                owners.insert_unique(qualified_hash(names, tools, index), index, |&i| qualified_hash(names, tools, i));
             }
             owners
         })
     }
 
     /// Records that tool `index` (in `tools`) has the qualified name hashed as `hash`, once the
-    /// table exists.
+    /// table exists (it does after [`table`](Self::table)).
     fn add(&mut self, names: &Names, tools: &[ExposedTool], hash: u64, index: Index) {
         if let Some(owners) = &mut self.table {
-            owners
-                .insert_unique(hash, index, |&i| names.hash(&tools[i as usize].spec.qualified_name(&names.separator)));
+            owners.insert_unique(hash, index, |&i| qualified_hash(names, tools, i));
         }
     }
+}
+
+/// The hash of tool `index`'s qualified name (made again: the table holds no names).
+fn qualified_hash(names: &Names, tools: &[ExposedTool], index: Index) -> u64 {
+    names.hash(&tools[index as usize].spec.qualified_name(&names.separator))
 }
 
 impl Snapshot {
@@ -250,10 +252,11 @@ impl Snapshot {
                         (llm_name, hash)
                     }
                     Err(qualified) => {
-                        let table = owners.table(&names, &tools);
-                        let first =
-                            table.find(hash, |&i| is_qualified_name(&tools[i as usize].spec, separator, &qualified));
-                        if let Some(&first) = first {
+                        let first = owners
+                            .table(&names, &tools)
+                            .find(hash, |&i| is_qualified_name(&tools[i as usize].spec, separator, &qualified))
+                            .copied();
+                        if let Some(first) = first {
                             tracing::warn!(
                                 tool = %qualified,
                                 kept_from = %tools[first as usize].provider,
@@ -262,9 +265,7 @@ impl Snapshot {
                             );
                             continue;
                         }
-                        table.insert_unique(hash, index, |&i| {
-                            names.hash(&tools[i as usize].spec.qualified_name(separator))
-                        });
+                        owners.add(&names, &tools, hash, index);
                         let llm_name = allocator.allocate_owned(qualified);
                         let llm_hash = names.hash(&llm_name);
                         (llm_name, llm_hash)
