@@ -201,7 +201,18 @@ fn resource_link() -> impl Strategy<Value = ResourceLink> {
         extra(),
     )
         .prop_map(|(uri, name, title, description, mime_type, size, icons, annotations, meta, extra)| {
-            ResourceLink { uri, name, title, description, mime_type, size, icons, annotations, meta, extra }
+            ResourceLink {
+                uri,
+                name,
+                title,
+                description,
+                mime_type,
+                size,
+                icons,
+                annotations: annotations.map(Box::new),
+                meta: meta.map(Box::new),
+                extra: extra.into(),
+            }
         })
 }
 

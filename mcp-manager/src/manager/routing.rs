@@ -60,15 +60,17 @@ pub struct RoutedTool {
     pub visibility: ToolVisibility,
     /// The inventory the tool is in (shared, not copied: a rebuild of the table clones no tool).
     inventory: Arc<Inventory>,
-    index: usize,
+    /// The tool's place in the inventory (32 bits: a host keeps a route for every tool).
+    index: u32,
     input_check: OnceLock<Option<Arc<SchemaCheck>>>,
     output_check: OnceLock<Option<Arc<SchemaCheck>>>,
     /// The host-side spec, made as the tool was listed (or on first use, when it was not) and
     /// shared with every registry listing.
     spec: OnceLock<Arc<ToolSpec>>,
     /// The origin of the tool's last result: its texts are shared by the next results of the
-    /// same session, so that a call's origin costs no allocation.
-    origin: Mutex<Option<ResultOrigin>>,
+    /// same session, so that a call's origin costs no allocation. Boxed: most of the tools a host
+    /// routes are never called, and inline it would be a quarter of every route.
+    origin: Mutex<Option<Box<ResultOrigin>>>,
 }
 
 /// The companions that make each tool's host spec as the tools of `server` are listed, for
@@ -112,7 +114,7 @@ impl RoutedTool {
             namespace,
             visibility,
             inventory,
-            index,
+            index: u32::try_from(index).expect("an inventory holds fewer than 2^32 tools"),
             input_check: OnceLock::new(),
             output_check: OnceLock::new(),
             spec: made.map_or_else(OnceLock::new, OnceLock::from),
@@ -122,7 +124,7 @@ impl RoutedTool {
 
     /// The tool as the server described it.
     pub fn tool(&self) -> &Tool {
-        &self.inventory.tools[self.index]
+        &self.inventory.tools[self.index as usize]
     }
 
     /// The tool as a host-side `ToolSpec` (provider `mcp`, namespace: the server), made once:
@@ -144,7 +146,7 @@ impl RoutedTool {
                 if origin.protocol_version.as_deref() == Some(version.as_str())
                     && origin.session_id.as_deref() == session_id =>
             {
-                return origin.clone();
+                return ResultOrigin::clone(origin);
             }
             (Some(origin), _) => origin.tool.clone(),
             (None, _) => SharedText::from(self.tool().name.as_str()),
@@ -153,7 +155,7 @@ impl RoutedTool {
         if let Some((version, session_id)) = served {
             origin.protocol_version = Some(SharedText::from(version.as_str()));
             origin.session_id = session_id.map(SharedText::from);
-            *last = Some(origin.clone());
+            *last = Some(Box::new(origin.clone()));
         }
         origin
     }
@@ -506,7 +508,7 @@ impl Routing {
     ) -> Option<Arc<RoutedTool>> {
         let route = &self.tools[self.tool_index.find(&self.tools, hash, name)?];
         let same = Arc::ptr_eq(&route.inventory, inventory)
-            && route.index == index
+            && route.index as usize == index
             && route.visibility == visibility
             && route.server == *server;
         same.then(|| route.clone())

@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::common::{Annotations, Icon};
+use super::extra::Extra;
 use super::meta::{JsonObject, Meta};
 use super::open_enum::open_enum;
 
@@ -61,6 +62,9 @@ pub type ImageContent = MediaContent;
 pub type AudioContent = MediaContent;
 
 /// A link to a resource the server can read (2025-06-18+); also the shape of a listed resource.
+///
+/// Its `annotations`, `_meta` and the members this crate does not model are boxed, as a tool's
+/// are: a host keeps the resources of every server, thousands of them for some.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceLink {
@@ -85,13 +89,13 @@ pub struct ResourceLink {
     pub icons: Option<Vec<Icon>>,
     /// Display hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
+    pub annotations: Option<Box<Annotations>>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// Contents of a text resource.

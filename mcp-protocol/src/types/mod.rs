@@ -10,6 +10,7 @@ pub mod completion;
 pub mod content;
 pub mod discover;
 pub mod elicitation;
+pub mod extra;
 mod large_text;
 pub mod lifecycle;
 pub mod logging;

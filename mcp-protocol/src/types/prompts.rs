@@ -7,10 +7,14 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{Icon, PaginatedParams, ResultType, Role};
 use super::content::ContentBlock;
+use super::extra::Extra;
 use super::meta::{JsonObject, Meta};
 use super::mrtr::{InputResponses, Outcome};
 
 /// A prompt or prompt template the server offers.
+///
+/// Its `_meta` and the members this crate does not model are boxed, as a tool's are: a host keeps
+/// the prompts of every server.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Prompt {
@@ -30,10 +34,10 @@ pub struct Prompt {
     pub icons: Option<Vec<Icon>>,
     /// `_meta` (2025-06-18+).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// An argument a prompt template accepts.
@@ -53,7 +57,7 @@ pub struct PromptArgument {
     pub required: Option<bool>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// One message of a prompt. Unlike a sampling message it carries a single content block.

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{Annotations, CacheScope, EmptyResult, Icon, PaginatedParams, ResultType};
 use super::content::{ResourceContents, ResourceLink};
+use super::extra::Extra;
 use super::meta::{JsonObject, Meta};
 use super::mrtr::{InputResponses, Outcome};
 
@@ -13,6 +14,9 @@ use super::mrtr::{InputResponses, Outcome};
 pub type Resource = ResourceLink;
 
 /// A template of resource URIs (RFC 6570).
+///
+/// Its `annotations`, `_meta` and the members this crate does not model are boxed, as a tool's
+/// are: a host keeps the templates of every server.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceTemplate {
@@ -34,13 +38,13 @@ pub struct ResourceTemplate {
     pub icons: Option<Vec<Icon>>,
     /// Display hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
+    pub annotations: Option<Box<Annotations>>,
     /// `_meta` (2025-06-18+).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// Params of `resources/list`.

@@ -10,13 +10,15 @@ use serde_json::value::RawValue;
 
 use super::common::{Icon, PaginatedParams, ResultType};
 use super::content::ContentBlock;
+use super::extra::Extra;
 use super::meta::{JsonObject, Meta};
 use super::mrtr::{InputResponses, Outcome};
 
 /// A tool the server offers.
 ///
-/// The members a tool rarely has (`outputSchema`, `annotations`, `execution`, `_meta`) are boxed:
-/// a host keeps every tool of every server, and inline they would triple the size of each one.
+/// The members a tool rarely has (`outputSchema`, `annotations`, `execution`, `_meta`, members
+/// this crate does not model) are boxed: a host keeps every tool of every server, and inline they
+/// would more than triple the size of each one.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
@@ -47,7 +49,7 @@ pub struct Tool {
     pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// A JSON Schema object held once, shared by reference count and parsed only when read: a

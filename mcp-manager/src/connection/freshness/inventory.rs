@@ -70,9 +70,10 @@ impl<T: Clone> Slot<T> {
     }
 
     fn store(&mut self, mut listed: Listed<T>, now: Instant) {
-        // The items stay where the pages were decoded; only the room the `Vec` grew into and
+        // The items stay where the pages were decoded; only the room the `Vec`s grew into and
         // did not use is given back (in place).
         listed.items.shrink_to_fit();
+        listed.companions.shrink_to_fit();
         *self = Slot {
             items: Some(std::sync::Arc::new(listed.items)),
             companions: std::sync::Arc::new(listed.companions),

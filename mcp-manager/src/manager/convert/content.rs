@@ -22,7 +22,7 @@ pub(super) fn content_item(block: ContentBlock) -> ContentItem {
         ContentBlock::Image(media) => ContentItem::Image(media_item(media)),
         ContentBlock::Audio(media) => ContentItem::Audio(media_item(media)),
         ContentBlock::ResourceLink(link) => {
-            let mut metadata = metadata(link.meta, link.extra);
+            let mut metadata = metadata(link.meta.map(|meta| *meta), link.extra.into_inner());
             if let Some(icons) = link.icons {
                 metadata.insert("icons".into(), to_value(&icons));
             }
@@ -33,7 +33,7 @@ pub(super) fn content_item(block: ContentBlock) -> ContentItem {
                 description: link.description,
                 mime_type: link.mime_type,
                 size: link.size,
-                annotations: annotations(link.annotations),
+                annotations: annotations(link.annotations.map(|a| *a)),
                 metadata,
             })
         }

@@ -55,8 +55,8 @@ pub fn resource_link(rev: Rev, full: bool) -> ResourceLink {
         link.mime_type = Some("text/x-rust".to_owned());
         link.size = Some(1024);
         link.icons = icons(rev, true);
-        link.annotations = annotations(rev, true);
-        link.meta = item_meta(rev, true);
+        link.annotations = annotations(rev, true).map(Box::new);
+        link.meta = item_meta(rev, true).map(Box::new);
     }
     link
 }

@@ -30,7 +30,7 @@ pub fn prompt(rev: Rev, full: bool) -> Prompt {
             ..Default::default()
         }]);
         prompt.icons = icons(rev, true);
-        prompt.meta = item_meta(rev, true);
+        prompt.meta = item_meta(rev, true).map(Box::new);
     }
     prompt
 }

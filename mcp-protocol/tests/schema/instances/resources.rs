@@ -41,8 +41,8 @@ pub fn resource_template(rev: Rev, full: bool) -> ResourceTemplate {
         template.description = Some("Any file of the project".to_owned());
         template.mime_type = Some("text/plain".to_owned());
         template.icons = icons(rev, true);
-        template.annotations = annotations(rev, true);
-        template.meta = item_meta(rev, true);
+        template.annotations = annotations(rev, true).map(Box::new);
+        template.meta = item_meta(rev, true).map(Box::new);
     }
     template
 }
