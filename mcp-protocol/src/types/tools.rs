@@ -68,8 +68,10 @@ pub struct SharedSchema(Arc<SchemaCell>);
 struct SchemaCell {
     /// The JSON text the schema was decoded from, while no write has changed the tree.
     raw: Option<Box<RawValue>>,
-    /// The tree, built from `raw` by the first read (or given when built in memory).
-    tree: OnceLock<Value>,
+    /// The tree, built from `raw` by the first read (or given when built in memory). Boxed: a
+    /// host keeps a schema for every tool and reads few of them, and a `Value` inline would be
+    /// most of the cell.
+    tree: OnceLock<Box<Value>>,
 }
 
 impl SharedSchema {
@@ -79,7 +81,7 @@ impl SharedSchema {
             let parsed = self.0.raw.as_deref().and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
             // The text was checked to be a JSON object when it was decoded, within the codec's
             // depth limit, so it parses; an empty object only satisfies the type.
-            parsed.filter(Value::is_object).unwrap_or_else(|| Value::Object(JsonObject::new()))
+            Box::new(parsed.filter(Value::is_object).unwrap_or_else(|| Value::Object(JsonObject::new())))
         })
     }
 
@@ -128,7 +130,7 @@ impl Default for SharedSchema {
 
 impl From<JsonObject> for SharedSchema {
     fn from(schema: JsonObject) -> Self {
-        SharedSchema(Arc::new(SchemaCell { raw: None, tree: OnceLock::from(Value::Object(schema)) }))
+        SharedSchema(Arc::new(SchemaCell { raw: None, tree: OnceLock::from(Box::new(Value::Object(schema))) }))
     }
 }
 
@@ -156,7 +158,7 @@ impl DerefMut for SharedSchema {
         let cell = Arc::make_mut(&mut self.0);
         // The tree is about to change: the text no longer describes it.
         cell.raw = None;
-        let value = cell.tree.get_mut().expect("parsed just above");
+        let value = &mut **cell.tree.get_mut().expect("parsed just above");
         if !value.is_object() {
             *value = Value::Object(JsonObject::new());
         }
@@ -338,6 +340,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn an_unread_schema_holds_its_text_and_a_pointer() {
+        // With the tree inline the cell was 96 bytes (a `Value` is 72), for a tree most schemas
+        // a host keeps never get.
+        let size = size_of::<SchemaCell>();
+        assert!(size <= 32, "a schema's cell is {size} bytes");
+    }
 
     #[test]
     fn an_input_schema_stays_text_until_read_then_is_parsed_once_and_encodes_as_it_came() {
