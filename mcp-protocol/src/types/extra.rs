@@ -18,8 +18,12 @@ use super::meta::JsonObject;
 #[derive(Clone, Default)]
 pub struct Extra(Option<Box<JsonObject>>);
 
-/// What an `Extra` without members reads as.
-static EMPTY: LazyLock<JsonObject> = LazyLock::new(JsonObject::new);
+/// The empty object that an `Extra` without members, and any other view of an absent object,
+/// reads as.
+pub(crate) fn empty_object() -> &'static JsonObject {
+    static EMPTY: LazyLock<JsonObject> = LazyLock::new(JsonObject::new);
+    &EMPTY
+}
 
 impl Extra {
     /// No members.
@@ -37,7 +41,7 @@ impl Deref for Extra {
     type Target = JsonObject;
 
     fn deref(&self) -> &JsonObject {
-        self.0.as_deref().unwrap_or(&EMPTY)
+        self.0.as_deref().unwrap_or_else(|| empty_object())
     }
 }
 

@@ -146,9 +146,8 @@ impl Deref for SharedSchema {
     type Target = JsonObject;
 
     fn deref(&self) -> &JsonObject {
-        static EMPTY: std::sync::LazyLock<JsonObject> = std::sync::LazyLock::new(JsonObject::new);
         // Always an object (every constructor makes one); the fallback only satisfies the type.
-        self.as_value().as_object().unwrap_or(&*EMPTY)
+        self.as_value().as_object().unwrap_or_else(|| super::extra::empty_object())
     }
 }
 
