@@ -6,7 +6,7 @@
 //! Main types:
 //!
 //! - [`ToolSpec`]: what a tool is (name, [`ToolParameters`] and output schema, icons,
-//!   [`ToolAnnotation`], provider, namespace, [`ToolVisibility`], [`ToolCallers`], metadata).
+//!   [`ToolAnnotation`], provider, namespace, [`ToolVisibility`], [`ToolCallers`], [`Metadata`]).
 //! - [`ToolInvocation`] and [`ToolExecutionContext`]: one call, and the host context (session,
 //!   chat stream, user, platform, anchor message) carried through to the provider.
 //! - [`ToolExecutionResult`] with its [`ContentItem`]s and
@@ -71,6 +71,7 @@ mod control;
 pub mod dialect;
 mod exposed;
 mod invocation;
+mod metadata;
 pub mod names;
 mod native;
 mod origin;
@@ -91,6 +92,7 @@ pub use control::{CallControl, CancellationToken, ProgressSink, ToolProgress};
 pub use dialect::LlmDialect;
 pub use exposed::ExposedTool;
 pub use invocation::{ToolExecutionContext, ToolInvocation};
+pub use metadata::Metadata;
 pub use native::{NATIVE_PROVIDER_TYPE, NativeTool, NativeToolProvider, NoArgs, schema_for};
 pub use origin::ResultOrigin;
 pub use parameters::{SchemaSource, ToolParameters};

@@ -3,15 +3,16 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{SharedText, ToolParameters, ToolVisibility};
+use crate::{Metadata, SharedText, ToolParameters, ToolVisibility};
 
 /// The description of one tool, as a provider declares it.
 ///
 /// A spec carries no wire shape of any protocol: adapters (such as the MCP one) convert into it.
 /// Build one with [`ToolSpec::new`] and the `with_*` helpers, or set the public fields directly.
 ///
-/// The members most tools leave out (`output_schema`, `annotation`) are boxed: a registry holds
-/// a spec for every tool of every provider, and inline they would nearly double each one.
+/// The members most tools leave out (`output_schema`, `annotation`, `metadata`) are boxed: a
+/// registry holds a spec for every tool of every provider, and inline they would nearly double
+/// each one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
     /// The tool's name as its provider knows it (not necessarily valid for LLM APIs; the
@@ -59,7 +60,7 @@ pub struct ToolSpec {
     pub callers: ToolCallers,
     /// Free-form metadata that travels with the spec.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
 }
 
 /// Who may call a tool.
@@ -123,7 +124,7 @@ impl ToolSpec {
             namespace: None,
             visibility: ToolVisibility::Visible,
             callers: ToolCallers::default(),
-            metadata: Map::new(),
+            metadata: Metadata::new(),
         }
     }
 

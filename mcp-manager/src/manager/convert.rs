@@ -108,7 +108,7 @@ pub fn tool_spec(server: impl Into<SharedText>, tool: &Tool, visibility: ToolVis
         namespace: Some(server),
         visibility,
         callers,
-        metadata,
+        metadata: metadata.into(),
     }
 }
 

@@ -97,7 +97,7 @@ fn tool_spec_maps_every_field() {
     assert!(one.provider_type.shares_buffer_with(&two.provider_name));
     assert_eq!(spec.visibility, ToolVisibility::Deferred);
     assert_eq!(
-        Value::Object(spec.metadata),
+        Value::Object(spec.metadata.into_map()),
         json!({
             "_meta": {"server_name": "evil", "vendor/id": 7},
             "execution": {"taskSupport": "optional"}
