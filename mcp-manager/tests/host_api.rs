@@ -194,7 +194,7 @@ async fn routing_stays_in_config_order_when_servers_start_in_the_background() {
         assert!(manager.routing().tool("echo").is_none(), "held until the first server's attempt ends");
         first.gate.add_permits(1);
         manager.wait_started().await;
-        let owner = manager.routing().tool("echo").map(|t| t.server.to_string());
+        let owner = manager.routing().tool("echo").map(|t| t.server().to_string());
         assert_eq!(owner.as_deref(), Some("first"));
         let status = manager.status();
         let won: Vec<_> = status[0].conflicts.iter().map(|c| (c.name.as_str(), c.server.as_str())).collect();

@@ -191,7 +191,8 @@ async fn disabled_tools_are_neither_listed_nor_callable_and_hide_nothing() {
         )
         .await;
         let routing = manager.routing();
-        let owners: Vec<(&str, &str)> = routing.tools().iter().map(|t| (t.tool().name.as_str(), &*t.server)).collect();
+        let owners: Vec<(&str, &str)> =
+            routing.tools().iter().map(|t| (t.tool().name.as_str(), &**t.server())).collect();
         assert_eq!(owners, [("x", "a"), ("secret", "b"), ("z", "b")], "a's disabled `secret` leaves the name to b");
         assert!(routing.conflicts().is_empty(), "a disabled tool is no conflict: {:?}", routing.conflicts());
 

@@ -399,7 +399,7 @@ async fn filters(script: PathBuf) {
         .call_tool("echo", Some(json!({"message": "hi"}).as_object().unwrap().clone()), RequestOptions::default())
         .await
         .unwrap();
-    assert_eq!(&*route.server, "sums");
+    assert_eq!(&**route.server(), "sums");
     let sum = registry.invoke(call("sums__get-sum", json!({"a": 2, "b": 3})), ctx).await;
     assert!(sum.history_text().contains('5'), "{}", sum.history_text());
     close(manager).await;

@@ -150,14 +150,29 @@ impl NameAllocator {
     /// the same `original` (that call would have taken it, or found it taken, and names are never
     /// given back).
     pub fn take_unchanged(&mut self, original: String) -> Result<SharedText, String> {
-        if !self.keeps(&original) {
-            return Err(original);
-        }
-        let hash = self.hasher.hash_one(original.as_str());
-        if self.is_taken_hashed(hash, &original) {
+        let hash = self.hash(&original);
+        self.take_unchanged_hashed(original, hash)
+    }
+
+    /// [`take_unchanged`](Self::take_unchanged) for an `original` whose [`hash`](Self::hash)
+    /// the caller has: a registry hashes each name for tables of its own with this allocator's
+    /// hasher, and a name is hashed once.
+    pub(crate) fn take_unchanged_hashed(&mut self, original: String, hash: u64) -> Result<SharedText, String> {
+        if !self.keeps(&original) || self.is_taken_hashed(hash, &original) {
             return Err(original);
         }
         Ok(self.take_hashed(hash, original.into()))
+    }
+
+    /// The hash of `name` by this allocator's hasher (seeded at random when the allocator is
+    /// made, as std's are).
+    pub(crate) fn hash(&self, name: &str) -> u64 {
+        self.hasher.hash_one(name)
+    }
+
+    /// The hasher of this allocator, for tables that should hash names as it does.
+    pub(crate) fn hasher(&self) -> &RandomState {
+        &self.hasher
     }
 
     /// Whether `name` is valid as it is: the allocator hands it out unchanged when it is free.

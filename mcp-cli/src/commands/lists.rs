@@ -28,9 +28,9 @@ pub(crate) async fn tools(session: &Started, schema: bool, json: bool) -> Result
         .tools()
         .iter()
         .map(|route| ToolEntry {
-            server: route.server.to_string(),
+            server: route.server().to_string(),
             llm_name: llm_names
-                .get(&(Some(route.server.to_string()), route.tool().name.clone()))
+                .get(&(Some(route.server().to_string()), route.tool().name.clone()))
                 .cloned()
                 .unwrap_or_else(|| Some(String::new())),
             tool: route.tool().clone(),

@@ -176,7 +176,7 @@ async fn call(cli: &Cli, session: &setup::Started, args: &CallArgs) -> Result<Ex
         None => Vec::new(),
     };
     if cli.global.json {
-        let mut document = views::call_result_json(&route.server, &route.tool().name, &result, &saved);
+        let mut document = views::call_result_json(route.server(), &route.tool().name, &result, &saved);
         if let (Some(id), Value::Object(members)) = (result_task_id(&result), &mut document) {
             members.insert("taskId".into(), id.into());
         }

@@ -347,14 +347,14 @@ fn flag_roots(dirs: &[std::path::PathBuf]) -> Result<Roots, CliError> {
 
 impl Started {
     /// The route of a tool named by its MCP name or its LLM-facing name (`server__tool`).
-    pub(crate) async fn resolve_tool(&self, name: &str) -> Result<Arc<RoutedTool>, CliError> {
+    pub(crate) async fn resolve_tool(&self, name: &str) -> Result<RoutedTool, CliError> {
         let routing = self.manager.routing();
         if let Some(route) = routing.tool(name) {
             return Ok(route.clone());
         }
         // SERVER/TOOL: the server was picked at start; the tool is the rest.
         if let Some(server) = server_prefix(name, self.config.servers.iter().map(|s| s.name.as_str()))
-            && let Some(route) = routing.tool(&name[server.len() + 1..]).filter(|r| *r.server == *server)
+            && let Some(route) = routing.tool(&name[server.len() + 1..]).filter(|r| **r.server() == *server)
         {
             return Ok(route.clone());
         }

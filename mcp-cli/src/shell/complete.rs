@@ -56,7 +56,7 @@ impl Catalog {
                     .and_then(|p| p.as_object())
                     .map(|p| p.keys().cloned().collect())
                     .unwrap_or_default();
-                (vec![name.clone(), format!("{}/{name}", route.server)], keys)
+                (vec![name.clone(), format!("{}/{name}", route.server())], keys)
             })
             .collect();
         let prompts = routing

@@ -32,7 +32,7 @@ impl McpManager {
         name: &str,
         arguments: Option<JsonObject>,
         options: RequestOptions,
-    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
+    ) -> Result<(RoutedTool, CallToolResult), ManagerError> {
         self.call_tool_with(name, arguments, options, TaskOptions::default()).await
     }
 
@@ -44,7 +44,7 @@ impl McpManager {
         arguments: Option<JsonObject>,
         options: RequestOptions,
         task: TaskOptions,
-    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
+    ) -> Result<(RoutedTool, CallToolResult), ManagerError> {
         self.call_tool_as(&Caller::default(), name, arguments, options, task).await
     }
 
@@ -58,11 +58,11 @@ impl McpManager {
         arguments: Option<JsonObject>,
         options: RequestOptions,
         task: TaskOptions,
-    ) -> Result<(Arc<RoutedTool>, CallToolResult), ManagerError> {
+    ) -> Result<(RoutedTool, CallToolResult), ManagerError> {
         let span = telemetry::tool_call_span(name);
         let called = async {
             let route = self.routing().tool(name).cloned().ok_or_else(|| self.missing_tool(name))?;
-            telemetry::record_server(&span, &route.server);
+            telemetry::record_server(&span, route.server());
             let arguments = match self.intercept(&route, caller, arguments).await {
                 Ok((arguments, _)) => arguments,
                 Err((vetoed, _)) => return Err(vetoed),
@@ -114,7 +114,7 @@ impl McpManager {
             return Ok((arguments, None));
         }
         let mut call = ToolCall {
-            server: route.server.to_string(),
+            server: route.server().to_string(),
             tool: route.tool().name.clone(),
             arguments: arguments.clone().unwrap_or_default(),
             caller: caller.clone(),
@@ -175,7 +175,7 @@ impl McpManager {
             _ => arguments,
         };
         let server =
-            self.shared.server(&route.server).ok_or_else(|| ManagerError::UnknownTool(route.tool().name.clone()))?;
+            self.shared.server(route.server()).ok_or_else(|| ManagerError::UnknownTool(route.tool().name.clone()))?;
         // The server's configured task mode, unless the call says otherwise.
         let task = TaskOptions { mode: task.mode.or(Some(server.config.task)), ..task };
         Ok((server, arguments, task))
@@ -250,7 +250,7 @@ impl McpManager {
                 let (server, failed) = self.unrouted(&span, name);
                 return self.executed(caller, name, server.as_deref(), arguments, failed, started);
             };
-            telemetry::record_server(&span, &route.server);
+            telemetry::record_server(&span, route.server());
             let interceptors = &self.shared.options.interceptors;
             // The call as the interceptors saw it, boxed: held across the server's call, and
             // absent without interceptors (the state of every call in flight would hold its
@@ -262,7 +262,7 @@ impl McpManager {
                     Ok((arguments, call)) => (arguments, call.map(Box::new)),
                     Err((vetoed, arguments)) => {
                         let failed = vetoed_result(&span, &route, &vetoed);
-                        return self.executed(caller, name, Some(&route.server), arguments, failed, started);
+                        return self.executed(caller, name, Some(route.server()), arguments, failed, started);
                     }
                 }
             };
@@ -283,7 +283,7 @@ impl McpManager {
                 Some(call) if interceptors.has_after() => Box::pin(interceptors.run_after(&call, result)).await,
                 _ => result,
             };
-            self.executed(caller, name, Some(&route.server), sent, result, started)
+            self.executed(caller, name, Some(route.server()), sent, result, started)
         }
     }
 
@@ -345,13 +345,15 @@ fn served(
             Ok((result, served))
         }
         Outcome::InputRequired(_) => Err(ManagerError::UnexpectedShape {
-            server: route.server.to_string(),
+            server: route.server().to_string(),
             method: "tools/call",
             shape: "input_required",
         }),
-        Outcome::Task(_) | Outcome::TaskHandle(_) => {
-            Err(ManagerError::UnexpectedShape { server: route.server.to_string(), method: "tools/call", shape: "task" })
-        }
+        Outcome::Task(_) | Outcome::TaskHandle(_) => Err(ManagerError::UnexpectedShape {
+            server: route.server().to_string(),
+            method: "tools/call",
+            shape: "task",
+        }),
     }
 }
 

@@ -366,7 +366,7 @@ impl ManagerShared {
             }
         }
         for route in lost {
-            owners.insert(Arc::from(route.tool().name.as_str()), route.server.clone());
+            owners.insert(Arc::from(route.tool().name.as_str()), route.server().clone());
         }
     }
 

@@ -13,29 +13,30 @@
 //!   in `enabled_tools` that the server does not have is warned about once per manager.
 //!
 //! Lookups are one hash probe; input and output schema checks are compiled on first use and
-//! kept with the route. A rebuild keeps the route (with its spec and compiled checks) of every
-//! tool whose server still lists it from the same inventory, so a server that connects or
+//! kept with the route. A route is a handle into the block of its server's inventory (see
+//! [`route`]), so a table of thousands of tools allocates a block per server, not a route per
+//! tool. A rebuild keeps the block (with the specs and compiled checks its routes made) of
+//! every server that lists its tools from the same inventory, so a server that connects or
 //! changes its lists costs the others nothing but a hash probe per tool. The tool index holds
 //! no name: each is read from its route, so no tool name is copied into the table. A conflict
 //! is logged by the first table that has it, not by every rebuild.
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex};
 
 // foldhash (randomly seeded) rather than SipHash: a rebuild hashes every routed name a few
 // times, and each server that connects rebuilds the table.
 use foldhash::{HashMap, HashMapExt};
 use hashbrown::HashTable;
 
-use mcp_protocol::ProtocolVersion;
 use mcp_protocol::types::prompts::Prompt;
 use mcp_protocol::types::resources::{Resource, ResourceTemplate};
-use mcp_protocol::types::tools::Tool;
-use tool_system::{ResultOrigin, SharedText, ToolSpec, ToolVisibility};
+use tool_system::{SharedText, ToolVisibility};
 
+use self::route::RouteBlock;
+pub use self::route::RoutedTool;
 use super::ManagerError;
-use super::convert::SchemaCheck;
 use super::template::UriTemplate;
 use crate::config::ToolFilter;
 use crate::connection::{Inventory, ToolCompanion, ToolCompanions};
@@ -46,31 +47,6 @@ pub(crate) struct RoutingInput<'a> {
     pub(crate) inventory: &'a Arc<Inventory>,
     pub(crate) filter: &'a ToolFilter,
     pub(crate) visibility: ToolVisibility,
-}
-
-/// A tool and the server that owns it.
-#[derive(Debug)]
-pub struct RoutedTool {
-    /// The server's name.
-    pub server: Arc<str>,
-    /// The server's name as its tools' specs hold it (their namespace): one buffer for all of
-    /// them.
-    namespace: SharedText,
-    /// Offered directly or through tool search (the server's setting).
-    pub visibility: ToolVisibility,
-    /// The inventory the tool is in (shared, not copied: a rebuild of the table clones no tool).
-    inventory: Arc<Inventory>,
-    /// The tool's place in the inventory (32 bits: a host keeps a route for every tool).
-    index: u32,
-    input_check: OnceLock<Option<Arc<SchemaCheck>>>,
-    output_check: OnceLock<Option<Arc<SchemaCheck>>>,
-    /// The host-side spec, made as the tool was listed (or on first use, when it was not) and
-    /// shared with every registry listing.
-    spec: OnceLock<Arc<ToolSpec>>,
-    /// The origin of the tool's last result: its texts are shared by the next results of the
-    /// same session, so that a call's origin costs no allocation. Boxed: most of the tools a host
-    /// routes are never called, and inline it would be a quarter of every route.
-    origin: Mutex<Option<Box<ResultOrigin>>>,
 }
 
 /// The companions that make each tool's host spec as the tools of `server` are listed, for
@@ -92,102 +68,6 @@ pub(crate) fn spec_companions(server: &str, visibility: ToolVisibility, filter: 
         }
         Arc::new(super::convert::tool_spec(namespace.clone(), tool, visibility))
     })
-}
-
-impl RoutedTool {
-    fn new(
-        server: Arc<str>,
-        namespace: SharedText,
-        inventory: Arc<Inventory>,
-        index: usize,
-        visibility: ToolVisibility,
-    ) -> Self {
-        // The spec made as the tool was listed, when it is this route's: the same server (as
-        // namespace) and visibility (a config reload may have changed it since).
-        let made = (inventory.tool_companions.len() == inventory.tools.len())
-            .then(|| inventory.tool_companions.get(index))
-            .flatten()
-            .and_then(|companion| Arc::clone(companion).downcast::<ToolSpec>().ok())
-            .filter(|spec| spec.visibility == visibility && spec.namespace.as_deref() == Some(&*server));
-        RoutedTool {
-            server,
-            namespace,
-            visibility,
-            inventory,
-            index: u32::try_from(index).expect("an inventory holds fewer than 2^32 tools"),
-            input_check: OnceLock::new(),
-            output_check: OnceLock::new(),
-            spec: made.map_or_else(OnceLock::new, OnceLock::from),
-            origin: Mutex::new(None),
-        }
-    }
-
-    /// The tool as the server described it.
-    pub fn tool(&self) -> &Tool {
-        &self.inventory.tools[self.index as usize]
-    }
-
-    /// The tool as a host-side `ToolSpec` (provider `mcp`, namespace: the server), made once:
-    /// as the tool was listed, when the connection made specs then (the manager's do).
-    pub fn spec(&self) -> Arc<ToolSpec> {
-        self.spec
-            .get_or_init(|| Arc::new(super::convert::tool_spec(self.namespace.clone(), self.tool(), self.visibility)))
-            .clone()
-    }
-
-    /// The origin of a result of this tool: the server (as namespace) and the tool's name, with
-    /// the protocol revision and session of the connection that `served` it, when one did. Kept
-    /// for the session that served the last result, whose next results share its texts (one
-    /// lock and no allocation a call).
-    pub(crate) fn origin(&self, served: Option<(&ProtocolVersion, Option<&str>)>) -> ResultOrigin {
-        let mut last = self.origin.lock().unwrap_or_else(PoisonError::into_inner);
-        let tool = match (last.as_ref(), served) {
-            (Some(origin), Some((version, session_id)))
-                if origin.protocol_version.as_deref() == Some(version.as_str())
-                    && origin.session_id.as_deref() == session_id =>
-            {
-                return ResultOrigin::clone(origin);
-            }
-            (Some(origin), _) => origin.tool.clone(),
-            (None, _) => SharedText::from(self.tool().name.as_str()),
-        };
-        let mut origin = ResultOrigin::new(Some(self.namespace.clone()), tool);
-        if let Some((version, session_id)) = served {
-            origin.protocol_version = Some(SharedText::from(version.as_str()));
-            origin.session_id = session_id.map(SharedText::from);
-            *last = Some(Box::new(origin.clone()));
-        }
-        origin
-    }
-
-    /// The compiled check of the tool's `inputSchema`; `None` when the schema does not compile
-    /// (then arguments are not checked here: the server still checks them). A schema refused as
-    /// hostile (see [`SchemaCheck::untrusted`]) gives a check that fails every call.
-    pub(crate) fn input_check(&self) -> Option<Arc<SchemaCheck>> {
-        self.input_check
-            .get_or_init(|| compile(&self.server, &self.tool().name, "inputSchema", &self.tool().input_schema))
-            .clone()
-    }
-
-    /// The compiled check of the tool's `outputSchema`, when it has one that compiles.
-    pub(crate) fn output_check(&self) -> Option<Arc<SchemaCheck>> {
-        self.output_check
-            .get_or_init(|| {
-                let schema = self.tool().output_schema.as_ref()?;
-                compile(&self.server, &self.tool().name, "outputSchema", schema)
-            })
-            .clone()
-    }
-}
-
-fn compile(
-    server: &str,
-    tool: &str,
-    which: &str,
-    schema: &mcp_protocol::types::meta::JsonObject,
-) -> Option<Arc<SchemaCheck>> {
-    // A schema the screening refuses gives a check that fails every value with the reason.
-    SchemaCheck::untrusted(server, &format!("the {which} of tool `{tool}`"), schema).map(Arc::new)
 }
 
 /// A prompt and its server.
@@ -282,7 +162,9 @@ const MAX_WARNED: usize = 4096;
 /// Who owns what, built from the servers' inventories in config order.
 #[derive(Debug, Default)]
 pub struct Routing {
-    tools: Vec<Arc<RoutedTool>>,
+    tools: Vec<RoutedTool>,
+    /// The block of each server's routes, in config order.
+    blocks: Vec<Arc<RouteBlock>>,
     /// Tool name -> route.
     tool_index: ToolIndex,
     /// What each server has in the table: tools, prompts, resources, templates.
@@ -331,7 +213,7 @@ impl ToolIndex {
     }
 
     /// The route of the tool `name`, whose hash is `hash`.
-    fn find(&self, tools: &[Arc<RoutedTool>], hash: u64, name: &str) -> Option<usize> {
+    fn find(&self, tools: &[RoutedTool], hash: u64, name: &str) -> Option<usize> {
         self.slots.find(hash, |slot| tools[slot.route].tool().name == name).map(|slot| slot.route)
     }
 }
@@ -405,7 +287,14 @@ impl Routing {
         let mut templates = Claims::new("template");
         for input in inputs {
             let server = input.server;
-            let namespace = SharedText::from(&**server);
+            // The block of the table this one replaces when it routed the same inventory: the
+            // routes keep their specs and compiled checks.
+            let block = previous.blocks.iter().find(|b| b.is_for(server, input.inventory, input.visibility));
+            let block = match block {
+                Some(block) => block.clone(),
+                None => Arc::new(RouteBlock::new(server.clone(), input.visibility, input.inventory.clone())),
+            };
+            r.blocks.push(block.clone());
             place += 1;
             if let Some(enabled) = &input.filter.allow {
                 let offered: HashSet<&str> = input.inventory.tools.iter().map(|t| t.name.as_str()).collect();
@@ -413,7 +302,11 @@ impl Routing {
                     r.filter_warnings.push(FilterWarning { server: server.to_string(), tool: name.clone() });
                 }
             }
-            for (index, tool) in input.inventory.tools.iter().enumerate() {
+            // Every name hashed first, in a loop of its own: the names have left the cache since
+            // their pages were decoded, and this loop fetches many at once where the one below,
+            // with a route to make between two names, would wait for each in turn.
+            let hashes: Vec<u64> = input.inventory.tools.iter().map(|tool| r.tool_index.hash(&tool.name)).collect();
+            for ((index, tool), &hash) in input.inventory.tools.iter().enumerate().zip(&hashes) {
                 if !input.filter.allows(&tool.name) {
                     r.disabled.entry(tool.name.clone()).or_insert_with(|| server.clone());
                     continue;
@@ -428,12 +321,11 @@ impl Routing {
                     continue;
                 }
                 // One hash of the name, for this table and the one it replaces.
-                let hash = r.tool_index.hash(&tool.name);
                 let routes = &r.tools;
                 if let Some(slot) =
                     r.tool_index.slots.find_mut(hash, |slot| routes[slot.route].tool().name == tool.name)
                 {
-                    let kind = lost_claim(&mut slot.last, place, &routes[slot.route].server);
+                    let kind = lost_claim(&mut slot.last, place, routes[slot.route].server());
                     r.conflicts.push(Conflict {
                         what: "tool",
                         name: tool.name.clone(),
@@ -442,20 +334,10 @@ impl Routing {
                     });
                     continue;
                 }
-                let route =
-                    match previous.same_route(hash, &tool.name, server, input.inventory, index, input.visibility) {
-                        Some(route) => {
-                            r.kept += 1;
-                            route
-                        }
-                        None => Arc::new(RoutedTool::new(
-                            server.clone(),
-                            namespace.clone(),
-                            input.inventory.clone(),
-                            index,
-                            input.visibility,
-                        )),
-                    };
+                if previous.routes(hash, &tool.name, &block, index) {
+                    r.kept += 1;
+                }
+                let route = RoutedTool::new(block.clone(), index);
                 let ToolIndex { hasher, slots } = &mut r.tool_index;
                 let routes = &r.tools;
                 slots.insert_unique(hash, ToolSlot { route: routes.len(), last: place }, |slot| {
@@ -494,37 +376,23 @@ impl Routing {
         r
     }
 
-    /// The route `previous` (this table's predecessor) has for tool `name` (whose hash is
-    /// `hash`) at `index` of `inventory` on `server`: kept as it is, spec and compiled checks
-    /// included.
-    fn same_route(
-        &self,
-        hash: u64,
-        name: &str,
-        server: &Arc<str>,
-        inventory: &Arc<Inventory>,
-        index: usize,
-        visibility: ToolVisibility,
-    ) -> Option<Arc<RoutedTool>> {
-        let route = &self.tools[self.tool_index.find(&self.tools, hash, name)?];
-        let same = Arc::ptr_eq(&route.inventory, inventory)
-            && route.index as usize == index
-            && route.visibility == visibility
-            && route.server == *server;
-        same.then(|| route.clone())
+    /// Whether this table routes tool `name` (whose hash is `hash`) to tool `index` of
+    /// `block`'s inventory.
+    fn routes(&self, hash: u64, name: &str, block: &Arc<RouteBlock>, index: usize) -> bool {
+        self.tool_index.find(&self.tools, hash, name).is_some_and(|route| self.tools[route].is(block, index))
     }
 
     /// The routes of `previous` (the table this one replaced) whose tools this table does not
     /// route. Nothing to look through when this table kept every route of `previous` (a server
     /// connected, and no other lost a tool to it).
-    pub(crate) fn lost_tools<'a>(&'a self, previous: &'a Routing) -> impl Iterator<Item = &'a Arc<RoutedTool>> {
+    pub(crate) fn lost_tools<'a>(&'a self, previous: &'a Routing) -> impl Iterator<Item = &'a RoutedTool> {
         let all_kept = self.kept == previous.tools.len();
         previous.tools.iter().filter(move |route| !all_kept && self.tool(&route.tool().name).is_none())
     }
 
     /// Count what each server has in the table.
     fn count(&mut self) {
-        let servers = (self.tools.iter().map(|t| (0, &t.server)))
+        let servers = (self.tools.iter().map(|t| (0, t.server())))
             .chain(self.prompts.iter().map(|p| (1, &p.server)))
             .chain(self.resources.iter().map(|r| (2, &r.server)))
             .chain(self.templates.iter().map(|t| (3, &t.server)));
@@ -588,12 +456,12 @@ impl Routing {
     }
 
     /// Every routed tool, in config order.
-    pub fn tools(&self) -> &[Arc<RoutedTool>] {
+    pub fn tools(&self) -> &[RoutedTool] {
         &self.tools
     }
 
     /// The route of tool `name`.
-    pub fn tool(&self, name: &str) -> Option<&Arc<RoutedTool>> {
+    pub fn tool(&self, name: &str) -> Option<&RoutedTool> {
         self.tool_index.find(&self.tools, self.tool_index.hash(name), name).map(|i| &self.tools[i])
     }
 
@@ -653,5 +521,6 @@ impl Routing {
     }
 }
 
+mod route;
 #[cfg(test)]
 mod tests;

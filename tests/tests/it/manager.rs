@@ -35,7 +35,7 @@ fn fast_reconnect() -> ManagerOptions {
 }
 
 fn tool_owners(manager: &McpManager) -> Vec<(String, String)> {
-    manager.routing().tools().iter().map(|t| (t.tool().name.clone(), t.server.to_string())).collect()
+    manager.routing().tools().iter().map(|t| (t.tool().name.clone(), t.server().to_string())).collect()
 }
 
 async fn wait_for(manager: &McpManager, what: &str, mut ok: impl FnMut(&McpManager) -> bool) {
@@ -128,7 +128,7 @@ async fn reserved_names_are_never_taken_and_a_failing_server_breaks_nothing() {
             .call_tool("add", Some(json!({"a": 2, "b": 3}).as_object().unwrap().clone()), RequestOptions::default())
             .await
             .unwrap();
-        assert_eq!(&*route.server, "good");
+        assert_eq!(&**route.server(), "good");
         assert_eq!(result.structured_content.unwrap()["sum"].as_f64(), Some(5.0));
         let unknown = manager.execute_tool("echo", None, RequestOptions::default()).await;
         assert!(!unknown.success);

@@ -81,8 +81,8 @@ async fn a_panicking_supervisor_fails_its_server_and_start_still_returns() {
         assert_eq!((status[0].state, status[2].state), (ServerState::Ready, ServerState::Ready), "{status:#?}");
         // The servers around it are routed and answer.
         let routing = manager.routing();
-        assert_eq!(routing.tool("echo").map(|t| &*t.server), Some("before"));
-        assert_eq!(routing.tool("tool-0001").map(|t| &*t.server), Some("after"), "not held back by the panic");
+        assert_eq!(routing.tool("echo").map(|t| &**t.server()), Some("before"));
+        assert_eq!(routing.tool("tool-0001").map(|t| &**t.server()), Some("after"), "not held back by the panic");
         let result = manager.execute_tool("echo", args(json!({"text": "still here"})), RequestOptions::default()).await;
         assert_eq!(result.content.as_deref(), Some("still here"), "{result:?}");
         // Trying it again panics again, and settles again.
@@ -126,7 +126,7 @@ async fn the_first_table_during_start_already_follows_config_order() {
         });
         let servers = vec![fake("first", &["--start-delay-ms", "1500"]), fake("second", &[])];
         let manager = McpManager::start(config(servers), ManagerOptions { hooks, ..Default::default() }).await;
-        assert_eq!(manager.routing().tool("echo").map(|t| t.server.to_string()).as_deref(), Some("first"));
+        assert_eq!(manager.routing().tool("echo").map(|t| t.server().to_string()).as_deref(), Some("first"));
         // Each server is announced with what the table gives it when its tools get in: the
         // second never owned the shared tools, not even before the first was ready.
         let mut connected = connected.lock().unwrap().clone();
@@ -148,7 +148,7 @@ async fn every_table_published_during_a_reload_follows_config_order() {
             let mut changes = manager.subscribe_changes();
             tokio::spawn(async move {
                 while changes.changed().await.is_ok() {
-                    let owner = manager.routing().tool("echo").map(|t| t.server.to_string());
+                    let owner = manager.routing().tool("echo").map(|t| t.server().to_string());
                     owners.lock().unwrap().push(owner);
                 }
             })

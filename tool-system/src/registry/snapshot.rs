@@ -82,9 +82,10 @@ fn is_qualified_name(spec: &ToolSpec, separator: &str, name: &str) -> bool {
 }
 
 impl Names {
-    fn new(separator: &str, tools: usize) -> Self {
+    /// Names hashed by `hasher` (the name allocator's: a name is hashed once for both).
+    fn new(hasher: RandomState, separator: &str, tools: usize) -> Self {
         Names {
-            hasher: RandomState::default(),
+            hasher,
             separator: separator.to_owned(),
             by_llm_name: HashTable::with_capacity(tools),
             aliases: OnceLock::new(),
@@ -216,8 +217,9 @@ impl Snapshot {
         let separator = options.separator.as_str();
         let mut tools: Vec<ExposedTool> = Vec::with_capacity(total);
         let mut provider_of = Vec::with_capacity(total);
-        let mut names = Names::new(separator, total);
+        let mut names = Names::new(allocator.hasher().clone(), separator, total);
         let mut owners = Owners { table: None, capacity: total };
+        let mut has_deferred = false;
         for (place, (provider, listing)) in providers.iter().zip(listings).enumerate() {
             let provider_name = provider.name();
             let place = index_of(place);
@@ -246,7 +248,7 @@ impl Snapshot {
                 let hash = names.hash(&qualified);
                 // The qualified name itself becomes the LLM name when it is valid and free; then
                 // no earlier tool has it. Otherwise it may be a duplicate.
-                let (llm_name, llm_hash) = match allocator.take_unchanged(qualified) {
+                let (llm_name, llm_hash) = match allocator.take_unchanged_hashed(qualified, hash) {
                     Ok(llm_name) => {
                         owners.add(&names, &tools, hash, index);
                         (llm_name, hash)
@@ -279,6 +281,9 @@ impl Snapshot {
                     Arc::make_mut(&mut spec).provider_type =
                         shared_type.get_or_insert_with(|| provider.provider_type().into()).clone();
                 }
+                // Read while the spec is in the cache: a pass over every spec afterwards would
+                // fetch each again.
+                has_deferred |= spec.is_deferred() && spec.callers.model;
                 tools.push(ExposedTool { llm_name, provider: shared_provider.clone(), spec });
                 provider_of.push(place);
                 names
@@ -286,7 +291,6 @@ impl Snapshot {
                     .insert_unique(llm_hash, index, |&i| names.hasher.hash_one(tools[i as usize].llm_name.as_str()));
             }
         }
-        let has_deferred = tools.iter().any(|tool| tool.spec.is_deferred() && tool.spec.callers.model);
         Self { generation, providers, revisions, tools, provider_of, names, has_deferred }
     }
 

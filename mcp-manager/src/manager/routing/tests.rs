@@ -1,6 +1,8 @@
 use super::*;
+use mcp_protocol::ProtocolVersion;
 use mcp_protocol::types::tools::Tool;
 use serde_json::json;
+use tool_system::{ResultOrigin, ToolSpec};
 
 fn tool(name: &str) -> Tool {
     serde_json::from_value(json!({"name": name, "inputSchema": {"type": "object"}})).unwrap()
@@ -35,9 +37,9 @@ fn first_in_config_order_wins_and_every_loss_is_reported() {
         ],
         &["reserved"],
     );
-    let owners: Vec<_> = r.tools().iter().map(|t| (t.tool().name.as_str(), &*t.server)).collect();
+    let owners: Vec<_> = r.tools().iter().map(|t| (t.tool().name.as_str(), &**t.server())).collect();
     assert_eq!(owners, [("x", "a"), ("y", "a"), ("z", "b")]);
-    assert_eq!(&*r.tool("y").unwrap().server, "a");
+    assert_eq!(&**r.tool("y").unwrap().server(), "a");
     let kinds: Vec<_> = r.conflicts().iter().map(|c| (c.name.as_str(), c.server.as_str(), c.kind.clone())).collect();
     assert_eq!(
         kinds,
@@ -80,14 +82,17 @@ fn a_rebuild_keeps_the_routes_of_unchanged_inventories_and_reports_clashes_alike
     let input =
         |server, inventory| RoutingInput { server, inventory, filter: &filter, visibility: ToolVisibility::Visible };
     let lost = |table: &Routing, previous: &Routing| -> Vec<String> {
-        table.lost_tools(previous).map(|t| format!("{}:{}", t.server, t.tool().name)).collect()
+        table.lost_tools(previous).map(|t| format!("{}:{}", t.server(), t.tool().name)).collect()
     };
     let first = Routing::build([input(&names[0], &a)], &[], &Routing::default());
     assert_eq!((first.kept, lost(&first, &Routing::default()).len()), (0, 0));
-    // `a` unchanged, `b` new: only b's tool is made anew; a's routes are the same objects.
+    let check = first.tool("x").unwrap().input_check().expect("x's schema compiles");
+    // `a` unchanged, `b` new: only b's tool is made anew; a's routes are the same, with what
+    // they made so far.
     let second = Routing::build([input(&names[0], &a), input(&names[1], &b)], &[], &first);
-    assert!(Arc::ptr_eq(first.tool("x").unwrap(), second.tool("x").unwrap()));
-    assert!(Arc::ptr_eq(first.tool("y").unwrap(), second.tool("y").unwrap()));
+    assert!(first.tool("x").unwrap().same_as(second.tool("x").unwrap()));
+    assert!(first.tool("y").unwrap().same_as(second.tool("y").unwrap()));
+    assert!(Arc::ptr_eq(&second.tool("x").unwrap().input_check().unwrap(), &check), "x's check compiled again");
     assert_eq!(second.kept, 2, "z is the only new route");
     assert!(lost(&second, &first).is_empty());
     let kinds: Vec<_> =
@@ -104,15 +109,16 @@ fn a_rebuild_keeps_the_routes_of_unchanged_inventories_and_reports_clashes_alike
     // A new inventory of `a` (its lists changed) gets new routes.
     let a2 = Arc::new(inventory(&["x"], &[]));
     let third = Routing::build([input(&names[0], &a2), input(&names[1], &b)], &[], &second);
-    assert!(!Arc::ptr_eq(second.tool("x").unwrap(), third.tool("x").unwrap()));
-    assert_eq!(&*third.tool("y").unwrap().server, "b", "y passes to b once a no longer lists it");
+    assert!(!second.tool("x").unwrap().same_as(third.tool("x").unwrap()));
+    assert!(!Arc::ptr_eq(&third.tool("x").unwrap().input_check().unwrap(), &check));
+    assert_eq!(&**third.tool("y").unwrap().server(), "b", "y passes to b once a no longer lists it");
     assert!(third.conflicts().iter().all(|c| c.kind == ConflictKind::DuplicateInServer));
     assert!(lost(&third, &second).is_empty(), "y moved to b: not lost");
     // Without `a`, x is routed nowhere: lost, with the server that had it.
     let fourth = Routing::build([input(&names[1], &b)], &[], &third);
     assert_eq!(lost(&fourth, &third), ["a:x"]);
     assert_eq!(
-        (fourth.tool("x").map(|t| t.server.clone()), fourth.tool("z").map(|t| t.tool().name.clone())),
+        (fourth.tool("x").map(|t| t.server().clone()), fourth.tool("z").map(|t| t.tool().name.clone())),
         (None, Some("z".into()))
     );
 }
@@ -259,9 +265,17 @@ fn a_tool_the_config_drops_gets_no_spec_as_it_is_listed() {
 }
 
 #[test]
-fn a_route_is_small_until_its_tool_is_called() {
-    // A host keeps a route for every tool of every server. With the origin of the last result
-    // inline and a `usize` index a route was 136 bytes.
+fn a_route_is_a_handle_and_a_slot_until_its_tool_is_called() {
+    // A host keeps a route for every tool of every server. A route was an allocation of its
+    // own, 104 bytes with the state a call makes; it is a handle into its server's block, which
+    // holds a slot for each tool's state and makes the state at the tool's first call.
     let size = std::mem::size_of::<RoutedTool>();
-    assert!(size <= 104, "a route is {size} bytes");
+    assert!(size <= 16, "a route is {size} bytes");
+    let slot = route::STATE_SLOT_SIZE;
+    assert!(slot <= 16, "a tool's slot in its block is {slot} bytes");
+    let r = build(&[("a", inventory(&["x", "y"], &[]), ToolFilter::default())], &[]);
+    let (x, y) = (r.tool("x").unwrap(), r.tool("y").unwrap());
+    assert_eq!((x.has_state(), y.has_state()), (false, false), "no state before a call");
+    x.input_check();
+    assert_eq!((x.has_state(), y.has_state()), (true, false), "the first call makes its own tool's state");
 }
