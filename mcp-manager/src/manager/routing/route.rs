@@ -32,6 +32,11 @@ pub(super) struct RouteBlock {
     /// The inventory the tools are in (shared, not copied: a rebuild of the table clones no
     /// tool).
     inventory: Arc<Inventory>,
+    /// Whether the specs made as the inventory's tools were listed are this block's: made for
+    /// its server (as namespace) and visibility (a config reload may have changed either
+    /// since). One maker made them all, with the same server and visibility, so the first says
+    /// it for every one.
+    takes_made_specs: bool,
     /// One slot per tool of the inventory, routed or not, filled at the tool's first call.
     states: Box<[OnceLock<Box<RouteState>>]>,
 }
@@ -56,7 +61,13 @@ struct RouteState {
 impl RouteBlock {
     pub(super) fn new(server: Arc<str>, visibility: ToolVisibility, inventory: Arc<Inventory>) -> Self {
         let states = std::iter::repeat_with(OnceLock::new).take(inventory.tools.len()).collect();
-        RouteBlock { namespace: SharedText::from(&*server), server, visibility, inventory, states }
+        let companions = &inventory.tool_companions;
+        let takes_made_specs = companions.len() == inventory.tools.len()
+            && companions
+                .iter()
+                .find_map(|companion| companion.downcast_ref::<ToolSpec>())
+                .is_some_and(|made| made.visibility == visibility && made.namespace.as_deref() == Some(&*server));
+        RouteBlock { namespace: SharedText::from(&*server), server, visibility, inventory, takes_made_specs, states }
     }
 
     /// Whether this block routes `inventory` for `server` with `visibility`.
@@ -73,6 +84,7 @@ impl fmt::Debug for RouteBlock {
             .field("server", &self.server)
             .field("visibility", &self.visibility)
             .field("tools", &self.states.len())
+            .field("takes_made_specs", &self.takes_made_specs)
             .field("called", &called)
             .finish()
     }
@@ -155,19 +167,12 @@ impl RoutedTool {
         self.state().spec.get_or_init(|| Arc::new(tool_spec(namespace.clone(), self.tool(), *visibility))).clone()
     }
 
-    /// The spec made as the tool was listed, when it is this route's: the same server (as
-    /// namespace) and visibility (a config reload may have changed it since).
+    /// The spec made as the tool was listed, when it is this route's (see
+    /// [`RouteBlock::takes_made_specs`]).
     fn made_spec(&self) -> Option<Arc<ToolSpec>> {
-        let RouteBlock { server, visibility, inventory, .. } = &*self.block;
-        let companions = &inventory.tool_companions;
-        if companions.len() != inventory.tools.len() {
-            return None;
-        }
-        let companion = companions.get(self.index as usize)?;
-        let made = companion.downcast_ref::<ToolSpec>()?;
-        (made.visibility == *visibility && made.namespace.as_deref() == Some(&**server))
-            .then(|| Arc::clone(companion).downcast::<ToolSpec>().ok())
-            .flatten()
+        let block = &*self.block;
+        let companion = block.inventory.tool_companions.get(self.index as usize)?;
+        block.takes_made_specs.then(|| Arc::clone(companion).downcast::<ToolSpec>().ok()).flatten()
     }
 
     /// The origin of a result of this tool: the server (as namespace) and the tool's name, with

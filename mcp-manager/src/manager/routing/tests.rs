@@ -247,21 +247,22 @@ fn a_route_takes_the_spec_made_as_its_tool_was_listed() {
 fn a_tool_the_config_drops_gets_no_spec_as_it_is_listed() {
     let filter = ToolFilter { allow: Some(vec!["x".into(), "y".into()]), deny: vec!["y".into()] };
     let made = spec_companions("a", ToolVisibility::Visible, &filter);
-    let companions: Vec<ToolCompanion> = ["x", "y", "z"].iter().map(|name| made.make(&tool(name))).collect();
-    let spec = Arc::clone(&companions[0]).downcast::<ToolSpec>().expect("an enabled tool's spec");
+    // The first tool listed is one the filter drops.
+    let companions: Vec<ToolCompanion> = ["y", "x", "z"].iter().map(|name| made.make(&tool(name))).collect();
+    let spec = Arc::clone(&companions[1]).downcast::<ToolSpec>().expect("an enabled tool's spec");
     assert_eq!(spec.name, "x");
-    for dropped in &companions[1..] {
+    for dropped in [&companions[0], &companions[2]] {
         assert!(!dropped.is::<ToolSpec>(), "a tool the filter drops got a spec");
     }
     // One shared empty companion for all of them: nothing is allocated for a dropped tool.
-    assert!(Arc::ptr_eq(&companions[1], &companions[2]));
+    assert!(Arc::ptr_eq(&companions[0], &companions[2]));
     // The table routes what the filter allows, with the spec made for it.
-    let mut inventory = inventory(&["x", "y", "z"], &[]);
+    let mut inventory = inventory(&["y", "x", "z"], &[]);
     inventory.tool_companions = Arc::new(companions);
     let r = build(&[("a", inventory, filter)], &[]);
     let routed: Vec<&str> = r.tools().iter().map(|t| t.tool().name.as_str()).collect();
     assert_eq!(routed, ["x"]);
-    assert_eq!(r.tools()[0].spec().name, "x");
+    assert!(Arc::ptr_eq(&r.tools()[0].spec(), &spec), "the route made a spec of its own");
 }
 
 #[test]
