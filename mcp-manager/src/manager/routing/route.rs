@@ -37,8 +37,10 @@ pub(super) struct RouteBlock {
     /// since). One maker made them all, with the same server and visibility, so the first says
     /// it for every one.
     takes_made_specs: bool,
-    /// One slot per tool of the inventory, routed or not, filled at the tool's first call.
-    states: Box<[OnceLock<Box<RouteState>>]>,
+    /// One slot per tool of the inventory, routed or not, filled at the tool's first call; the
+    /// slots themselves are made at the first call of any of the inventory's tools (a server
+    /// whose tools all lose their names to an earlier server's never gets any).
+    states: OnceLock<Box<[OnceLock<Box<RouteState>>]>>,
 }
 
 /// The size of a tool's slot in its block.
@@ -60,14 +62,20 @@ struct RouteState {
 
 impl RouteBlock {
     pub(super) fn new(server: Arc<str>, visibility: ToolVisibility, inventory: Arc<Inventory>) -> Self {
-        let states = std::iter::repeat_with(OnceLock::new).take(inventory.tools.len()).collect();
         let companions = &inventory.tool_companions;
         let takes_made_specs = companions.len() == inventory.tools.len()
             && companions
                 .iter()
                 .find_map(|companion| companion.downcast_ref::<ToolSpec>())
                 .is_some_and(|made| made.visibility == visibility && made.namespace.as_deref() == Some(&*server));
-        RouteBlock { namespace: SharedText::from(&*server), server, visibility, inventory, takes_made_specs, states }
+        RouteBlock {
+            namespace: SharedText::from(&*server),
+            server,
+            visibility,
+            inventory,
+            takes_made_specs,
+            states: OnceLock::new(),
+        }
     }
 
     /// Whether this block routes `inventory` for `server` with `visibility`.
@@ -79,11 +87,12 @@ impl RouteBlock {
 impl fmt::Debug for RouteBlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Not the inventory: a table's Debug would print every tool of every server.
-        let called = self.states.iter().filter(|state| state.get().is_some()).count();
+        let states = self.states.get().map_or(&[][..], |states| &states[..]);
+        let called = states.iter().filter(|state| state.get().is_some()).count();
         f.debug_struct("RouteBlock")
             .field("server", &self.server)
             .field("visibility", &self.visibility)
-            .field("tools", &self.states.len())
+            .field("tools", &self.inventory.tools.len())
             .field("takes_made_specs", &self.takes_made_specs)
             .field("called", &called)
             .finish()
@@ -126,10 +135,17 @@ impl RoutedTool {
         other.is(&self.block, self.index as usize)
     }
 
+    /// Whether the slots of the block's states were made (at the first call of any of its
+    /// tools).
+    #[cfg(test)]
+    pub(crate) fn block_has_slots(&self) -> bool {
+        self.block.states.get().is_some()
+    }
+
     /// Whether the tool's state was made (by a call, or a spec made here).
     #[cfg(test)]
     pub(crate) fn has_state(&self) -> bool {
-        self.block.states[self.index as usize].get().is_some()
+        self.block.states.get().is_some_and(|states| states[self.index as usize].get().is_some())
     }
 
     /// The name of the tool's server.
@@ -149,7 +165,9 @@ impl RoutedTool {
 
     /// The tool's state, made at the first ask.
     fn state(&self) -> &RouteState {
-        self.block.states[self.index as usize].get_or_init(Box::default)
+        let tools = self.block.inventory.tools.len();
+        let states = self.block.states.get_or_init(|| std::iter::repeat_with(OnceLock::new).take(tools).collect());
+        states[self.index as usize].get_or_init(Box::default)
     }
 
     /// The tool as a host-side `ToolSpec` (provider `mcp`, namespace: the server): the one made

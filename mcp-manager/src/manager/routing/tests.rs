@@ -269,7 +269,8 @@ fn a_tool_the_config_drops_gets_no_spec_as_it_is_listed() {
 fn a_route_is_a_handle_and_a_slot_until_its_tool_is_called() {
     // A host keeps a route for every tool of every server. A route was an allocation of its
     // own, 104 bytes with the state a call makes; it is a handle into its server's block, which
-    // holds a slot for each tool's state and makes the state at the tool's first call.
+    // makes a slot for each tool's state at the first call of one of them, and the state at
+    // each tool's first call.
     let size = std::mem::size_of::<RoutedTool>();
     assert!(size <= 16, "a route is {size} bytes");
     let slot = route::STATE_SLOT_SIZE;
@@ -277,6 +278,8 @@ fn a_route_is_a_handle_and_a_slot_until_its_tool_is_called() {
     let r = build(&[("a", inventory(&["x", "y"], &[]), ToolFilter::default())], &[]);
     let (x, y) = (r.tool("x").unwrap(), r.tool("y").unwrap());
     assert_eq!((x.has_state(), y.has_state()), (false, false), "no state before a call");
+    assert!(!x.block_has_slots(), "no slots before a call");
     x.input_check();
     assert_eq!((x.has_state(), y.has_state()), (true, false), "the first call makes its own tool's state");
+    assert!(y.block_has_slots());
 }
