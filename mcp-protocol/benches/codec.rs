@@ -38,7 +38,7 @@ fn call_request() -> Message {
             "sort": {"field": "updated", "direction": "desc"},
             "labels": ["bug", "codec", "p1"],
         }))),
-        meta: Some(Meta::new().with(Meta::PROGRESS_TOKEN, "call-7f3a")),
+        meta: Some(Box::new(Meta::new().with(Meta::PROGRESS_TOKEN, "call-7f3a"))),
         ..Default::default()
     };
     Message::request(RequestId::Number(4711), CallTool::METHOD, Some(&params)).unwrap()

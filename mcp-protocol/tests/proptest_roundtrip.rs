@@ -183,7 +183,13 @@ fn icon() -> impl Strategy<Value = Icon> {
 
 fn media() -> impl Strategy<Value = MediaContent> {
     ("[A-Za-z0-9+/]{0,40}={0,2}", text(), annotations(), meta(), extra()).prop_map(
-        |(data, mime_type, annotations, meta, extra)| MediaContent { data, mime_type, annotations, meta, extra },
+        |(data, mime_type, annotations, meta, extra)| MediaContent {
+            data,
+            mime_type,
+            annotations: annotations.map(Box::new),
+            meta: meta.map(Box::new),
+            extra: extra.into(),
+        },
     )
 }
 
@@ -219,11 +225,23 @@ fn resource_link() -> impl Strategy<Value = ResourceLink> {
 fn resource_contents() -> impl Strategy<Value = ResourceContents> {
     prop_oneof![
         (text(), option::of(text()), text(), meta(), extra()).prop_map(|(uri, mime_type, text, meta, extra)| {
-            ResourceContents::Text(TextResourceContents { uri, mime_type, text, meta, extra })
+            ResourceContents::Text(TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                meta: meta.map(Box::new),
+                extra: extra.into(),
+            })
         }),
         (text(), option::of(text()), "[A-Za-z0-9+/]{0,40}", meta(), extra()).prop_map(
             |(uri, mime_type, blob, meta, extra)| {
-                ResourceContents::Blob(BlobResourceContents { uri, mime_type, blob, meta, extra })
+                ResourceContents::Blob(BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob,
+                    meta: meta.map(Box::new),
+                    extra: extra.into(),
+                })
             }
         ),
     ]
@@ -239,16 +257,21 @@ fn unknown_block() -> impl Strategy<Value = ContentBlock> {
 fn leaf_block() -> BoxedStrategy<ContentBlock> {
     prop_oneof![
         (text(), annotations(), meta(), extra()).prop_map(|(text, annotations, meta, extra)| ContentBlock::Text(
-            TextContent { text, annotations, meta, extra }
+            TextContent { text, annotations: annotations.map(Box::new), meta: meta.map(Box::new), extra: extra.into() }
         )),
         media().prop_map(ContentBlock::Image),
         media().prop_map(ContentBlock::Audio),
         resource_link().prop_map(ContentBlock::ResourceLink),
         (resource_contents(), annotations(), meta(), extra()).prop_map(|(resource, annotations, meta, extra)| {
-            ContentBlock::Resource(EmbeddedResource { resource, annotations, meta, extra })
+            ContentBlock::Resource(EmbeddedResource {
+                resource,
+                annotations: annotations.map(Box::new),
+                meta: meta.map(Box::new),
+                extra: extra.into(),
+            })
         }),
         (text(), text(), json_object(), meta(), extra()).prop_map(|(id, name, input, meta, extra)| {
-            ContentBlock::ToolUse(ToolUseContent { id, name, input, meta, extra })
+            ContentBlock::ToolUse(ToolUseContent { id, name, input, meta: meta.map(Box::new), extra: extra.into() })
         }),
         unknown_block(),
     ]
@@ -267,8 +290,8 @@ fn content_block() -> impl Strategy<Value = ContentBlock> {
                     content,
                     structured_content,
                     is_error,
-                    meta,
-                    extra,
+                    meta: meta.map(Box::new),
+                    extra: extra.into(),
                 })
             },
         )

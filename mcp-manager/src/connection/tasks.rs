@@ -389,7 +389,7 @@ impl McpConnection {
                         if guard.is_some() {
                             let mut meta = Meta::default();
                             meta.0.insert("progressToken".into(), serde_json::to_value(&token).unwrap_or_default());
-                            params.meta = Some(meta);
+                            params.meta = Some(Box::new(meta));
                             (guard, None)
                         } else {
                             (None, Some(callback))
@@ -714,7 +714,7 @@ pub(crate) fn advertises_tasks(capabilities: &mcp_protocol::types::lifecycle::Se
 
 /// The task id in `_meta["io.modelcontextprotocol/related-task"]`, where the host reads it.
 fn with_related_task(mut result: CallToolResult, task_id: &str) -> CallToolResult {
-    let meta = result.meta.get_or_insert_with(Meta::default);
+    let meta = result.meta.get_or_insert_with(Box::default);
     if meta.get::<RelatedTaskMetadata>(Meta::RELATED_TASK).is_none() {
         let related = RelatedTaskMetadata { task_id: task_id.to_owned(), ..Default::default() };
         meta.0.insert(Meta::RELATED_TASK.into(), serde_json::to_value(related).unwrap_or_default());

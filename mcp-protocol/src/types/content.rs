@@ -21,13 +21,13 @@ pub struct TextContent {
     pub text: String,
     /// Display hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
+    pub annotations: Option<Box<Annotations>>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 impl TextContent {
@@ -47,13 +47,13 @@ pub struct MediaContent {
     pub mime_type: String,
     /// Display hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
+    pub annotations: Option<Box<Annotations>>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// Image content.
@@ -111,10 +111,10 @@ pub struct TextResourceContents {
     pub text: String,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// Contents of a binary resource.
@@ -130,10 +130,10 @@ pub struct BlobResourceContents {
     pub blob: String,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// The contents of a resource: text or blob.
@@ -163,13 +163,13 @@ pub struct EmbeddedResource {
     pub resource: ResourceContents,
     /// Display hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
+    pub annotations: Option<Box<Annotations>>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// A request from the LLM to call a tool (sampling with tools, 2025-11-25+).
@@ -183,10 +183,10 @@ pub struct ToolUseContent {
     pub input: JsonObject,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// The result of a tool call, given back to the LLM (sampling with tools, 2025-11-25+).
@@ -205,14 +205,18 @@ pub struct ToolResultContent {
     pub is_error: Option<bool>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// One content block. Tool results and prompt messages use the first five kinds; sampling
 /// messages also use `tool_use` and `tool_result`.
+///
+/// Every kind keeps its `annotations`, `_meta` and the members this crate does not model in
+/// boxes, absent for most blocks: a call's result is moved through several layers on its way to
+/// the host, and a block the size of its largest kind with those maps inline was 504 bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentBlock {
     /// `text`.
@@ -489,6 +493,41 @@ mod tests {
             let err = serde_json::from_str::<ContentBlock>(text).unwrap_err();
             assert!(err.to_string().contains(expected), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn blocks_and_call_results_hold_a_pointer_for_what_they_rarely_have() {
+        use crate::types::tools::{CallToolParams, CallToolResult};
+        // With the annotations, `_meta` and unmodelled members inline, a text block was 304
+        // bytes and every block 504 (the size of the largest kind), a call's result 272 and its
+        // params 384: each call's result is moved through several layers, and a host holds
+        // the blocks of many.
+        let sizes = [
+            ("TextContent", size_of::<TextContent>(), 48),
+            ("MediaContent", size_of::<MediaContent>(), 72),
+            ("EmbeddedResource", size_of::<EmbeddedResource>(), 120),
+            ("ContentBlock", size_of::<ContentBlock>(), 184),
+            ("CallToolResult", size_of::<CallToolResult>(), 144),
+            ("CallToolParams", size_of::<CallToolParams>(), 256),
+        ];
+        for (name, size, most) in sizes {
+            assert!(size <= most, "{name} is {size} bytes, more than {most}");
+        }
+        // What the boxes hold still arrives and leaves as it came.
+        let text = r#"{"type":"text","text":"hi","annotations":{"priority":0.5},"_meta":{"k":1},"later":[2]}"#;
+        let block: ContentBlock = serde_json::from_str(text).unwrap();
+        let ContentBlock::Text(t) = &block else { panic!("{block:?}") };
+        assert_eq!(t.annotations.as_ref().and_then(|a| a.priority_f64()), Some(0.5));
+        assert_eq!(t.meta.as_ref().map(|m| m.0.get("k")), Some(Some(&json!(1))));
+        assert_eq!(t.extra.get("later"), Some(&json!([2])));
+        assert_eq!(serde_json::to_string(&block).unwrap(), text);
+        let plain: ContentBlock = serde_json::from_str(r#"{"type":"text","text":"hi"}"#).unwrap();
+        let ContentBlock::Text(t) = &plain else { panic!("{plain:?}") };
+        assert!(t.annotations.is_none() && t.meta.is_none() && t.extra.is_empty());
+        let result = r#"{"content":[],"isError":false,"_meta":{"m":true},"later":"x"}"#;
+        let decoded: CallToolResult = serde_json::from_str(result).unwrap();
+        assert_eq!(decoded.extra.get("later"), Some(&json!("x")));
+        assert_eq!(serde_json::to_string(&decoded).unwrap(), result);
     }
 
     #[test]

@@ -267,13 +267,14 @@ pub struct CallToolParams {
     pub request_state: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
-/// Result of a completed `tools/call`.
+/// Result of a completed `tools/call`. Its `_meta` and unmodelled members are boxed (absent for
+/// most results), as are a call's params', which every call moves through several layers.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
@@ -290,10 +291,10 @@ pub struct CallToolResult {
     pub result_type: Option<ResultType>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     /// Members this crate does not model.
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// What `tools/call` may answer: a result, a request for input (2026-07-28) or a task

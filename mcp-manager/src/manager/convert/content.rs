@@ -2,7 +2,8 @@
 
 use mcp_protocol::types::common::Annotations;
 use mcp_protocol::types::content::{ContentBlock, ResourceContents};
-use mcp_protocol::types::meta::{JsonObject, Meta};
+use mcp_protocol::types::extra::Extra;
+use mcp_protocol::types::meta::Meta;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tool_system::{
@@ -22,7 +23,7 @@ pub(super) fn content_item(block: ContentBlock) -> ContentItem {
         ContentBlock::Image(media) => ContentItem::Image(media_item(media)),
         ContentBlock::Audio(media) => ContentItem::Audio(media_item(media)),
         ContentBlock::ResourceLink(link) => {
-            let mut metadata = metadata(link.meta.map(|meta| *meta), link.extra.into_inner());
+            let mut metadata = metadata(link.meta, link.extra);
             if let Some(icons) = link.icons {
                 metadata.insert("icons".into(), to_value(&icons));
             }
@@ -33,7 +34,7 @@ pub(super) fn content_item(block: ContentBlock) -> ContentItem {
                 description: link.description,
                 mime_type: link.mime_type,
                 size: link.size,
-                annotations: annotations(link.annotations.map(|a| *a)),
+                annotations: annotations(link.annotations),
                 metadata,
             })
         }
@@ -47,7 +48,7 @@ pub(super) fn content_item(block: ContentBlock) -> ContentItem {
                 metadata.insert("resource_meta".into(), Value::Object(meta.0));
             }
             if !resource_extra.is_empty() {
-                metadata.insert("resource_extra".into(), Value::Object(resource_extra));
+                metadata.insert("resource_extra".into(), Value::Object(resource_extra.into_inner()));
             }
             ContentItem::EmbeddedResource(EmbeddedResource {
                 uri,
@@ -79,13 +80,13 @@ fn media_item(media: mcp_protocol::types::content::MediaContent) -> MediaContent
     }
 }
 
-fn annotations(annotations: Option<Annotations>) -> Option<Value> {
-    annotations.map(|a| to_value(&a))
+fn annotations(annotations: Option<Box<Annotations>>) -> Option<Value> {
+    annotations.map(|a| to_value(&*a))
 }
 
 /// A block's unmodelled members, plus its `_meta` under `_meta`.
-fn metadata(meta: Option<Meta>, extra: JsonObject) -> Map<String, Value> {
-    let mut metadata = extra;
+fn metadata(meta: Option<Box<Meta>>, extra: Extra) -> Map<String, Value> {
+    let mut metadata = extra.into_inner();
     if let Some(meta) = meta {
         metadata.insert("_meta".into(), Value::Object(meta.0));
     }

@@ -16,8 +16,8 @@ const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 /// A text block.
 pub fn text(rev: Rev, full: bool) -> ContentBlock {
     ContentBlock::Text(TextContent {
-        annotations: annotations(rev, full),
-        meta: item_meta(rev, full),
+        annotations: annotations(rev, full).map(Box::new),
+        meta: item_meta(rev, full).map(Box::new),
         ..TextContent::new("The weather in Paris is sunny.")
     })
 }
@@ -36,8 +36,8 @@ fn media(rev: Rev, full: bool, data: &str, mime_type: &str) -> MediaContent {
     MediaContent {
         data: data.to_owned(),
         mime_type: mime_type.to_owned(),
-        annotations: annotations(rev, full),
-        meta: item_meta(rev, full),
+        annotations: annotations(rev, full).map(Box::new),
+        meta: item_meta(rev, full).map(Box::new),
         ..Default::default()
     }
 }
@@ -71,7 +71,7 @@ pub fn resource_contents(rev: Rev, full: bool, blob: bool) -> ResourceContents {
             uri,
             mime_type,
             blob: PNG.to_owned(),
-            meta,
+            meta: meta.map(Box::new),
             ..Default::default()
         })
     } else {
@@ -79,7 +79,7 @@ pub fn resource_contents(rev: Rev, full: bool, blob: bool) -> ResourceContents {
             uri,
             mime_type,
             text: "# Readme".to_owned(),
-            meta,
+            meta: meta.map(Box::new),
             ..Default::default()
         })
     }
@@ -89,8 +89,8 @@ pub fn resource_contents(rev: Rev, full: bool, blob: bool) -> ResourceContents {
 pub fn embedded(rev: Rev, full: bool, blob: bool) -> ContentBlock {
     ContentBlock::Resource(EmbeddedResource {
         resource: resource_contents(rev, full, blob),
-        annotations: annotations(rev, full),
-        meta: item_meta(rev, full),
+        annotations: annotations(rev, full).map(Box::new),
+        meta: item_meta(rev, full).map(Box::new),
         extra: Default::default(),
     })
 }
@@ -115,7 +115,7 @@ pub fn tool_use(rev: Rev, full: bool) -> ContentBlock {
         id: "call-1".to_owned(),
         name: "get_weather".to_owned(),
         input: object(json!({"city": "Paris"})),
-        meta: item_meta(rev, full),
+        meta: item_meta(rev, full).map(Box::new),
         ..Default::default()
     })
 }
@@ -128,7 +128,7 @@ pub fn tool_result(rev: Rev, full: bool) -> ContentBlock {
         block.content.push(image(rev, true));
         block.structured_content = Some(json!({"temperature": 22, "conditions": "sunny"}));
         block.is_error = Some(false);
-        block.meta = item_meta(rev, true);
+        block.meta = item_meta(rev, true).map(Box::new);
     }
     ContentBlock::ToolResult(block)
 }

@@ -78,8 +78,11 @@ pub fn list_tools_result(rev: Rev) -> Vec<Variant<ListToolsResult>> {
 /// `tools/call` params; the maximal 2026-07-28 instance is a retry with input responses.
 pub fn call_tool_params(rev: Rev) -> Vec<Variant<Option<CallToolParams>>> {
     let build = |full: bool| {
-        let mut params =
-            CallToolParams { name: "get_weather".to_owned(), meta: request_meta(rev, full), ..Default::default() };
+        let mut params = CallToolParams {
+            name: "get_weather".to_owned(),
+            meta: request_meta(rev, full).map(Box::new),
+            ..Default::default()
+        };
         if full {
             params.arguments = Some(object(json!({"city": "Paris"})));
             params.task = (rev == Rev::V2025_11_25).then(task_metadata);
@@ -99,7 +102,7 @@ pub fn call_tool_result(rev: Rev) -> Vec<Variant<CallToolResult>> {
         let mut result = CallToolResult {
             content: vec![content::text(rev, false)],
             result_type: complete(rev),
-            meta: result_meta(rev, full),
+            meta: result_meta(rev, full).map(Box::new),
             ..Default::default()
         };
         if full {
