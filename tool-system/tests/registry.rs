@@ -524,15 +524,16 @@ async fn former_tools_are_bounded_and_the_oldest_are_forgotten() {
 }
 
 /// Every call in flight holds its registry future (a host with a thousand calls in flight holds a
-/// thousand): the invocation and the context are in it twice (as the call's, and as the call of
-/// the provider's that is awaited in it), not four times (each `async fn` layer holding them as
-/// given and again as moved into its body: 1,992 bytes, against 1,208 now).
+/// thousand): the invocation and the context are in it once, as the call's, and not again in the
+/// state of the provider's call awaited in it, which hands them to the provider before it is
+/// awaited (1,208 bytes when they were in both; 1,992 when each `async fn` layer held them as
+/// given and again as moved into its body).
 #[test]
-fn a_calls_registry_future_holds_the_invocation_and_the_context_twice_at_most() {
+fn a_calls_registry_future_holds_the_invocation_and_the_context_once() {
     let registry = ToolRegistry::new();
     let pair = std::mem::size_of::<ToolInvocation>() + std::mem::size_of::<ToolExecutionContext>();
     let future = registry.invoke(call("echo"), ctx());
     let size = std::mem::size_of_val(&future);
     println!("invoke future: {size} bytes; invocation + context: {pair} bytes");
-    assert!(size < 4 * pair, "{size} bytes: the invocation and context ({pair} bytes) are held four times");
+    assert!(size < 2 * pair + 200, "{size} bytes: the invocation and context ({pair} bytes) are held twice");
 }

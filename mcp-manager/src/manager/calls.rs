@@ -268,15 +268,18 @@ impl McpManager {
             };
             // Copied only for the observers, who see what was sent.
             let sent = if self.shared.hooks.is_empty() { None } else { arguments.clone() };
-            let called = match self.prepare_call(&route, arguments, task) {
-                Ok((server, arguments, task)) => {
-                    let _in_flight = server.in_flight.read().await;
-                    match server.conn.call_tool_served(&route.tool().name, arguments, options, task).await {
-                        Ok((outcome, open)) => served(&route, outcome, open),
-                        Err(e) => Err(e.into()),
-                    }
+            let called = 'call: {
+                // Taken apart in a statement of its own: a `match` over the call's preparation
+                // would keep room for all of it (200 bytes) across the server's call.
+                let (server, arguments, task) = match self.prepare_call(&route, arguments, task) {
+                    Ok(prepared) => prepared,
+                    Err(e) => break 'call Err(e),
+                };
+                let _in_flight = server.in_flight.read().await;
+                match server.conn.call_tool_served(&route.tool().name, arguments, options, task).await {
+                    Ok((outcome, open)) => served(&route, outcome, open),
+                    Err(e) => Err(e.into()),
                 }
-                Err(e) => Err(e),
             };
             let result = host_result(&span, &route, called);
             let result = match call {

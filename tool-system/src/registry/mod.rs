@@ -429,7 +429,7 @@ impl ToolRegistry {
         if !self.gate(&ctx).allows(&snapshot.tools[index]) {
             return not_available(tool);
         }
-        run_tool(&snapshot.tools[index], Arc::clone(snapshot.provider(index)), invocation, ctx).await
+        run_tool(&snapshot.tools[index], snapshot.provider(index), invocation, ctx).await
     }
 
     /// Runs the tool exposed as `invocation.tool_name` (an LLM name; a qualified or original
@@ -477,7 +477,7 @@ impl ToolRegistry {
                 return match former {
                     Some((tool, provider)) if tool.spec.callers.model && gate.allows(&tool) => {
                         drop(gate);
-                        run_tool(&tool, provider, invocation, ctx).await
+                        run_tool(&tool, &provider, invocation, ctx).await
                     }
                     Some(_) => not_available(name),
                     None => ToolExecutionResult::failed(format!("unknown tool `{}`", quote_name(name))),
@@ -494,7 +494,7 @@ impl ToolRegistry {
             }
             drop(gate);
             nulls::drop_refused_nulls(&snapshot.tools[index].spec.parameters, &mut invocation.arguments);
-            run_tool(&snapshot.tools[index], Arc::clone(snapshot.provider(index)), invocation, ctx).await
+            run_tool(&snapshot.tools[index], snapshot.provider(index), invocation, ctx).await
         }
     }
 
@@ -516,23 +516,31 @@ impl ToolRegistry {
 
 /// Runs `tool` on `provider` under the context's control (see [`ToolRegistry::invoke`]),
 /// isolating a panic. Awaited directly by the registry's calls, not through a layer of its own:
-/// each `async` layer moves the whole state of the call once more. An `async` block, as
-/// `invoke`'s, so that the invocation and the context are held once.
-#[expect(clippy::manual_async_fn, reason = "an async fn would hold the arguments twice")]
+/// each `async` layer moves the whole state of the call once more.
+///
+/// The provider is handed the invocation and the context before the returned future exists, so
+/// that future holds neither: it holds the provider's call, the host's control of it and the
+/// time it started. (An `async` block taking them would keep room for them while the call is in
+/// flight, beside the copies that the caller's state and the provider's call hold.) `provider`
+/// is borrowed from the listing, or the former tool, that the caller's state keeps.
 fn run_tool<'a>(
     tool: &'a ExposedTool,
-    provider: Arc<dyn ToolProvider>,
+    provider: &'a Arc<dyn ToolProvider>,
     mut invocation: ToolInvocation,
     ctx: ToolExecutionContext,
 ) -> impl Future<Output = ToolExecutionResult> + Send + 'a {
-    async move {
-        if ctx.control.is_cancelled() {
-            return ToolExecutionResult::cancelled(&tool.llm_name);
-        }
-        invocation.tool_name.clone_from(&tool.spec.name);
+    let started = std::time::Instant::now();
+    let call = if ctx.control.is_cancelled() {
+        None
+    } else {
         let control = ctx.control.clone();
-        let started = std::time::Instant::now();
-        let call = std::panic::catch_unwind(AssertUnwindSafe(|| provider.invoke(invocation, ctx)));
+        invocation.tool_name.clone_from(&tool.spec.name);
+        Some((control, std::panic::catch_unwind(AssertUnwindSafe(|| provider.invoke(invocation, ctx)))))
+    };
+    async move {
+        let Some((control, call)) = call else {
+            return ToolExecutionResult::cancelled(&tool.llm_name);
+        };
         let outcome = match call {
             Ok(future) => {
                 let call = AssertUnwindSafe(future).catch_unwind();
