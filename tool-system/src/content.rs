@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::SharedText;
+use crate::{Metadata, SharedText};
 
 /// One piece of a tool's output.
 ///
@@ -43,7 +43,7 @@ pub struct TextContent {
     pub annotations: Option<Value>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
 }
 
 /// An image or audio block.
@@ -58,7 +58,7 @@ pub struct MediaContent {
     pub annotations: Option<Value>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
 }
 
 /// A link to a resource.
@@ -85,7 +85,7 @@ pub struct ResourceLink {
     pub annotations: Option<Value>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
 }
 
 /// A resource inlined in the output.
@@ -103,7 +103,7 @@ pub struct EmbeddedResource {
     pub annotations: Option<Value>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
 }
 
 /// The contents of an embedded resource.
@@ -135,7 +135,7 @@ pub struct BinaryContent {
     pub annotations: Option<Value>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
 }
 
 /// A block of a type this model does not know.
@@ -150,7 +150,7 @@ pub struct UnknownContent {
     pub annotations: Option<Value>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
 }
 
 impl ContentItem {

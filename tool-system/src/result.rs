@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::content::bounded;
-use crate::{ContentItem, ResultOrigin, SharedText};
+use crate::{ContentItem, Metadata, ResultOrigin, SharedText};
 
 /// The error message of a failed result whose cause gave none.
 pub const GENERIC_FAILURE: &str = "tool execution failed without an error message";
@@ -39,9 +39,9 @@ pub struct ToolExecutionResult {
     /// call), when the provider says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<ResultOrigin>,
-    /// Free-form metadata.
+    /// Free-form metadata (a pointer while there is none, as for most results).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub metadata: Map<String, Value>,
+    pub metadata: Metadata,
 }
 
 impl ToolExecutionResult {
@@ -59,7 +59,7 @@ impl ToolExecutionResult {
             structured_content: None,
             error_message: None,
             origin: None,
-            metadata: Map::new(),
+            metadata: Metadata::new(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! item reaches the history in order, blank text hides nothing, a failure says what failed and
 //! keeps what came with it.
 
-use serde_json::{Map, json};
+use serde_json::json;
 use tool_system::{ContentItem, EmbeddedResource, GENERIC_FAILURE, ResourceBody, ResourceLink, ToolExecutionResult};
 
 fn text_resource(uri: &str, text: &str) -> ContentItem {
@@ -11,7 +11,7 @@ fn text_resource(uri: &str, text: &str) -> ContentItem {
         mime_type: Some("text/plain".into()),
         body: ResourceBody::Text(text.into()),
         annotations: None,
-        metadata: Map::new(),
+        metadata: Default::default(),
     })
 }
 

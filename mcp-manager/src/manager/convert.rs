@@ -224,7 +224,7 @@ pub fn tool_result(
     out.content = text;
     out.items = items;
     out.structured_content = structured_content;
-    out.metadata = result_metadata(meta.map(|m| m.0), extra.into_inner());
+    out.metadata = result_metadata(meta.map(|m| m.0), extra.into_inner()).into();
     out.origin = Some(origin);
     out
 }

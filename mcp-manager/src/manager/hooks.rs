@@ -164,7 +164,7 @@ impl ToolExecuted {
         result: &ToolExecutionResult,
         duration: Duration,
     ) -> Self {
-        let metadata = match redact(&Value::Object(result.metadata.clone())) {
+        let metadata = match redact(&Value::Object(result.metadata.clone().into_map())) {
             Value::Object(map) => map,
             _ => Map::new(),
         };

@@ -5,9 +5,9 @@ use mcp_protocol::types::content::{ContentBlock, ResourceContents};
 use mcp_protocol::types::extra::Extra;
 use mcp_protocol::types::meta::Meta;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tool_system::{
-    ContentItem, EmbeddedResource, MediaContent, ResourceBody, ResourceLink, TextContent, UnknownContent,
+    ContentItem, EmbeddedResource, MediaContent, Metadata, ResourceBody, ResourceLink, TextContent, UnknownContent,
 };
 
 /// One block as a host item. Nothing is dropped: members the item has no field for go to its
@@ -61,12 +61,12 @@ pub(super) fn content_item(block: ContentBlock) -> ContentItem {
         block @ (ContentBlock::ToolUse(_) | ContentBlock::ToolResult(_)) => {
             let type_name = block.kind().to_owned();
             let raw = to_value(&block);
-            ContentItem::Unknown(UnknownContent { type_name, raw, annotations: None, metadata: Map::new() })
+            ContentItem::Unknown(UnknownContent { type_name, raw, annotations: None, metadata: Metadata::new() })
         }
         ContentBlock::Unknown(raw) => {
             let type_name = raw.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
             let annotations = raw.get("annotations").cloned();
-            ContentItem::Unknown(UnknownContent { type_name, raw, annotations, metadata: Map::new() })
+            ContentItem::Unknown(UnknownContent { type_name, raw, annotations, metadata: Metadata::new() })
         }
     }
 }
@@ -85,12 +85,12 @@ fn annotations(annotations: Option<Box<Annotations>>) -> Option<Value> {
 }
 
 /// A block's unmodelled members, plus its `_meta` under `_meta`.
-fn metadata(meta: Option<Box<Meta>>, extra: Extra) -> Map<String, Value> {
+fn metadata(meta: Option<Box<Meta>>, extra: Extra) -> Metadata {
     let mut metadata = extra.into_inner();
     if let Some(meta) = meta {
         metadata.insert("_meta".into(), Value::Object(meta.0));
     }
-    metadata
+    metadata.into()
 }
 
 /// Protocol values always serialise (they came from JSON); `null` stands in if one ever does not.

@@ -161,7 +161,7 @@ fn every_content_block_is_kept() {
 
     let ContentItem::Text(text) = &out.items[0] else { panic!("{:?}", out.items[0]) };
     assert_eq!(text.annotations, Some(json!({"audience": ["user"]})));
-    assert_eq!(Value::Object(text.metadata.clone()), json!({"_meta": {"k": 1}}));
+    assert_eq!(Value::Object(text.metadata.clone().into_map()), json!({"_meta": {"k": 1}}));
     assert_eq!(out.items[1], ContentItem::image("aGVsbG8=", "image/png"));
     assert_eq!(out.items[2], ContentItem::audio("AAAA", "audio/wav"));
     let ContentItem::ResourceLink(link) = &out.items[3] else { panic!("{:?}", out.items[3]) };
@@ -181,7 +181,7 @@ fn every_content_block_is_kept() {
     assert_eq!(unknown.raw, json!({"type": "hologram", "beam": 3, "annotations": {"priority": 1}}));
     assert_eq!(unknown.annotations, Some(json!({"priority": 1})));
 
-    assert_eq!(Value::Object(out.metadata), json!({"_meta": {"trace": "t-1"}, "extra": {"vendorExtra": 5}}));
+    assert_eq!(Value::Object(out.metadata.into_map()), json!({"_meta": {"trace": "t-1"}, "extra": {"vendorExtra": 5}}));
     assert_eq!(out.origin, Some(cx()), "where the result came from is its origin, not metadata keys");
 }
 
