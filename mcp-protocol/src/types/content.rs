@@ -510,9 +510,7 @@ mod tests {
             ("CallToolResult", size_of::<CallToolResult>(), 144),
             ("CallToolParams", size_of::<CallToolParams>(), 256),
         ];
-        for (name, size, most) in sizes {
-            assert!(size <= most, "{name} is {size} bytes, more than {most}");
-        }
+        crate::types::extra::assert_sizes_at_most(&sizes);
         // What the boxes hold still arrives and leaves as it came.
         let text = r#"{"type":"text","text":"hi","annotations":{"priority":0.5},"_meta":{"k":1},"later":[2]}"#;
         let block: ContentBlock = serde_json::from_str(text).unwrap();

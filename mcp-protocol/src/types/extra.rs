@@ -89,6 +89,15 @@ impl<'de> Deserialize<'de> for Extra {
     }
 }
 
+/// Asserts that each `(type, size, most)` is at most `most` bytes (tests of the types that box
+/// what they rarely have).
+#[cfg(test)]
+pub(crate) fn assert_sizes_at_most(sizes: &[(&str, usize, usize)]) {
+    for (name, size, most) in sizes {
+        assert!(size <= most, "{name} is {size} bytes, more than {most}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -143,8 +152,6 @@ mod tests {
             ("ResourceLink", size_of::<ResourceLink>(), 184),
             ("ResourceTemplate", size_of::<ResourceTemplate>(), 168),
         ];
-        for (name, size, most) in sizes {
-            assert!(size <= most, "{name} is {size} bytes, more than {most}");
-        }
+        super::assert_sizes_at_most(&sizes);
     }
 }
