@@ -12,7 +12,7 @@ use mcp_protocol::types::tools::{CallTool, CallToolParams, ListTools, ListToolsR
 use mcp_protocol::{ErrorCode, ErrorObject, Message, RawJson, RequestId, Response};
 use mcp_transport::{MemoryTransport, Transport, TransportEvent};
 use serde_json::{Value, json};
-use test_support::within;
+use test_support::{within, within_for};
 
 fn start(handler: Arc<dyn InboundHandler>, timeout: Duration) -> (Session, MemoryTransport) {
     let (client, server) = MemoryTransport::pair();
@@ -79,72 +79,81 @@ async fn peer_error_is_kept_apart() {
 
 #[tokio::test(start_paused = true)]
 async fn timeout_sends_cancelled_and_ignores_the_late_answer() {
-    let (session, server) = start(Arc::new(NoHandler), Duration::from_millis(200));
-    let err = session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
-    assert!(err.is_timeout(), "{err}");
-    assert!(err.to_string().contains("timed out after"), "{err}");
-    let Message::Request(req) = next_message(&server).await else { panic!() };
-    let Message::Notification(n) = next_message(&server).await else { panic!("expected notifications/cancelled") };
-    assert_eq!(n.method, "notifications/cancelled");
-    let params: Value = serde_json::from_str(n.params.unwrap().get()).unwrap();
-    assert_eq!(params["requestId"], serde_json::to_value(&req.id).unwrap());
-    // The late answer is ignored and the session still works.
-    server.send(reply(&req.id, json!({"tools": []}))).await.unwrap();
-    let call = tokio::spawn({
-        let session = session.clone();
-        async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await }
-    });
-    let Message::Request(req2) = next_message(&server).await else { panic!() };
-    assert_ne!(req2.id, req.id, "ids are never reused");
-    server.send(reply(&req2.id, json!({"tools": []}))).await.unwrap();
-    assert!(call.await.unwrap().unwrap().tools.is_empty());
+    // Paused time: a hang ends at this virtual limit, at once.
+    within_for(Duration::from_secs(7_200), async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_millis(200));
+        let err =
+            session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+        assert!(err.to_string().contains("timed out after"), "{err}");
+        let Message::Request(req) = next_message(&server).await else { panic!() };
+        let Message::Notification(n) = next_message(&server).await else { panic!("expected notifications/cancelled") };
+        assert_eq!(n.method, "notifications/cancelled");
+        let params: Value = serde_json::from_str(n.params.unwrap().get()).unwrap();
+        assert_eq!(params["requestId"], serde_json::to_value(&req.id).unwrap());
+        // The late answer is ignored and the session still works.
+        server.send(reply(&req.id, json!({"tools": []}))).await.unwrap();
+        let call = tokio::spawn({
+            let session = session.clone();
+            async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await }
+        });
+        let Message::Request(req2) = next_message(&server).await else { panic!() };
+        assert_ne!(req2.id, req.id, "ids are never reused");
+        server.send(reply(&req2.id, json!({"tools": []}))).await.unwrap();
+        assert!(call.await.unwrap().unwrap().tools.is_empty());
+    })
+    .await
 }
 
 #[tokio::test(start_paused = true)]
 async fn progress_extends_the_deadline_up_to_the_cap() {
-    let (client, server) = MemoryTransport::pair();
-    let mut options = SessionOptions::new("fake");
-    options.request_timeout = Duration::from_secs(1);
-    options.max_request_timeout = Duration::from_secs(5);
-    let session = Session::start(Arc::new(client), Arc::new(NoHandler), options);
-    let seen = Arc::new(AtomicUsize::new(0));
-    let progress = {
-        let seen = seen.clone();
-        Arc::new(move |_p| {
-            seen.fetch_add(1, Ordering::SeqCst);
-        })
-    };
-    let call = tokio::spawn({
-        let session = session.clone();
-        async move {
-            session
-                .request::<ListTools>(
-                    &PaginatedParams::default(),
-                    RequestOptions { timeout: None, progress: Some(progress) },
-                )
-                .await
+    // Paused time: a hang ends at this virtual limit, at once.
+    within_for(Duration::from_secs(7_200), async {
+        let (client, server) = MemoryTransport::pair();
+        let mut options = SessionOptions::new("fake");
+        options.request_timeout = Duration::from_secs(1);
+        options.max_request_timeout = Duration::from_secs(5);
+        let session = Session::start(Arc::new(client), Arc::new(NoHandler), options);
+        let seen = Arc::new(AtomicUsize::new(0));
+        let progress = {
+            let seen = seen.clone();
+            Arc::new(move |_p| {
+                seen.fetch_add(1, Ordering::SeqCst);
+            })
+        };
+        let call = tokio::spawn({
+            let session = session.clone();
+            async move {
+                session
+                    .request::<ListTools>(
+                        &PaginatedParams::default(),
+                        RequestOptions { timeout: None, progress: Some(progress) },
+                    )
+                    .await
+            }
+        });
+        let Message::Request(req) = next_message(&server).await else { panic!() };
+        let params: Value = serde_json::from_str(req.params.as_ref().unwrap().get()).unwrap();
+        let token = params["_meta"]["progressToken"].clone();
+        assert_eq!(token, serde_json::to_value(&req.id).unwrap(), "the token is the request id");
+        // Progress every 800 ms keeps a 1 s timeout alive past 1 s, but not past the 5 s cap.
+        for i in 0..10 {
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            let note =
+                Message::notification("notifications/progress", Some(&json!({"progressToken": token, "progress": i})));
+            if server.send(note.unwrap()).await.is_err() {
+                break;
+            }
+            if call.is_finished() {
+                break;
+            }
         }
-    });
-    let Message::Request(req) = next_message(&server).await else { panic!() };
-    let params: Value = serde_json::from_str(req.params.as_ref().unwrap().get()).unwrap();
-    let token = params["_meta"]["progressToken"].clone();
-    assert_eq!(token, serde_json::to_value(&req.id).unwrap(), "the token is the request id");
-    // Progress every 800 ms keeps a 1 s timeout alive past 1 s, but not past the 5 s cap.
-    for i in 0..10 {
-        tokio::time::sleep(Duration::from_millis(800)).await;
-        let note =
-            Message::notification("notifications/progress", Some(&json!({"progressToken": token, "progress": i})));
-        if server.send(note.unwrap()).await.is_err() {
-            break;
-        }
-        if call.is_finished() {
-            break;
-        }
-    }
-    let err = call.await.unwrap().unwrap_err();
-    assert!(err.is_timeout(), "{err}");
-    let n = seen.load(Ordering::SeqCst);
-    assert!((5..=7).contains(&n), "progress callbacks: {n}");
+        let err = call.await.unwrap().unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+        let n = seen.load(Ordering::SeqCst);
+        assert!((5..=7).contains(&n), "progress callbacks: {n}");
+    })
+    .await
 }
 
 #[tokio::test]
@@ -314,37 +323,47 @@ impl Transport for StuckSend {
 
 #[tokio::test(start_paused = true)]
 async fn a_send_that_never_completes_is_bounded_by_the_deadline() {
-    let mut options = SessionOptions::new("stuck");
-    options.request_timeout = Duration::from_secs(2);
-    let session = Session::start(Arc::new(StuckSend), Arc::new(NoHandler), options);
-    let err = session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
-    assert!(err.is_timeout(), "{err}");
+    // Paused time: a hang ends at this virtual limit, at once.
+    within_for(Duration::from_secs(7_200), async {
+        let mut options = SessionOptions::new("stuck");
+        options.request_timeout = Duration::from_secs(2);
+        let session = Session::start(Arc::new(StuckSend), Arc::new(NoHandler), options);
+        let err =
+            session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await.unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+    })
+    .await
 }
 
 /// A request without a deadline (the modern `subscriptions/listen`): its id is known before it
 /// is sent, no timeout or hard cap ends it, and the transport's end does.
 #[tokio::test(start_paused = true)]
 async fn an_unbounded_request_has_no_deadline_but_ends_with_the_transport() {
-    let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(1));
-    let (id, answer) = session.request_unbounded::<ListTools>(&PaginatedParams::default());
-    let call = tokio::spawn(answer);
-    let Message::Request(req) = next_message(&server).await else { panic!("expected a request") };
-    assert_eq!(req.id, id, "the id handed out is the one sent");
-    tokio::time::sleep(Duration::from_secs(3600)).await;
-    assert!(!call.is_finished(), "past the timeout and the 10 min hard cap, still waiting");
-    server.close().await;
-    let err = call.await.unwrap().unwrap_err();
-    assert!(err.is_closed(), "{err}");
-    let (_, late) = session.request_unbounded::<ListTools>(&PaginatedParams::default());
-    assert!(late.await.unwrap_err().is_closed(), "a closed session refuses a new one");
+    // Paused time: a hang ends at this virtual limit, at once.
+    within_for(Duration::from_secs(7_200), async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(1));
+        let (id, answer) = session.request_unbounded::<ListTools>(&PaginatedParams::default());
+        let call = tokio::spawn(answer);
+        let Message::Request(req) = next_message(&server).await else { panic!("expected a request") };
+        assert_eq!(req.id, id, "the id handed out is the one sent");
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        assert!(!call.is_finished(), "past the timeout and the 10 min hard cap, still waiting");
+        server.close().await;
+        let err = call.await.unwrap().unwrap_err();
+        assert!(err.is_closed(), "{err}");
+        let (_, late) = session.request_unbounded::<ListTools>(&PaginatedParams::default());
+        assert!(late.await.unwrap_err().is_closed(), "a closed session refuses a new one");
+    })
+    .await
 }
 
 /// Every request in flight holds its future (a host with a thousand calls in flight holds a
 /// thousand), so each of the request's layers (the typed request, its encoding and the wait for
 /// the answer in the request's span) holds its arguments once. As `async fn`s, which hold theirs
 /// as given and again as moved into the body, they made a `tools/call` request's future 1,368
-/// bytes in a debug build; as `async` blocks 1,104, and 944 with the span's layer a map of the
-/// wait rather than an `async` block of its own.
+/// bytes in a debug build; as `async` blocks 1,104, 944 with the span's layer a map of the wait
+/// rather than an `async` block of its own, and 776 since the session's one timer keeps the
+/// deadlines (the wait no longer races a timer of its own).
 #[tokio::test]
 async fn a_requests_future_holds_the_arguments_of_each_layer_once() {
     within(async {
@@ -353,7 +372,71 @@ async fn a_requests_future_holds_the_arguments_of_each_layer_once() {
         let future = session.request::<CallTool>(&params, RequestOptions::default());
         let size = std::mem::size_of_val(&future);
         println!("tools/call request future: {size} bytes");
-        assert!(size <= 1_000, "{size} bytes: a layer of the request holds its arguments twice");
+        assert!(size <= 820, "{size} bytes: a layer of the request holds its arguments twice");
     })
     .await;
+}
+
+/// The session keeps one timer over all its deadlines: a request with a shorter timeout than
+/// those already waiting still times out at its own deadline, and the others keep theirs.
+#[tokio::test(start_paused = true)]
+async fn a_shorter_deadline_after_a_longer_one_fires_at_its_own_time() {
+    within_for(Duration::from_secs(120), async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(30));
+        let long = tokio::spawn({
+            let session = session.clone();
+            async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await }
+        });
+        let Message::Request(long_req) = next_message(&server).await else { panic!("expected a request") };
+        let started = tokio::time::Instant::now();
+        let short = RequestOptions { timeout: Some(Duration::from_secs(1)), progress: None };
+        let err = session.request::<ListTools>(&PaginatedParams::default(), short).await.unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_secs(1) && waited < Duration::from_millis(1_100),
+            "the 1 s request failed after {waited:?}"
+        );
+        let Message::Request(_) = next_message(&server).await else { panic!("expected the second request") };
+        let Message::Notification(n) = next_message(&server).await else { panic!("expected its cancellation") };
+        assert_eq!(n.method, "notifications/cancelled");
+        assert!(!long.is_finished(), "the 30 s request is still waiting");
+        server.send(reply(&long_req.id, json!({"tools": []}))).await.unwrap();
+        assert!(long.await.unwrap().unwrap().tools.is_empty());
+    })
+    .await
+}
+
+/// A request whose deadline comes after the one the session's timer was set for (that of a
+/// request answered meanwhile) times out at its own deadline, neither at the earlier one nor
+/// never.
+#[tokio::test(start_paused = true)]
+async fn a_deadline_after_an_answered_requests_fires_at_its_own_time() {
+    within_for(Duration::from_secs(120), async {
+        let (session, server) = start(Arc::new(NoHandler), Duration::from_secs(1));
+        let first = tokio::spawn({
+            let session = session.clone();
+            async move { session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await }
+        });
+        let Message::Request(first_req) = next_message(&server).await else { panic!("expected a request") };
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let second = tokio::spawn({
+            let session = session.clone();
+            async move {
+                let started = tokio::time::Instant::now();
+                let answer = session.request::<ListTools>(&PaginatedParams::default(), RequestOptions::default()).await;
+                (answer, started.elapsed())
+            }
+        });
+        let Message::Request(_) = next_message(&server).await else { panic!("expected the second request") };
+        server.send(reply(&first_req.id, json!({"tools": []}))).await.unwrap();
+        assert!(first.await.unwrap().unwrap().tools.is_empty());
+        let (answer, waited) = second.await.unwrap();
+        assert!(answer.unwrap_err().is_timeout());
+        assert!(
+            waited >= Duration::from_secs(1) && waited < Duration::from_millis(1_100),
+            "the second request failed after {waited:?}"
+        );
+    })
+    .await
 }

@@ -6,7 +6,8 @@
 //! times out or whose future is dropped is cancelled: by the transport where it has a way of its
 //! own (streamable HTTP in the modern era closes the response stream), otherwise with
 //! `notifications/cancelled`. A late answer is ignored. Every deadline saturates: no timeout
-//! value, `Duration::MAX` included, can overflow the clock. Progress extends the deadline only of
+//! value, `Duration::MAX` included, can overflow the clock. One timer per session keeps every
+//! request's deadline (see [`pending`]): a request arms none of its own. Progress extends the deadline only of
 //! a request that asked for progress (its token is its id), and never past the hard cap.
 //!
 //! The server's requests are served concurrently, at most `max_inbound_requests` at once (the
@@ -40,7 +41,7 @@ pub use self::error::SessionError;
 pub use self::inbound::{InboundHandler, NoHandler};
 use self::meta::RequestMeta;
 use self::outbox::Outbox;
-use self::pending::{Pending, PendingMap};
+use self::pending::{Deadline, Pending, PendingMap};
 use crate::telemetry;
 
 /// The answer to a request started with [`Session::request_unbounded`].
@@ -134,13 +135,15 @@ pub struct Session {
     _reader: Arc<ReaderGuard>,
 }
 
-/// Stops the reader task when the last [`Session`] clone drops. The reader holds the transport,
-/// so without this a dropped session would keep its server running.
-struct ReaderGuard(tokio::task::AbortHandle);
+/// Stops the reader task and the deadlines' timer when the last [`Session`] clone drops. They
+/// hold the transport, so without this a dropped session would keep its server running.
+struct ReaderGuard([tokio::task::AbortHandle; 2]);
 
 impl Drop for ReaderGuard {
     fn drop(&mut self) {
-        self.0.abort();
+        for task in &self.0 {
+            task.abort();
+        }
     }
 }
 
@@ -173,7 +176,8 @@ impl Session {
         // Set before any request is sent: no answer can reach the queue instead.
         let routed = shared.transport.set_router(inbound::router(Arc::downgrade(&shared)));
         let reader = tokio::spawn(inbound::run(shared.clone(), handler, routed));
-        Session { shared, _reader: Arc::new(ReaderGuard(reader.abort_handle())) }
+        let deadlines = tokio::spawn(pending::watch_deadlines(shared.clone()));
+        Session { shared, _reader: Arc::new(ReaderGuard([reader.abort_handle(), deadlines.abort_handle()])) }
     }
 
     /// The server's name.
@@ -250,7 +254,7 @@ impl Session {
         });
         // The reader may wait on a transport that never reports its end: stop it, and with it
         // the server's requests it still serves.
-        self._reader.0.abort();
+        self._reader.0[0].abort();
         self.shared.telemetry.end();
     }
 
@@ -433,29 +437,33 @@ impl Session {
             let shared = &self.shared;
             let Outgoing { method, params, hints } = outgoing;
             let (tx, rx) = oneshot::channel();
-            // Only a request that asked for progress can have its deadline extended by it.
-            let progress = progress.map(|callback| (callback, Arc::new(tokio::sync::Notify::new())));
-            let bump = progress.as_ref().map(|(_, bump)| bump.clone());
-            shared.pending.insert(id.clone(), Pending { method: method.to_owned(), tx, progress });
+            // The deadline starts before sending: a transport whose send waits on the peer (an HTTP
+            // server holding back its response headers) must not stretch the request's time. The
+            // session's timer fails the request when it passes (see `pending`).
+            let started = tokio::time::Instant::now();
+            let deadline = timeout.map(|t| Deadline::new(started, t, shared.options.max_request_timeout));
+            shared.pending.insert(id.clone(), Pending { method: method.to_owned(), tx, deadline, progress });
             let mut guard = CancelOnDrop { shared: Some(shared.clone()), id: id.clone() };
             let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
-            // The deadline starts before sending: a transport whose send waits on the peer (an HTTP
-            // server holding back its response headers) must not stretch the request's time.
-            let started = tokio::time::Instant::now();
-            let hard_stop = deadline_after(started, shared.options.max_request_timeout);
-            let mut deadline = timeout.map(|t| deadline_after(started, t).min(hard_stop));
-            let send = match hints {
+            let mut send = match hints {
                 Some(hints) => shared.transport.send_hinted(request, hints),
                 None => shared.transport.send(request),
             };
-            let sent = match deadline {
-                Some(d) => tokio::time::timeout_at(d, send).await.ok(),
-                None => Some(send.await),
+            // Polled once before a timer is made for it: most sends are done at once (stdio
+            // queues the line).
+            let sent = match futures::poll!(&mut send) {
+                std::task::Poll::Ready(sent) => Some(sent),
+                std::task::Poll::Pending => match deadline {
+                    Some(d) => tokio::time::timeout_at(d.at, send).await.ok(),
+                    None => Some(send.await),
+                },
             };
             let Some(sent) = sent else {
                 guard.disarm();
-                shared.pending.remove(&id);
-                cancel(shared.clone(), id, "request timed out");
+                // The session's timer may have failed and cancelled it already.
+                if shared.pending.remove(&id).is_some() {
+                    cancel(shared.clone(), id, "request timed out");
+                }
                 return Err(SessionError::Timeout {
                     server: shared.name.clone(),
                     method: method.into(),
@@ -472,41 +480,16 @@ impl Session {
                     error => SessionError::Transport { server: shared.name.clone(), method: method.into(), error },
                 });
             }
-            let mut rx = rx;
-            loop {
-                tokio::select! {
-                    answer = &mut rx => {
-                        guard.disarm();
-                        return match answer {
-                            Ok(result) => result,
-                            Err(_) => Err(SessionError::Closed {
-                                server: shared.name.clone(),
-                                reason: self.close_reason().unwrap_or(CloseReason::Closed),
-                            }),
-                        };
-                    }
-                    _ = sleep_until(deadline) => {
-                        guard.disarm();
-                        shared.pending.remove(&id);
-                        cancel(shared.clone(), id, "request timed out");
-                        return Err(SessionError::Timeout { server: shared.name.clone(), method: method.into(), after: started.elapsed() });
-                    }
-                    () = notified(bump.as_deref()) => {
-                        if let Some(t) = timeout {
-                            deadline = Some(deadline_after(tokio::time::Instant::now(), t).min(hard_stop));
-                        }
-                    }
-                }
+            let answer = rx.await;
+            guard.disarm();
+            match answer {
+                Ok(result) => result,
+                Err(_) => Err(SessionError::Closed {
+                    server: shared.name.clone(),
+                    reason: self.close_reason().unwrap_or(CloseReason::Closed),
+                }),
             }
         }
-    }
-}
-
-/// Resolves when `bump` is notified; never without one.
-async fn notified(bump: Option<&tokio::sync::Notify>) {
-    match bump {
-        Some(bump) => bump.notified().await,
-        None => std::future::pending().await,
     }
 }
 
@@ -522,14 +505,6 @@ const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
 /// `start + wait`, saturating at [`FAR_FUTURE`] from `start`: no timeout value can overflow.
 pub(crate) fn deadline_after(start: tokio::time::Instant, wait: Duration) -> tokio::time::Instant {
     start.checked_add(wait.min(FAR_FUTURE)).unwrap_or(start)
-}
-
-/// Sleep until `deadline`, or forever without one.
-async fn sleep_until(deadline: Option<tokio::time::Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
 }
 
 /// Cancel an abandoned request: the transport's own way when it has one, otherwise with
