@@ -276,9 +276,7 @@ fn encoded_len_hint(message: &Message) -> usize {
 /// Append one message and its `\n` terminator to `out`.
 pub fn encode_line_into(message: &Message, out: &mut Vec<u8>) {
     let start = out.len();
-    // Serialising our own envelope to memory cannot fail: every member is a string, integer,
-    // raw JSON text or an error object with string keys.
-    serde_json::to_writer(&mut *out, message).expect("encoding a JSON-RPC message to memory");
+    crate::jsonrpc::write_message(message, out);
     // Raw payloads keep the whitespace they arrived or were built with, and JSON whitespace may
     // be a line break, which would split the message. Outside strings a CR or LF byte is only
     // whitespace, and a string never holds one unescaped, so a space in its place keeps the JSON

@@ -78,7 +78,7 @@ pub struct Response {
     /// The result or the error.
     pub payload: ResponsePayload,
     /// Whether a `None` id was absent on the wire rather than `null` (kept for faithful re-encoding).
-    id_absent: bool,
+    pub(super) id_absent: bool,
 }
 
 impl Response {
