@@ -362,7 +362,7 @@ async fn an_unbounded_request_has_no_deadline_but_ends_with_the_transport() {
 /// the answer in the request's span) holds its arguments once. As `async fn`s, which hold theirs
 /// as given and again as moved into the body, they made a `tools/call` request's future 1,368
 /// bytes in a debug build; as `async` blocks 1,104, 944 with the span's layer a map of the wait
-/// rather than an `async` block of its own, and 776 since the session's one timer keeps the
+/// rather than an `async` block of its own, and 792 since the session's one timer keeps the
 /// deadlines (the wait no longer races a timer of its own).
 #[tokio::test]
 async fn a_requests_future_holds_the_arguments_of_each_layer_once() {

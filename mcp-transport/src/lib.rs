@@ -173,6 +173,15 @@ pub trait Transport: Send + Sync + 'static {
         self.send(message)
     }
 
+    /// Send `message` here and now if that needs no wait: `Some` with what [`send`](Self::send)
+    /// would have returned, or `None` when sending would wait (or has something to wait for, such
+    /// as the reason the transport ended), and the caller then sends it with `send`. It spares
+    /// the common case `send`'s future, an allocation a message. The default never sends here.
+    fn send_now(&self, message: &Message) -> Option<Result<(), TransportError>> {
+        let _ = message;
+        None
+    }
+
     /// Whether [`send_hinted`](Self::send_hinted) reads its hints. A sender gathers them only for
     /// a transport that does (gathering costs an allocation a request); the default is `false`.
     fn wants_send_hints(&self) -> bool {

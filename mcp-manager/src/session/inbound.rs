@@ -150,7 +150,7 @@ pub(super) async fn run(shared: Arc<Shared>, handler: Arc<dyn InboundHandler>, r
                 if let Some(p) = shared.pending.remove(&id) {
                     let _ = p.tx.send(Err(SessionError::Transport {
                         server: shared.name.clone(),
-                        method: p.method,
+                        method: p.method.into_owned(),
                         error,
                     }));
                 }
@@ -202,7 +202,7 @@ fn answer(shared: &Shared, response: Response) {
     let result = match response.payload {
         ResponsePayload::Result(raw) => Ok(raw),
         ResponsePayload::Error(error) => {
-            Err(SessionError::Rpc { server: shared.name.clone(), method: pending.method, error })
+            Err(SessionError::Rpc { server: shared.name.clone(), method: pending.method.into_owned(), error })
         }
     };
     let _ = pending.tx.send(result);

@@ -23,6 +23,7 @@ mod meta;
 mod outbox;
 mod pending;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
@@ -297,7 +298,7 @@ impl Session {
                 let token = options.progress.as_ref().map(|_| &id);
                 let (params, hints) = meta::typed_params(self.hinted(M::METHOD), params, meta.as_deref(), token)
                     .map_err(|e| SessionError::Encode { method: M::METHOD.into(), error: Arc::new(e) })?;
-                (id, Outgoing { method: M::METHOD, params: Some(params), hints })
+                (id, Outgoing { method: Method::Typed(M::METHOD), params: Some(params), hints })
             };
             let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
             self.exchange(id, outgoing, Some(timeout), options.progress).await
@@ -361,7 +362,13 @@ impl Session {
             params
         };
         let timeout = options.timeout.unwrap_or(self.shared.options.request_timeout);
-        self.exchange(id, Outgoing { method, params, hints: None }, Some(timeout), options.progress).await
+        self.exchange(
+            id,
+            Outgoing { method: Method::Raw(method), params, hints: None },
+            Some(timeout),
+            options.progress,
+        )
+        .await
     }
 
     /// Start a request that has no deadline, such as the long-lived `subscriptions/listen`.
@@ -381,7 +388,7 @@ impl Session {
                 return Err(SessionError::Closed { server: session.shared.name.clone(), reason });
             }
             let (params, hints) = params?;
-            let outgoing = Outgoing { method: M::METHOD, params: Some(params), hints };
+            let outgoing = Outgoing { method: Method::Typed(M::METHOD), params: Some(params), hints };
             let raw = session.exchange(request_id, outgoing, None, None).await?;
             session.decode_result::<M>(raw)
         };
@@ -404,7 +411,7 @@ impl Session {
         // No `async` layer of its own: its state would keep the arguments it hands to
         // `send_and_wait` beside that call's own state. The span is made with the future (which
         // the caller awaits at once), and the answer recorded as it comes.
-        let method = outgoing.method;
+        let method = outgoing.method.name();
         let span = {
             let shared = &self.shared;
             let cx = telemetry::RequestContext {
@@ -436,49 +443,58 @@ impl Session {
         async move {
             let shared = &self.shared;
             let Outgoing { method, params, hints } = outgoing;
+            let (kept, method) = (method.kept(), method.name());
             let (tx, rx) = oneshot::channel();
             // The deadline starts before sending: a transport whose send waits on the peer (an HTTP
             // server holding back its response headers) must not stretch the request's time. The
             // session's timer fails the request when it passes (see `pending`).
             let started = tokio::time::Instant::now();
             let deadline = timeout.map(|t| Deadline::new(started, t, shared.options.max_request_timeout));
-            shared.pending.insert(id.clone(), Pending { method: method.to_owned(), tx, deadline, progress });
+            shared.pending.insert(id.clone(), Pending { method: kept, tx, deadline, progress });
             let mut guard = CancelOnDrop { shared: Some(shared.clone()), id: id.clone() };
-            let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
-            let mut send = match hints {
-                Some(hints) => shared.transport.send_hinted(request, hints),
-                None => shared.transport.send(request),
-            };
-            // Polled once before a timer is made for it: most sends are done at once (stdio
-            // queues the line).
-            let sent = match futures::poll!(&mut send) {
-                std::task::Poll::Ready(sent) => Some(sent),
-                std::task::Poll::Pending => match deadline {
-                    Some(d) => tokio::time::timeout_at(d.at, send).await.ok(),
-                    None => Some(send.await),
-                },
-            };
-            let Some(sent) = sent else {
-                guard.disarm();
-                // The session's timer may have failed and cancelled it already.
-                if shared.pending.remove(&id).is_some() {
-                    cancel(shared.clone(), id, "request timed out");
+            // Sent here and now where the transport can (stdio, whose queue has room): no future
+            // to allocate. Made in a block of its own, so that the message is not kept in the
+            // request's state, and settled before anything is awaited, so that only the future
+            // of a send still to make is.
+            let send = {
+                let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
+                let send = match hints {
+                    Some(hints) => Err(shared.transport.send_hinted(request, hints)),
+                    None => match shared.transport.send_now(&request) {
+                        Some(sent) => Ok(sent),
+                        None => Err(shared.transport.send(request)),
+                    },
+                };
+                match send {
+                    Ok(Ok(())) => None,
+                    Ok(Err(error)) => return Err(send_failed(shared, &mut guard, &id, method, error)),
+                    Err(send) => Some(send),
                 }
-                return Err(SessionError::Timeout {
-                    server: shared.name.clone(),
-                    method: method.into(),
-                    after: started.elapsed(),
-                });
             };
-            if let Err(error) = sent {
-                guard.disarm();
-                shared.pending.remove(&id);
-                return Err(match error {
-                    mcp_transport::TransportError::Closed(reason) => {
-                        SessionError::Closed { server: shared.name.clone(), reason }
+            if let Some(mut send) = send {
+                // Polled once before a timer is made for it: many sends are done at once.
+                let sent = match futures::poll!(&mut send) {
+                    std::task::Poll::Ready(sent) => Some(sent),
+                    std::task::Poll::Pending => match deadline {
+                        Some(d) => tokio::time::timeout_at(d.at, send).await.ok(),
+                        None => Some(send.await),
+                    },
+                };
+                let Some(sent) = sent else {
+                    guard.disarm();
+                    // The session's timer may have failed and cancelled it already.
+                    if shared.pending.remove(&id).is_some() {
+                        cancel(shared.clone(), id, "request timed out");
                     }
-                    error => SessionError::Transport { server: shared.name.clone(), method: method.into(), error },
-                });
+                    return Err(SessionError::Timeout {
+                        server: shared.name.clone(),
+                        method: method.into(),
+                        after: started.elapsed(),
+                    });
+                };
+                if let Err(error) = sent {
+                    return Err(send_failed(shared, &mut guard, &id, method, error));
+                }
             }
             let answer = rx.await;
             guard.disarm();
@@ -490,6 +506,22 @@ impl Session {
                 }),
             }
         }
+    }
+}
+
+/// The error of a request whose send failed; the request is no longer pending.
+fn send_failed(
+    shared: &Shared,
+    guard: &mut CancelOnDrop,
+    id: &RequestId,
+    method: &str,
+    error: mcp_transport::TransportError,
+) -> SessionError {
+    guard.disarm();
+    shared.pending.remove(id);
+    match error {
+        mcp_transport::TransportError::Closed(reason) => SessionError::Closed { server: shared.name.clone(), reason },
+        error => SessionError::Transport { server: shared.name.clone(), method: method.into(), error },
     }
 }
 
@@ -539,9 +571,34 @@ const CANCEL_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// A request about to be sent: its method, its params (`_meta` included) and what the transport
 /// may be told of it (from [`meta::typed_params`]; `None` for raw params).
 struct Outgoing<'a> {
-    method: &'a str,
+    method: Method<'a>,
     params: Option<RawJson>,
     hints: Option<mcp_transport::SendHints>,
+}
+
+/// A request's method: a typed request's constant, or the name a raw request was given.
+#[derive(Clone, Copy)]
+enum Method<'a> {
+    Typed(&'static str),
+    Raw(&'a str),
+}
+
+impl<'a> Method<'a> {
+    fn name(self) -> &'a str {
+        match self {
+            Method::Typed(name) => name,
+            Method::Raw(name) => name,
+        }
+    }
+
+    /// The name its pending entry keeps: a typed request's constant itself (no allocation a
+    /// request), a raw request's copied.
+    fn kept(self) -> Cow<'static, str> {
+        match self {
+            Method::Typed(name) => Cow::Borrowed(name),
+            Method::Raw(name) => Cow::Owned(name.to_owned()),
+        }
+    }
 }
 
 /// Removes a pending request whose future was dropped, and cancels it.

@@ -10,6 +10,7 @@
 //! clearing it again was about a thousand instructions a request (the timer wheel's insertion and
 //! removal, and the runtime's look for the next expiration each time it parks).
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,7 +26,8 @@ use tokio::time::Instant;
 use super::{ProgressCallback, SessionError, Shared, cancel, deadline_after};
 
 pub(crate) struct Pending {
-    pub(crate) method: String,
+    /// The method, for errors.
+    pub(crate) method: Cow<'static, str>,
     pub(crate) tx: oneshot::Sender<Result<RawJson, SessionError>>,
     /// When the request times out; `None` for a request without a deadline.
     pub(crate) deadline: Option<Deadline>,
@@ -148,7 +150,8 @@ pub(super) async fn watch_deadlines(shared: Arc<Shared>) {
         }
         for (id, pending) in shared.pending.expired(Instant::now()) {
             let after = pending.deadline.map(|d| d.started.elapsed()).unwrap_or_default();
-            let error = SessionError::Timeout { server: shared.name.clone(), method: pending.method, after };
+            let error =
+                SessionError::Timeout { server: shared.name.clone(), method: pending.method.into_owned(), after };
             // The caller may have gone meanwhile: then no one hears of it.
             let _ = pending.tx.send(Err(error));
             cancel(shared.clone(), id, "request timed out");

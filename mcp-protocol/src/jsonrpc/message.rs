@@ -31,12 +31,23 @@ impl Serialize for Version {
 
 impl<'de> Deserialize<'de> for Version {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
-        if s == Self::WIRE {
-            Ok(Version)
-        } else {
-            Err(serde::de::Error::custom(format!("unsupported JSON-RPC version {s:?}, expected \"2.0\"")))
+        /// Compares the string where it is (serde's `Cow<str>` would copy it into a `String`,
+        /// an allocation every message).
+        struct VersionVisitor;
+        impl serde::de::Visitor<'_> for VersionVisitor {
+            type Value = Version;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the string \"2.0\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Version, E> {
+                if s == Version::WIRE {
+                    Ok(Version)
+                } else {
+                    Err(E::custom(format!("unsupported JSON-RPC version {s:?}, expected \"2.0\"")))
+                }
+            }
         }
+        d.deserialize_str(VersionVisitor)
     }
 }
 

@@ -317,6 +317,15 @@ impl Transport for StdioTransport {
         .boxed()
     }
 
+    fn send_now(&self, message: &Message) -> Option<Result<(), TransportError>> {
+        // An ended transport's error carries the reason, which `send` waits for.
+        if self.end.get().is_some() {
+            return None;
+        }
+        // Encoded again by `send` when the queue is full: rare, and no worse than waiting.
+        self.writer.try_push(codec::encode_line(message)).ok().map(Ok)
+    }
+
     fn recv(&self) -> BoxFuture<'_, TransportEvent> {
         Box::pin(std::future::poll_fn(move |cx| {
             let polled = lock(&self.events).poll_recv(cx);

@@ -117,6 +117,19 @@ impl Writer {
         }
     }
 
+    /// Write one whole line, or queue it, when that needs no wait; otherwise the line comes back
+    /// (the queue is full, or the writer stopped: [`Writer::push`] then waits or says why).
+    pub(crate) fn try_push(&self, line: Vec<u8>) -> Result<(), Vec<u8>> {
+        let Some(line) = self.write_now(line) else { return Ok(()) };
+        match self.queue.try_reserve() {
+            Ok(permit) => {
+                permit.send(line);
+                Ok(())
+            }
+            Err(_) => Err(line),
+        }
+    }
+
     /// Offer `line` to the pipe when nothing is ahead of it (the writer holds no line, none is
     /// queued or about to be, and the writer is not finishing): the line is then written, or
     /// handed to the writer with the rest the pipe did not take (`None`). Otherwise the line

@@ -6,6 +6,8 @@
 //!   whether the error comes from `send` or from `recv`.
 //! - A send with nothing ahead of it writes its line itself, with no other task running; one the
 //!   pipe does not take whole is finished by the writer before the lines sent after it.
+//! - `send_now` never waits: it declines once the pipe and the queue are full, and what it took
+//!   is written whole and in order.
 //!
 //! Every test runs under a hang guard; every child is ended by `close`.
 
@@ -288,6 +290,51 @@ async fn a_send_with_nothing_ahead_writes_its_line_itself() {
             .collect();
         assert_eq!(ids, [0, 1, 2, 10, 11]);
         assert_eq!(written.len(), expected, "exactly the sent bytes");
+    })
+    .await;
+    let _ = std::fs::remove_file(&out);
+}
+
+/// `send_now` never waits: behind a child that reads nothing it sends until the pipe and the
+/// queue are full and then declines (`None`), and every message it took is written whole, in
+/// order, before the one `send` waits to send. After the end it declines too, and `send` says
+/// why.
+#[tokio::test]
+async fn send_now_never_waits_and_what_it_took_is_written_in_order() {
+    let out = scratch("now");
+    within(async {
+        let transport = StdioTransport::spawn(slow_reader(&out, Duration::from_millis(500))).unwrap();
+        let mut taken = Vec::new();
+        let declined = loop {
+            let id = taken.len() as i64;
+            assert!(id < 10_000, "send_now took {id} messages of 16 KiB without ever declining");
+            match transport.send_now(&request(id, 16 * 1024)) {
+                Some(Ok(())) => taken.push(id),
+                Some(Err(e)) => panic!("send_now {id} failed: {e}"),
+                None => break id,
+            }
+        };
+        assert!(!taken.is_empty(), "the first message had room");
+        // The declined message goes the way that waits for room.
+        transport.send(request(declined, 16 * 1024)).await.unwrap();
+        taken.push(declined);
+        let expected: usize =
+            taken.iter().map(|&id| mcp_protocol::codec::encode_line(&request(id, 16 * 1024)).len()).sum();
+        while std::fs::metadata(&out).map(|m| m.len() as usize).unwrap_or(0) < expected {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        transport.close().await;
+        let written = std::fs::read(&out).unwrap();
+        assert_eq!(written.len(), expected, "exactly the sent bytes");
+        let got: Vec<i64> = written
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|line| serde_json::from_slice::<serde_json::Value>(line).unwrap()["id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(got, taken, "every message once, in the order sent");
+        assert!(transport.send_now(&request(0, 10)).is_none(), "an ended transport declines");
+        let err = transport.send(request(0, 10)).await.unwrap_err();
+        assert!(matches!(err, TransportError::Closed(CloseReason::Closed)), "{err}");
     })
     .await;
     let _ = std::fs::remove_file(&out);
