@@ -110,7 +110,10 @@ impl ToolProvider for McpToolProvider {
             extra: ctx.extra,
         };
         let ToolInvocation { tool_name, arguments, .. } = invocation;
-        Box::pin(async move {
+        // Written into its allocation where it is made: `Box::pin(future)` made the future (its
+        // 2.6 KB, most of it the call's states to come) on the stack and copied it into the box,
+        // a copy a call that also pushed as much out of the cache.
+        let call: Box<_> = Box::write(Box::new_uninit(), async move {
             // Pinned where it is made, in this future's own state (which the registry holds on
             // the heap): awaited by value, the call's kilobytes of state would be moved first.
             let call =
@@ -121,7 +124,8 @@ impl ToolProvider for McpToolProvider {
                 return result.with_metadata(ToolExecutionResult::INTERRUPTED_METADATA, "timeout".into());
             }
             result
-        })
+        });
+        Box::into_pin(call)
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
