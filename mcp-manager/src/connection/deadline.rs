@@ -8,31 +8,26 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::ConnectionError;
-use crate::session::{SessionError, deadline_after};
+use crate::session::{Deadline, SessionError};
 
-/// The deadline of a whole call, all its rounds together.
+/// The deadline of a whole call, all its rounds together: a request's [`Deadline`], shared with
+/// the call's progress callback, which extends it.
 #[derive(Clone)]
-pub(crate) struct CallDeadline(Arc<DeadlineState>);
-
-struct DeadlineState {
-    started: Instant,
-    timeout: Duration,
-    hard_stop: Instant,
-    at: std::sync::Mutex<Instant>,
-}
+pub(crate) struct CallDeadline(Arc<std::sync::Mutex<Deadline>>);
 
 impl CallDeadline {
     /// `timeout` from now, never past `max` from now.
     pub(crate) fn new(timeout: Duration, max: Duration) -> Self {
-        let started = Instant::now();
-        let hard_stop = deadline_after(started, max);
-        let at = deadline_after(started, timeout).min(hard_stop);
-        CallDeadline(Arc::new(DeadlineState { started, timeout, hard_stop, at: std::sync::Mutex::new(at) }))
+        CallDeadline(Arc::new(std::sync::Mutex::new(Deadline::new(Instant::now(), timeout, max))))
+    }
+
+    fn get(&self) -> Deadline {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// When the call times out.
     pub(crate) fn at(&self) -> Instant {
-        *self.0.at.lock().unwrap_or_else(|p| p.into_inner())
+        self.get().at
     }
 
     /// The time left, zero once the deadline has passed.
@@ -49,14 +44,12 @@ impl CallDeadline {
     /// Progress arrived: the deadline moves to a full timeout from now (never earlier, never
     /// past the hard cap).
     pub(crate) fn extend(&self) {
-        let later = deadline_after(Instant::now(), self.0.timeout).min(self.0.hard_stop);
-        let mut at = self.0.at.lock().unwrap_or_else(|p| p.into_inner());
-        *at = (*at).max(later);
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend(Instant::now());
     }
 
     /// How long the call has run.
     pub(crate) fn elapsed(&self) -> Duration {
-        self.0.started.elapsed()
+        self.get().started.elapsed()
     }
 
     /// The error of a call whose deadline passed.

@@ -42,7 +42,8 @@ pub use self::error::SessionError;
 pub use self::inbound::{InboundHandler, NoHandler};
 use self::meta::RequestMeta;
 use self::outbox::Outbox;
-use self::pending::{Deadline, Pending, PendingMap};
+pub(crate) use self::pending::Deadline;
+use self::pending::{Pending, PendingMap};
 use crate::telemetry;
 
 /// The answer to a request started with [`Session::request_unbounded`].
@@ -535,7 +536,7 @@ fn telemetry_failure(error: &SessionError) -> telemetry::Failure<'_> {
 const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
 
 /// `start + wait`, saturating at [`FAR_FUTURE`] from `start`: no timeout value can overflow.
-pub(crate) fn deadline_after(start: tokio::time::Instant, wait: Duration) -> tokio::time::Instant {
+fn deadline_after(start: tokio::time::Instant, wait: Duration) -> tokio::time::Instant {
     start.checked_add(wait.min(FAR_FUTURE)).unwrap_or(start)
 }
 

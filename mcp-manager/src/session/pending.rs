@@ -36,7 +36,8 @@ pub(crate) struct Pending {
     pub(crate) progress: Option<ProgressCallback>,
 }
 
-/// When a request times out, and what progress may move that to.
+/// When a request (or a whole call, all its rounds: `connection::deadline`) times out, and
+/// what progress may move that to.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Deadline {
     pub(crate) at: Instant,
@@ -52,6 +53,12 @@ impl Deadline {
     pub(crate) fn new(started: Instant, timeout: Duration, max: Duration) -> Deadline {
         let hard_stop = deadline_after(started, max);
         Deadline { at: deadline_after(started, timeout).min(hard_stop), started, timeout, hard_stop }
+    }
+
+    /// Progress arrived at `now`: the deadline moves to a full timeout from then, never earlier
+    /// and never past the cap.
+    pub(crate) fn extend(&mut self, now: Instant) {
+        self.at = self.at.max(deadline_after(now, self.timeout).min(self.hard_stop));
     }
 }
 
@@ -103,7 +110,7 @@ impl PendingMap {
             let Some(p) = inner.map.get_mut(id) else { return false };
             let Some(callback) = &p.progress else { return false };
             if let Some(d) = &mut p.deadline {
-                d.at = deadline_after(Instant::now(), d.timeout).min(d.hard_stop);
+                d.extend(Instant::now());
             }
             callback.clone()
         };

@@ -190,19 +190,11 @@ async fn queued_lines_go_out_whole_and_in_order() {
         }
         let expected: usize =
             ids.iter().map(|&id| mcp_protocol::codec::encode_line(&request(id, mixed_size(id))).len()).sum();
-        while std::fs::metadata(&out).map(|m| m.len() as usize).unwrap_or(0) < expected {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        transport.close().await;
-        let written = std::fs::read(&out).unwrap();
-        assert_eq!(written.len(), expected, "exactly the sent bytes");
-        let got: Vec<i64> = written
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
+        let got: Vec<i64> = written_lines(&transport, &out, expected)
+            .await
+            .iter()
             .enumerate()
-            .map(|(n, line)| {
-                let value: serde_json::Value = serde_json::from_slice(line)
-                    .unwrap_or_else(|e| panic!("line {n} ({} bytes) is not whole JSON: {e}", line.len()));
+            .map(|(n, value)| {
                 assert_eq!(value["params"]["payload"].as_str().map(str::len), Some(mixed_size(n as i64)), "line {n}");
                 value["id"].as_i64().unwrap()
             })
@@ -211,6 +203,26 @@ async fn queued_lines_go_out_whole_and_in_order() {
     })
     .await;
     let _ = std::fs::remove_file(&out);
+}
+
+/// The lines the child copied to `out`, each parsed, once they come to `expected` bytes; the
+/// transport is closed first, and the file must hold exactly those bytes.
+async fn written_lines(transport: &StdioTransport, out: &std::path::Path, expected: usize) -> Vec<serde_json::Value> {
+    while std::fs::metadata(out).map(|m| m.len() as usize).unwrap_or(0) < expected {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    transport.close().await;
+    let written = std::fs::read(out).unwrap();
+    assert_eq!(written.len(), expected, "exactly the sent bytes");
+    written
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+        .map(|(n, line)| {
+            serde_json::from_slice(line)
+                .unwrap_or_else(|e| panic!("line {n} ({} bytes) is not whole JSON: {e}", line.len()))
+        })
+        .collect()
 }
 
 /// `recv` is cancel-safe: futures dropped while they wait (a caller's timeout) take nothing, and
@@ -320,17 +332,8 @@ async fn send_now_never_waits_and_what_it_took_is_written_in_order() {
         taken.push(declined);
         let expected: usize =
             taken.iter().map(|&id| mcp_protocol::codec::encode_line(&request(id, 16 * 1024)).len()).sum();
-        while std::fs::metadata(&out).map(|m| m.len() as usize).unwrap_or(0) < expected {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        transport.close().await;
-        let written = std::fs::read(&out).unwrap();
-        assert_eq!(written.len(), expected, "exactly the sent bytes");
-        let got: Vec<i64> = written
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .map(|line| serde_json::from_slice::<serde_json::Value>(line).unwrap()["id"].as_i64().unwrap())
-            .collect();
+        let got: Vec<i64> =
+            written_lines(&transport, &out, expected).await.iter().map(|v| v["id"].as_i64().unwrap()).collect();
         assert_eq!(got, taken, "every message once, in the order sent");
         assert!(transport.send_now(&request(0, 10)).is_none(), "an ended transport declines");
         let err = transport.send(request(0, 10)).await.unwrap_err();
