@@ -7,8 +7,9 @@
 //! own (streamable HTTP in the modern era closes the response stream), otherwise with
 //! `notifications/cancelled`. A late answer is ignored. Every deadline saturates: no timeout
 //! value, `Duration::MAX` included, can overflow the clock. One timer per session keeps every
-//! request's deadline (see [`pending`]): a request arms none of its own. Progress extends the deadline only of
-//! a request that asked for progress (its token is its id), and never past the hard cap.
+//! request's deadline (`session/pending.rs`): a request arms none of its own. Progress extends
+//! the deadline only of a request that asked for progress (its token is its id), and never past
+//! the hard cap.
 //!
 //! The server's requests are served concurrently, at most `max_inbound_requests` at once (the
 //! input requests of multi round-trip results count too); a request whose id is still being
