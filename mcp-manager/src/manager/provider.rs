@@ -112,7 +112,7 @@ impl ToolProvider for McpToolProvider {
         let ToolInvocation { tool_name, arguments, .. } = invocation;
         // Written into its allocation where it is made: `Box::pin(future)` made the future (its
         // 2.6 KB, most of it the call's states to come) on the stack and copied it into the box,
-        // a copy a call that also pushed as much out of the cache.
+        // a 2.6 KB copy every call, which also pushed as much other data out of the cache.
         let call: Box<_> = Box::write(Box::new_uninit(), async move {
             // Pinned where it is made, in this future's own state (which the registry holds on
             // the heap): awaited by value, the call's kilobytes of state would be moved first.
