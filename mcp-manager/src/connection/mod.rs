@@ -358,6 +358,11 @@ pub struct McpConnection {
     plan: TransportPlan,
     options: ConnectionOptions,
     live: Mutex<Option<Live>>,
+    /// What a request needs of the open session, published by `connect` (under `live`'s lock)
+    /// and withdrawn before the session is closed or replaced: every request reads it here,
+    /// without `live`'s asynchronous lock (a lock and an unlock of a waiter queue each), and
+    /// takes that lock only when nothing open is published ([`McpConnection::open_session`]).
+    published: std::sync::RwLock<Option<OpenSession>>,
     /// The era a previous connection settled on (reused for remote servers).
     era: std::sync::Mutex<Option<mcp_protocol::Era>>,
     /// The cached inventory and what keeps it fresh.
@@ -389,6 +394,7 @@ impl McpConnection {
             plan,
             options,
             live: Mutex::new(None),
+            published: std::sync::RwLock::new(None),
             era: std::sync::Mutex::new(None),
             completions: Arc::default(),
             task_watchers: Arc::default(),
@@ -415,6 +421,7 @@ impl McpConnection {
             if l.session.close_reason().is_none() {
                 return Ok(l.server.clone());
             }
+            self.publish(None);
             l.session.close().await;
             self.fresh.begin(false);
         }
@@ -437,6 +444,7 @@ impl McpConnection {
             opened._tasks.push(AbortOnDrop(task.abort_handle()));
         }
         let server = opened.server.clone();
+        self.publish(Some(OpenSession::of(&opened)));
         *live = Some(opened);
         Ok(server)
     }
@@ -503,6 +511,7 @@ impl McpConnection {
         // instead of returning while the server still runs.
         let mut live = self.live.lock().await;
         if let Some(l) = live.take() {
+            self.publish(None);
             l.session.close().await;
             self.fresh.begin(false);
         }
@@ -516,19 +525,15 @@ impl McpConnection {
     /// The open session. Once the transport has ended (the server exited, say), this fails with
     /// [`SessionError::Closed`] and the reason, until the next [`McpConnection::connect`].
     pub async fn session(&self) -> Result<Session, ConnectionError> {
-        let live = self.live.lock().await;
-        let Some(l) = live.as_ref() else {
-            return Err(ConnectionError::NotConnected(self.name.clone()));
-        };
-        match l.session.close_reason() {
-            None => Ok(l.session.clone()),
-            Some(reason) => Err(SessionError::Closed { server: Arc::from(self.name.as_str()), reason }.into()),
-        }
+        self.open_session().await.map(|open| open.session)
     }
 
     /// Whether the agreed protocol version is of the modern era (`false` while not connected).
     /// One lock, and no copy of the [`ServerInfo`]: every tool call asks.
     pub(crate) async fn is_modern(&self) -> bool {
+        if let Some(open) = self.published() {
+            return open.modern;
+        }
         self.live
             .lock()
             .await
@@ -542,9 +547,13 @@ impl McpConnection {
         self.open_session().await.map(|open| (open.session, open.modern))
     }
 
-    /// The open session and what a call needs to know of its server, under one lock (a tool
-    /// call takes the connection's lock once).
+    /// The open session and what a call needs to know of its server: the published one while
+    /// it is open, else (not connected yet, closed, or being opened or closed right now) under
+    /// `live`'s lock, which waits for a connect or close in progress and says why there is none.
     pub(crate) async fn open_session(&self) -> Result<OpenSession, ConnectionError> {
+        if let Some(open) = self.published() {
+            return Ok(open);
+        }
         let live = self.live.lock().await;
         let Some(l) = live.as_ref() else {
             return Err(ConnectionError::NotConnected(self.name.clone()));
@@ -552,13 +561,18 @@ impl McpConnection {
         if let Some(reason) = l.session.close_reason() {
             return Err(SessionError::Closed { server: Arc::from(self.name.as_str()), reason }.into());
         }
-        let version = &l.server.protocol_version;
-        Ok(OpenSession {
-            session: l.session.clone(),
-            modern: version.era() == Some(mcp_protocol::Era::Modern),
-            tool_call_tasks: l.server.capabilities.supports_tool_call_tasks(),
-            protocol_version: version.clone(),
-        })
+        Ok(OpenSession::of(l))
+    }
+
+    /// The published session, if it is still open.
+    fn published(&self) -> Option<OpenSession> {
+        let published = self.published.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        published.as_ref().filter(|open| open.session.close_reason().is_none()).cloned()
+    }
+
+    /// Publish `open` (or withdraw what was published); called with `live`'s lock held.
+    fn publish(&self, open: Option<OpenSession>) {
+        *self.published.write().unwrap_or_else(std::sync::PoisonError::into_inner) = open;
     }
 
     async fn call<M: RequestMethod>(
@@ -627,8 +641,9 @@ impl McpConnection {
     }
 }
 
-/// The open session of a connection and what a call needs to know of its server, read under
-/// one lock: [`McpConnection::open_session`].
+/// The open session of a connection and what a call needs to know of its server:
+/// [`McpConnection::open_session`].
+#[derive(Clone)]
 pub(crate) struct OpenSession {
     pub(crate) session: Session,
     /// Whether the agreed revision is of the modern era.
@@ -640,6 +655,17 @@ pub(crate) struct OpenSession {
 }
 
 impl OpenSession {
+    /// What `live` tells a request.
+    fn of(live: &Live) -> Self {
+        let version = &live.server.protocol_version;
+        OpenSession {
+            session: live.session.clone(),
+            modern: version.era() == Some(mcp_protocol::Era::Modern),
+            tool_call_tasks: live.server.capabilities.supports_tool_call_tasks(),
+            protocol_version: version.clone(),
+        }
+    }
+
     /// The transport's session id, while the session is open (a closed session's id is no
     /// longer the server's).
     pub(crate) fn session_id(&self) -> Option<String> {

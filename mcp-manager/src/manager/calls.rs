@@ -143,7 +143,7 @@ impl McpManager {
         task: TaskOptions,
     ) -> Result<(CallToolResult, Served), ManagerError> {
         let (server, arguments, task) = self.prepare_call(route, arguments, task)?;
-        let _in_flight = server.in_flight.read().await;
+        let _in_flight = server.in_flight.enter().await;
         let (outcome, open) = server.conn.call_tool_served(&route.tool().name, arguments, options, task).await?;
         served(route, outcome, open)
     }
@@ -275,7 +275,7 @@ impl McpManager {
                     Ok(prepared) => prepared,
                     Err(e) => break 'call Err(e),
                 };
-                let _in_flight = server.in_flight.read().await;
+                let _in_flight = server.in_flight.enter().await;
                 match server.conn.call_tool_served(&route.tool().name, arguments, options, task).await {
                     Ok((outcome, open)) => served(&route, outcome, open),
                     Err(e) => Err(e.into()),

@@ -17,6 +17,7 @@
 mod calls;
 pub mod convert;
 pub mod hooks;
+mod in_flight;
 pub mod interceptors;
 mod plan;
 mod provider;

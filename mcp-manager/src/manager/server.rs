@@ -20,6 +20,7 @@ use mcp_transport::{CloseReason, TransportError};
 use tokio::sync::{broadcast, watch};
 
 use super::hooks::{Hooks, ManagerEvent, ServerConnected, ServerDisconnected};
+use super::in_flight::InFlight;
 use super::plan;
 use super::routing::Routing;
 use super::status::{ServerStatus, StatusChange};
@@ -38,8 +39,8 @@ pub(crate) struct ManagedServer {
     /// Where state changes go ([`McpManager::subscribe_status`](super::McpManager::subscribe_status)).
     events: broadcast::Sender<StatusChange>,
     inventory: Mutex<Option<Arc<Inventory>>>,
-    /// Calls hold it shared; a replacement takes it exclusively, so calls in flight finish first.
-    pub(crate) in_flight: tokio::sync::RwLock<()>,
+    /// Calls enter it; a replacement drains it, so calls in flight finish first.
+    pub(crate) in_flight: InFlight,
     stop: watch::Sender<bool>,
     /// Whether the first connection attempt has ended (either way), for those who wait for it:
     /// signalled once the status says how it ended.
@@ -85,7 +86,7 @@ impl ManagedServer {
             status: watch::Sender::new(status),
             events: shared.status_events.clone(),
             inventory: Mutex::new(None),
-            in_flight: tokio::sync::RwLock::new(()),
+            in_flight: InFlight::default(),
             stop: watch::Sender::new(false),
             settled: watch::Sender::new(false),
             first_attempt_over: AtomicBool::new(false),
@@ -188,7 +189,7 @@ impl ManagedServer {
     /// Stop supervising and close the connection (the process group, for stdio). Calls in
     /// flight finish first when `drain` is set.
     pub(crate) async fn stop(&self, drain: bool) {
-        let _exclusive = if drain { Some(self.in_flight.write().await) } else { None };
+        let _exclusive = if drain { Some(self.in_flight.drain().await) } else { None };
         self.stop.send_replace(true);
         let task = lock(&self.task).take();
         if let Some(task) = task {

@@ -61,7 +61,7 @@ impl McpManager {
         task: TaskOptions,
     ) -> Result<CallToolResult, ManagerError> {
         let server = self.connection_of(server)?;
-        let _in_flight = server.in_flight.read().await;
+        let _in_flight = server.in_flight.enter().await;
         Ok(server.conn.resume_task(task_id, options, task).await?)
     }
 }
