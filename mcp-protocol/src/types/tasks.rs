@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::common::PaginatedParams;
+use super::extra::Extra;
 use super::meta::{Cursor, JsonObject, Meta};
 
 /// Asks for a request to run as a task.
@@ -17,9 +18,10 @@ pub struct TaskMetadata {
     /// Requested lifetime in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl: Option<u64>,
-    /// Members this crate does not model.
+    /// Members this crate does not model (a box only when there are some: every call's params
+    /// hold room for a task's metadata).
     #[serde(flatten)]
-    pub extra: JsonObject,
+    pub extra: Extra,
 }
 
 /// The value of `_meta["io.modelcontextprotocol/related-task"]`: the task a message belongs to.
