@@ -355,7 +355,7 @@ mod tests {
         ConnectionError::Session(SessionError::Rpc {
             server: Arc::from("demo"),
             method: "tools/call".into(),
-            error: ErrorObject::new(code, "nope"),
+            error: Box::new(ErrorObject::new(code, "nope")),
         })
     }
 

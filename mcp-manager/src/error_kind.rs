@@ -177,7 +177,11 @@ mod tests {
     use super::*;
 
     fn rpc(code: ErrorCode) -> SessionError {
-        SessionError::Rpc { server: Arc::from("s"), method: "tools/call".into(), error: ErrorObject::new(code, "x") }
+        SessionError::Rpc {
+            server: Arc::from("s"),
+            method: "tools/call".into(),
+            error: Box::new(ErrorObject::new(code, "x")),
+        }
     }
 
     #[test]

@@ -450,7 +450,7 @@ proptest! {
         let m = decode_one(line.as_bytes());
         let Message::Response(r) = &m else { panic!("response expected") };
         prop_assert_eq!(&r.id, &None);
-        prop_assert!(matches!(&r.payload, ResponsePayload::Error(got) if *got == e));
+        prop_assert!(matches!(&r.payload, ResponsePayload::Error(got) if **got == e));
         prop_assert_eq!(encode(&m), format!("{line}\n"));
     }
 

@@ -171,7 +171,7 @@ impl State {
         };
         let answer = match response.payload {
             ResponsePayload::Result(raw) => Ok(raw),
-            ResponsePayload::Error(error) => Err(error),
+            ResponsePayload::Error(error) => Err(*error),
         };
         let _ = tx.send(answer);
     }

@@ -316,7 +316,7 @@ mod tests {
         assert!(!calls_for_fallback(&failed("tools/list", http(405))));
         assert!(!calls_for_fallback(&failed("initialize", TransportError::Other("HTTP 405".into()))));
         let rpc = mcp_protocol::ErrorObject::new(mcp_protocol::ErrorCode::INVALID_REQUEST, "refused");
-        let rpc = SessionError::Rpc { server: Arc::from("s"), method: "initialize".into(), error: rpc };
+        let rpc = SessionError::Rpc { server: Arc::from("s"), method: "initialize".into(), error: Box::new(rpc) };
         assert!(!calls_for_fallback(&ConnectionError::Session(rpc)));
         let transport = ConnectionError::Transport { server: "s".into(), error: http(404) };
         assert!(!calls_for_fallback(&transport), "the factory failing is not a refused initialize");

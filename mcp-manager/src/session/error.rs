@@ -17,8 +17,9 @@ pub enum SessionError {
         server: Arc<str>,
         /// The method called.
         method: String,
-        /// The server's error object.
-        error: ErrorObject,
+        /// The server's error object (boxed, as it arrived: a session's results are moved through
+        /// its layers by value, inline only up to 128 bytes).
+        error: Box<ErrorObject>,
     },
     /// No answer in time.
     #[error("server {server:?}: {method} timed out after {}", fmt_duration(*after))]
@@ -90,4 +91,20 @@ impl SessionError {
 
 fn fmt_duration(d: Duration) -> String {
     if d.as_secs() >= 1 { format!("{:.1} s", d.as_secs_f64()) } else { format!("{} ms", d.as_millis()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every request's answer (`Result<RawJson, SessionError>`) goes through the session's
+    /// layers by value, and a move of more than 128 bytes is a `memcpy` call: the error object
+    /// inline made a `SessionError` 144 bytes.
+    #[test]
+    fn a_requests_answer_is_moved_inline() {
+        let error = size_of::<SessionError>();
+        let answer = size_of::<Result<mcp_protocol::RawJson, SessionError>>();
+        println!("SessionError {error} bytes, an answer {answer}");
+        assert!(error <= 128 && answer <= 128, "SessionError {error} bytes, an answer {answer}");
+    }
 }

@@ -309,7 +309,6 @@ impl Session {
 
     /// Decode the result of request `M` from its JSON text, which it may keep (a large text
     /// stays in the buffer it arrived in).
-    #[allow(clippy::result_large_err)] // the error every request returns, by value
     pub(crate) fn decode_result<M: RequestMethod>(&self, raw: RawJson) -> Result<M::Result, SessionError> {
         M::decode_owned(raw).map_err(|e| SessionError::InvalidResult {
             server: self.shared.name.clone(),
@@ -402,7 +401,6 @@ impl Session {
     }
 
     /// [`Session::send_and_wait`] in the request's span (see [`crate::telemetry`]).
-    #[expect(clippy::result_large_err, reason = "the answer every request returns, handed on by value")]
     fn exchange<'a>(
         &'a self,
         id: RequestId,

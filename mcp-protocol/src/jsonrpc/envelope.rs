@@ -163,7 +163,7 @@ pub(crate) fn classify_envelope<P: Deref<Target = RawValue>>(
                 Some(Value::Null) => (None, false),
                 Some(id) => (Some(parse_id(id)?), false),
             };
-            Ok(Message::Response(Response::from_parts(id, ResponsePayload::Error(error), absent)))
+            Ok(Message::Response(Response::from_parts(id, ResponsePayload::Error(Box::new(error)), absent)))
         }
         (None, None) => Err(DecodeError::MissingMethod),
     }
