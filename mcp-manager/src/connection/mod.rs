@@ -528,8 +528,9 @@ impl McpConnection {
         self.open_session().await.map(|open| open.session)
     }
 
-    /// Whether the agreed protocol version is of the modern era (`false` while not connected).
-    /// One lock, and no copy of the [`ServerInfo`]: every tool call asks.
+    /// Whether the agreed protocol version is of the modern era (`false` while not connected):
+    /// from the published session while one is open, else under the connection's lock; no copy
+    /// of the [`ServerInfo`] either way.
     pub(crate) async fn is_modern(&self) -> bool {
         if let Some(open) = self.published() {
             return open.modern;

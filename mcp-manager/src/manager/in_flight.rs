@@ -93,10 +93,20 @@ mod tests {
     use std::time::Duration;
 
     use futures::FutureExt;
+    use tokio::task::JoinHandle;
 
     /// Runs `test` under a limit, so that a gate that never opens fails instead of hanging.
     async fn within(test: impl Future<Output = ()>) {
         tokio::time::timeout(Duration::from_secs(10), test).await.expect("the test hung");
+    }
+
+    /// Spawns `wait` on the test's runtime and checks that it is still waiting once it has had
+    /// its turn (the runtime runs it while the test sleeps); its handle.
+    async fn still_waiting(wait: impl Future<Output = ()> + Send + 'static, what: &str) -> JoinHandle<()> {
+        let waiting = tokio::spawn(wait);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!waiting.is_finished(), "{what}");
+        waiting
     }
 
     #[tokio::test]
@@ -124,14 +134,9 @@ mod tests {
         within(async {
             let gate = Arc::new(InFlight::default());
             let drained = gate.drain().now_or_never().expect("nothing is in flight");
-            let late = tokio::spawn({
-                let gate = gate.clone();
-                async move {
-                    let _call = gate.enter().await;
-                }
-            });
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            assert!(!late.is_finished(), "a call entered during a drain");
+            let entering = gate.clone();
+            let late =
+                still_waiting(async move { drop(entering.enter().await) }, "a call entered during a drain").await;
             drop(drained);
             late.await.expect("the call entered once the drain ended");
             assert_eq!(gate.state.load(Ordering::Acquire), 0);
@@ -144,14 +149,8 @@ mod tests {
         within(async {
             let gate = Arc::new(InFlight::default());
             let first = gate.drain().await;
-            let second = tokio::spawn({
-                let gate = gate.clone();
-                async move {
-                    let _drained = gate.drain().await;
-                }
-            });
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            assert!(!second.is_finished(), "two drains at once");
+            let draining = gate.clone();
+            let second = still_waiting(async move { drop(draining.drain().await) }, "two drains at once").await;
             drop(first);
             second.await.expect("the second drain ran once the first ended");
             drop(gate.enter().now_or_never().expect("calls enter after both drains"));
