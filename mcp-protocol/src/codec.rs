@@ -126,17 +126,20 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
     let mut line =
         String::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
     let base = line.as_ptr() as usize;
-    let (mut message, moved) = {
-        let text = checked_str(&line, limits)?;
+    let (mut message, moved, line_breaks) = {
+        let (text, line_breaks) = checked_str_scanned(&line, limits)?;
         if !text.starts_with('{') {
             return decode_line(line.as_bytes(), limits);
         }
         let offset = text.as_ptr() as usize - base;
         match around_payload(text) {
             Some((message, start, end, member)) => {
-                (message, Some(Moved { start: offset + start, len: end - start, unparsed: Some(member) }))
+                (message, Some(Moved { start: offset + start, len: end - start, unparsed: Some(member) }), line_breaks)
             }
-            None => envelope_with_payload_moved(text, base)?,
+            None => {
+                let (message, moved) = envelope_with_payload_moved(text, base)?;
+                (message, moved, line_breaks)
+            }
         }
     };
     if let Some(Moved { start, len, unparsed }) = moved {
@@ -144,13 +147,12 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
         // payload moves to the front of the buffer, which keeps it.
         line.truncate(start + len);
         line.drain(..start);
-        // As `without_line_breaks` does: a line break can only be whitespace here (rare: the
-        // text is checked again only then).
-        if memchr::memchr2(b'\n', b'\r', line.as_bytes()).is_some() {
+        // As `without_line_breaks` does, when the depth check met a line break between the
+        // line's strings (rare: the text is checked again only then). Within a string a line
+        // break is not JSON, and the payload's parse below refuses it.
+        if line_breaks == LineBreaks::Maybe && memchr::memchr2(b'\n', b'\r', line.as_bytes()).is_some() {
             let mut bytes = line.into_bytes();
-            for byte in bytes.iter_mut().filter(|b| matches!(**b, b'\n' | b'\r')) {
-                *byte = b' ';
-            }
+            blank_line_breaks(&mut bytes);
             line = String::from_utf8(bytes)
                 .map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
         }
@@ -166,6 +168,24 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
         }
     }
     Ok(Decoded::Single(message))
+}
+
+/// Write a space for each line break (`\n`, `\r`) outside the strings of the JSON text `bytes`:
+/// whitespace, which a space replaces without changing the text's meaning. One inside a string
+/// is left for the parser to refuse.
+fn blank_line_breaks(bytes: &mut [u8]) {
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i = crate::scan::string_end(bytes, i).unwrap_or(bytes.len());
+                continue;
+            }
+            b'\n' | b'\r' => bytes[i] = b' ',
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
 /// Where the payload that takes over the line lies in it.
@@ -236,10 +256,31 @@ fn check_length(line: &[u8], limits: &DecodeLimits) -> Result<(), DecodeError> {
 
 /// [`checked_text`] for a line already known to be UTF-8.
 fn checked_str<'a>(text: &'a str, limits: &DecodeLimits) -> Result<&'a str, DecodeError> {
-    // A byte-order mark may precede JSON text (RFC 8259 lets a parser ignore it).
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim_matches(|c: char| c.is_ascii_whitespace());
-    check_depth(text.as_bytes(), limits.max_depth.min(120))?;
+    let text = trimmed(text);
+    check_depth::<false>(text.as_bytes(), limits.max_depth.min(120))?;
     Ok(text)
+}
+
+/// [`checked_str`], and whether a line break may lie in the text outside its strings.
+fn checked_str_scanned<'a>(text: &'a str, limits: &DecodeLimits) -> Result<(&'a str, LineBreaks), DecodeError> {
+    let text = trimmed(text);
+    let line_breaks = check_depth::<true>(text.as_bytes(), limits.max_depth.min(120))?;
+    Ok((text, line_breaks))
+}
+
+/// `text` without a byte-order mark and surrounding whitespace.
+fn trimmed(text: &str) -> &str {
+    // A byte-order mark may precede JSON text (RFC 8259 lets a parser ignore it).
+    text.strip_prefix('\u{feff}').unwrap_or(text).trim_matches(|c: char| c.is_ascii_whitespace())
+}
+
+/// Whether [`check_depth`] met a line break (`\n` or `\r`) outside the text's strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineBreaks {
+    /// The text was scanned and has none outside its strings.
+    None,
+    /// It has one, or the text was not scanned.
+    Maybe,
 }
 
 /// Decode one JSON-RPC message from text that must hold a single object (no batch).
@@ -334,11 +375,16 @@ fn shape(text: &str) -> &'static str {
 /// counted a vector at a time ([`opening_brackets`]), and that is enough. Other lines are
 /// scanned, strings (most of a large tool result) skipped with the vector search of
 /// [`scan::string_end`](crate::scan::string_end), which is faster than counting on long strings.
-fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
+///
+/// With `LINE_BREAKS` it says whether a scan met a line break outside the strings
+/// ([`LineBreaks`]), for the large lines whose payload must then have its line breaks replaced;
+/// without, it does not look (a compare a byte that many pages of small strings would pay for).
+fn check_depth<const LINE_BREAKS: bool>(bytes: &[u8], max: usize) -> Result<LineBreaks, DecodeError> {
     if bytes.len() < SHORT_LINE && opening_brackets(bytes) <= max {
-        return Ok(());
+        return Ok(LineBreaks::Maybe);
     }
     let mut depth = 0usize;
+    let mut line_breaks = if LINE_BREAKS { LineBreaks::None } else { LineBreaks::Maybe };
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -355,11 +401,12 @@ fn check_depth(bytes: &[u8], max: usize) -> Result<(), DecodeError> {
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\n' | b'\r' if LINE_BREAKS => line_breaks = LineBreaks::Maybe,
             _ => {}
         }
         i += 1;
     }
-    Ok(())
+    Ok(line_breaks)
 }
 
 /// A line shorter than this has its depth taken from its count of brackets by [`check_depth`]

@@ -415,6 +415,52 @@ mod tests {
         }
     }
 
+    /// The end of a string as a scan from its start finds it: a backslash takes the byte after
+    /// it, whatever it is.
+    fn string_end_byte_by_byte(bytes: &[u8], open: usize) -> Option<usize> {
+        let mut i = open + 1;
+        while let Some(&b) = bytes.get(i) {
+            match b {
+                b'"' => return Some(i + 1),
+                b'\\' => i += 2,
+                _ => i += 1,
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn a_string_ends_where_a_byte_by_byte_scan_ends_it() {
+        for text in [r#""""#, r#""\""#, r#""\\""#, r#""a\"b""#, r#""\\\"\\"x"#, r#""\"#, r#""é\é""#, "\""] {
+            let bytes = text.as_bytes();
+            assert_eq!(string_end(bytes, 0), string_end_byte_by_byte(bytes, 0), "{text}");
+        }
+        // A fixed seed: the same texts on every run. Quotes and backslashes in every order,
+        // runs of them included, and a start that is not the text's first byte.
+        const SEED: u64 = 0x5eed_0028;
+        println!("seed {SEED:#x}");
+        let mut state = SEED;
+        let mut next = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        };
+        let alphabet: [&[u8]; 5] = [b"\"", b"\\", b"a", "é".as_bytes(), b"\\\\\\"];
+        for _ in 0..5000 {
+            let mut bytes = vec![b'x'; next() % 3];
+            let open = bytes.len();
+            bytes.push(b'"');
+            for _ in 0..next() % 24 {
+                bytes.extend_from_slice(alphabet[next() % alphabet.len()]);
+            }
+            assert_eq!(
+                string_end(&bytes, open),
+                string_end_byte_by_byte(&bytes, open),
+                "{}",
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+    }
+
     #[test]
     fn elements_and_members_are_found_by_their_spans() {
         let text = r#"{"x":{"content":1},"content":[ {"a":[1,"]"],"b":"}","a":2} , "x" ,{},3 ],"z":0}"#;

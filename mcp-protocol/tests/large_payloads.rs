@@ -100,6 +100,11 @@ fn a_large_payload_that_is_not_json_is_reported_with_its_member() {
         (format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}" "u":1}}}}"#), "result"),
         (format!(r#"{{"jsonrpc":"2.0","method":"m","params":["{big}",]}}"#), "params"),
         (format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"t":"{big}","u":tru}}}}"#), "result"),
+        // A line break inside a string is not JSON, whether or not others stand between the
+        // payload's members (where they are whitespace).
+        (format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"t\":\"{big}\r\"}}}}"), "result"),
+        (format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"t\":\"{big}\r\",\r\"u\":1}}}}"), "result"),
+        (format!("{{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":[\"\r\",\r\"{big}\"]}}"), "params"),
     ] {
         let borrowed = codec::decode_line(line.as_bytes(), &limits()).unwrap_err();
         let owned = codec::decode_owned_line(line.into_bytes(), &limits()).unwrap_err();
@@ -144,6 +149,32 @@ fn a_large_text_result_becomes_its_text_without_a_second_copy() {
     assert_eq!(block.text, text);
     assert_eq!(block.text.as_ptr(), start, "the text was copied out of the result");
     assert_eq!(call.content.len(), 3);
+}
+
+#[test]
+fn a_large_text_without_escapes_is_taken_as_it_lies() {
+    // Text that needs no escape in JSON, multi-byte characters included, at both ends of the
+    // string too.
+    let mut text = String::from("é");
+    while text.len() < 3 * MIB {
+        text.push_str("plain words, é€😀 and ' quotes' / slashes ");
+    }
+    text.push('😀');
+    let literal = serde_json::to_string(&text).unwrap();
+    assert!(!literal.contains('\\'), "the literal has no escape");
+    let json =
+        format!(r#"{{"content":[{{"type":"text","text":"a\nb"}},{{"type":"text","text":{literal}}}],"isError":true}}"#);
+    let expected = CallTool::decode_result(&result(&json)).unwrap();
+    let raw = result(&json);
+    let start = raw.get().as_ptr();
+    let decoded = CallTool::decode_owned(raw).unwrap();
+    assert_eq!(format!("{decoded:?}"), format!("{expected:?}"));
+    let Outcome::Complete(call) = decoded else { panic!("a complete result") };
+    let [ContentBlock::Text(small), ContentBlock::Text(large)] = &call.content[..] else { panic!("two text blocks") };
+    assert_eq!(small.text, "a\nb");
+    assert_eq!(large.text, text);
+    assert_eq!(large.text.as_ptr(), start, "the text was copied out of the result");
+    assert_eq!(call.is_error, Some(true));
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! is copied out of the result's JSON while that JSON is still held: twice the text at once. Here
 //! the large string is cut out of the JSON, the rest decoded as usual, and the string's escapes
 //! decoded where it lies ([`crate::scan::unescape_in_place`]): the result's buffer becomes the
-//! block's text.
+//! block's text. A string without escapes (most large texts) is the text as it lies, and is
+//! taken as text, without decoding it or checking it as UTF-8 again.
 
 use serde_json::value::RawValue;
 
@@ -38,11 +39,21 @@ pub(crate) fn decode_keeping_large_text<T>(
     rest.push_str(&json[end..]);
     let Ok(mut decoded) = serde_json::from_str::<&RawValue>(&rest).and_then(&decode) else { return decode(&raw) };
     let Some(text) = text_of(&mut decoded, index).filter(|text| text.is_empty()) else { return decode(&raw) };
-    let mut bytes = String::from(Box::<str>::from(raw)).into_bytes();
-    let len = unescape_in_place(&mut bytes, start + 1, end - 1)
-        .map_err(|why| serde::de::Error::custom(format!("content block {index}: {why}")))?;
+    let mut buffer = String::from(Box::<str>::from(raw));
     // The capacity stays as it was (a shrink may move the text): what the JSON had around the
     // text and its escapes, a small part of it.
+    if memchr::memchr(b'\\', &buffer.as_bytes()[start + 1..end - 1]).is_none() {
+        // No escape (most large texts): the string's body is the text as it is, and the JSON
+        // was checked as a `RawValue` (no control character in a string). It moves to the
+        // front of the buffer as text, with no second UTF-8 check.
+        buffer.truncate(end - 1);
+        buffer.drain(..start + 1);
+        *text = buffer;
+        return Ok(decoded);
+    }
+    let mut bytes = buffer.into_bytes();
+    let len = unescape_in_place(&mut bytes, start + 1, end - 1)
+        .map_err(|why| serde::de::Error::custom(format!("content block {index}: {why}")))?;
     bytes.truncate(len);
     // The string was part of UTF-8 text, and decoded escapes are whole characters.
     *text = String::from_utf8(bytes).map_err(serde::de::Error::custom)?;
