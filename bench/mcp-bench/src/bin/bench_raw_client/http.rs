@@ -16,8 +16,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::{
-    EchoCall, INITIALIZED, VERSION, W3_TOOLS, check_big, check_echo, excerpt, initialize_body, list_body, page_tools,
-    w1_report, warm_up_and_measured,
+    EchoCall, INITIALIZED, VERSION, W3_TOOLS, big_text, check_big, check_echo, excerpt, initialize_body, list_body,
+    page_tools, w1_report, warm_up_and_measured,
 };
 
 /// The longest response head, and the longest body, read.
@@ -337,9 +337,10 @@ async fn w4(endpoint: &Endpoint, conn: &mut Conn) -> Result<JsonObject, Failure>
     let request = endpoint.request(&super::call_body(1, "big", None));
     let watch = Stopwatch::start();
     let reply = conn.round_trip(&request).await?;
-    let bytes = check_big(reply.body())?;
+    let text = big_text(reply.body())?;
     let mut report = JsonObject::new();
     watch.record(&mut report);
+    let bytes = check_big(text)?;
     report.insert("bytes".into(), json!(bytes));
     Ok(report)
 }

@@ -11,7 +11,9 @@
 //! streamable HTTP ([`http`]), on a current-thread Tokio runtime like every bench client, and
 //! prints the keys the other clients print. Every request is formatted before the clock starts
 //! (W3's cursors excepted: they come from the replies); every reply is checked: its id, and the
-//! echoed text (W1, W2), the tool count and the cursor (W3), or the 8 MiB of `x` (W4).
+//! echoed text (W1, W2), the tool count and the cursor (W3), or the 8 MiB of `x` (W4: found
+//! inside the clock by a vector search for the quote that ends it, and checked after it, as the
+//! other clients check the text they are handed).
 //!
 //! - W2 over stdio pipelines: 32 requests written, then one more for each reply read. Over HTTP
 //!   it keeps 32 keep-alive connections busy, one request at a time each.
@@ -150,14 +152,26 @@ fn page_tools(reply: &[u8]) -> Result<(usize, Option<String>), Failure> {
     Ok((tools, cursor))
 }
 
-/// Check W4's reply: one text of [`W4_BYTES`] `x`; its length.
-fn check_big(reply: &[u8]) -> Result<usize, Failure> {
+/// W4's text in its reply, as a client that matches substrings finds it (what it does before it
+/// can hand the text on, inside the clock): after the first `"text":"`, up to the next quote,
+/// each found by a vector search.
+fn big_text(reply: &[u8]) -> Result<&[u8], Failure> {
     let start = memmem::find(reply, br#""text":""#).ok_or_else(|| format!("big got {}", excerpt(reply)))? + 8;
-    let len = reply[start..].iter().take_while(|&&b| b == b'x').count();
-    if len != W4_BYTES || reply.get(start + len) != Some(&b'"') {
-        return Err(format!("big answered {len} bytes of x, expected {W4_BYTES}"));
+    let len = memchr::memchr(b'"', &reply[start..]).ok_or_else(|| format!("big got {}", excerpt(reply)))?;
+    Ok(&reply[start..start + len])
+}
+
+/// Check W4's text (after the clock, as the other clients check theirs): [`W4_BYTES`] `x`; its
+/// length.
+fn check_big(text: &[u8]) -> Result<usize, Failure> {
+    let xs = text.iter().take_while(|&&b| b == b'x').count();
+    if xs != W4_BYTES || text.len() != W4_BYTES {
+        return Err(format!(
+            "big answered {} bytes ({xs} of them x before another byte), expected {W4_BYTES} x",
+            text.len()
+        ));
     }
-    Ok(len)
+    Ok(xs)
 }
 
 /// A W1 report from the stopwatch and the latencies.
@@ -211,11 +225,15 @@ mod tests {
     fn the_big_text_must_be_all_there() {
         let x = "x".repeat(W4_BYTES);
         let reply = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{x}"}}]}}}}"#);
-        assert_eq!(check_big(reply.as_bytes()).unwrap(), W4_BYTES);
+        let checked = |reply: &str| big_text(reply.as_bytes()).and_then(check_big);
+        assert_eq!(checked(&reply).unwrap(), W4_BYTES);
         let short = reply.replacen("xx", "x", 1);
-        assert!(check_big(short.as_bytes()).unwrap_err().contains("expected"));
+        assert!(checked(&short).unwrap_err().contains("expected"));
         let mixed = reply.replacen("xx", "xy", 1);
-        assert!(check_big(mixed.as_bytes()).is_err());
+        assert!(checked(&mixed).is_err());
+        let long = reply.replacen("xx", "xxx", 1);
+        assert!(checked(&long).is_err());
+        assert!(checked(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#).unwrap_err().starts_with("big got"));
     }
 
     #[test]

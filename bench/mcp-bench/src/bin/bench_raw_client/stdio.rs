@@ -14,8 +14,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::{
-    INITIALIZED, VERSION, W3_TOOLS, check_big, check_echo, excerpt, initialize_body, list_body, page_tools, w1_report,
-    warm_up_and_measured,
+    INITIALIZED, VERSION, W3_TOOLS, big_text, check_big, check_echo, excerpt, initialize_body, list_body, page_tools,
+    w1_report, warm_up_and_measured,
 };
 
 /// The longest reply line read (W4's is a little over 8 MiB).
@@ -186,9 +186,10 @@ async fn w3(server: &mut Server, watch: Stopwatch) -> Result<JsonObject, Failure
 async fn w4(server: &mut Server) -> Result<JsonObject, Failure> {
     let request = line(&super::call_body(1, "big", None));
     let watch = Stopwatch::start();
-    let bytes = check_big(server.round_trip(&request).await?)?;
+    let text = big_text(server.round_trip(&request).await?)?;
     let mut report = JsonObject::new();
     watch.record(&mut report);
+    let bytes = check_big(text)?;
     report.insert("bytes".into(), json!(bytes));
     Ok(report)
 }
