@@ -383,22 +383,26 @@ mod tests {
         assert_eq!(unescaped(r#""ab\q""#).unwrap_err(), "invalid escape in a string at byte 2");
     }
 
+    /// Numbers from a linear congruential generator started at `seed` (printed, to replay a run).
+    fn seeded(seed: u64) -> impl FnMut() -> usize {
+        println!("seed {seed:#x}");
+        let mut state = seed;
+        move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        }
+    }
+
     #[test]
     fn random_strings_survive_encoding_and_decoding_in_place() {
         // A fixed seed: the same strings on every run.
-        const SEED: u64 = 0x5eed_0019;
-        println!("seed {SEED:#x}");
-        let mut state = SEED;
-        let mut next = move || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 33) as u32
-        };
+        let mut next = seeded(0x5eed_0019);
         let alphabet: Vec<char> = "ab \"\\/\u{8}\u{c}\n\r\t\u{1}\u{1f}\u{7f}é€😀\u{fffd}\u{2028}".chars().collect();
         for _ in 0..2000 {
             let len = next() % 40;
-            let s: String = (0..len).map(|_| alphabet[next() as usize % alphabet.len()]).collect();
+            let s: String = (0..len).map(|_| alphabet[next() % alphabet.len()]).collect();
             let mut literal = serde_json::to_string(&s).unwrap();
-            if next() % 2 == 0 {
+            if next().is_multiple_of(2) {
                 // serde_json writes few \u escapes: write every non-ASCII character as one.
                 literal = literal.chars().fold(String::new(), |mut out, c| {
                     if c.is_ascii() {
@@ -437,13 +441,7 @@ mod tests {
         }
         // A fixed seed: the same texts on every run. Quotes and backslashes in every order,
         // runs of them included, and a start that is not the text's first byte.
-        const SEED: u64 = 0x5eed_0028;
-        println!("seed {SEED:#x}");
-        let mut state = SEED;
-        let mut next = move || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 33) as usize
-        };
+        let mut next = seeded(0x5eed_0028);
         let alphabet: [&[u8]; 5] = [b"\"", b"\\", b"a", "é".as_bytes(), b"\\\\\\"];
         for _ in 0..5000 {
             let mut bytes = vec![b'x'; next() % 3];

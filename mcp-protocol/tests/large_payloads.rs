@@ -6,7 +6,7 @@
 use mcp_protocol::codec::{self, DecodeLimits, Decoded};
 use mcp_protocol::types::content::ContentBlock;
 use mcp_protocol::types::mrtr::Outcome;
-use mcp_protocol::types::tools::CallTool;
+use mcp_protocol::types::tools::{CallTool, CallToolResult};
 use mcp_protocol::{Message, RequestMethod};
 use serde_json::value::RawValue;
 
@@ -133,18 +133,25 @@ fn result(json: &str) -> Box<RawValue> {
     RawValue::from_string(json.to_owned()).unwrap()
 }
 
+/// The complete result `json` decodes to when its buffer is given up, checked to be what the
+/// usual decoding makes of it, and where that buffer started.
+fn decoded_in_place(json: &str) -> (CallToolResult, *const u8) {
+    let expected = CallTool::decode_result(&result(json)).unwrap();
+    let raw = result(json);
+    let start = raw.get().as_ptr();
+    let decoded = CallTool::decode_owned(raw).unwrap();
+    assert_eq!(format!("{decoded:?}"), format!("{expected:?}"));
+    let Outcome::Complete(call) = decoded else { panic!("a complete result") };
+    (call, start)
+}
+
 #[test]
 fn a_large_text_result_becomes_its_text_without_a_second_copy() {
     let (literal, text) = text_literal(4 * MIB);
     let json = format!(
         r#"{{"isError":false,"content":[{{"type":"text","text":"small"}},{{"text":{literal},"type":"text","annotations":{{"priority":1}}}},{{"type":"image","data":"AAAA","mimeType":"image/png"}}],"_meta":{{"k":1}}}}"#
     );
-    let expected = CallTool::decode_result(&result(&json)).unwrap();
-    let raw = result(&json);
-    let start = raw.get().as_ptr();
-    let decoded = CallTool::decode_owned(raw).unwrap();
-    assert_eq!(format!("{decoded:?}"), format!("{expected:?}"));
-    let Outcome::Complete(call) = decoded else { panic!("a complete result") };
+    let (call, start) = decoded_in_place(&json);
     let ContentBlock::Text(block) = &call.content[1] else { panic!("a text block") };
     assert_eq!(block.text, text);
     assert_eq!(block.text.as_ptr(), start, "the text was copied out of the result");
@@ -164,12 +171,7 @@ fn a_large_text_without_escapes_is_taken_as_it_lies() {
     assert!(!literal.contains('\\'), "the literal has no escape");
     let json =
         format!(r#"{{"content":[{{"type":"text","text":"a\nb"}},{{"type":"text","text":{literal}}}],"isError":true}}"#);
-    let expected = CallTool::decode_result(&result(&json)).unwrap();
-    let raw = result(&json);
-    let start = raw.get().as_ptr();
-    let decoded = CallTool::decode_owned(raw).unwrap();
-    assert_eq!(format!("{decoded:?}"), format!("{expected:?}"));
-    let Outcome::Complete(call) = decoded else { panic!("a complete result") };
+    let (call, start) = decoded_in_place(&json);
     let [ContentBlock::Text(small), ContentBlock::Text(large)] = &call.content[..] else { panic!("two text blocks") };
     assert_eq!(small.text, "a\nb");
     assert_eq!(large.text, text);
