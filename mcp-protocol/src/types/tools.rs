@@ -14,6 +14,8 @@ use super::extra::Extra;
 use super::meta::{JsonObject, Meta};
 use super::mrtr::{InputResponses, Outcome};
 
+mod page;
+
 /// A tool the server offers.
 ///
 /// The members a tool rarely has (`outputSchema`, `annotations`, `execution`, `_meta`, members
@@ -66,8 +68,10 @@ pub struct SharedSchema(Arc<SchemaCell>);
 
 #[derive(Clone)]
 struct SchemaCell {
-    /// The JSON text the schema was decoded from, while no write has changed the tree.
-    raw: Option<Box<RawValue>>,
+    /// The JSON text of an object the schema was decoded from, while no write has changed the
+    /// tree: text that parsed as JSON (as a `RawValue`, or as part of a page's result; see
+    /// [`SharedSchema::from_object_text`]).
+    raw: Option<Box<str>>,
     /// The tree, built from `raw` by the first read (or given when built in memory). Boxed: a
     /// host keeps a schema for every tool and reads few of them, and a `Value` inline would be
     /// most of the cell.
@@ -78,7 +82,7 @@ impl SharedSchema {
     /// The schema as a JSON value (always an object), parsed from its text on the first read.
     pub fn as_value(&self) -> &Value {
         self.0.tree.get_or_init(|| {
-            let parsed = self.0.raw.as_deref().and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
+            let parsed = self.0.raw.as_deref().and_then(|raw| serde_json::from_str::<Value>(raw).ok());
             // The text was checked to be a JSON object when it was decoded, within the codec's
             // depth limit, so it parses; an empty object only satisfies the type.
             Box::new(parsed.filter(Value::is_object).unwrap_or_else(|| Value::Object(JsonObject::new())))
@@ -87,7 +91,24 @@ impl SharedSchema {
 
     /// The JSON text the schema was decoded from, unless a write has changed it since.
     pub fn raw_json(&self) -> Option<&str> {
-        self.0.raw.as_deref().map(RawValue::get)
+        self.0.raw.as_deref()
+    }
+
+    /// The schema whose text is `text`, which the caller knows to be the JSON text of an
+    /// object: the value of a member that starts with `{`, cut by its structure out of text that
+    /// parsed as JSON (a page's result; see [`ListTools`]). Not checked again.
+    pub(crate) fn from_object_text(text: &str) -> Self {
+        SharedSchema(Arc::new(SchemaCell { raw: Some(text.into()), tree: OnceLock::new() }))
+    }
+
+    /// Make this the schema whose text is `text`, as [`from_object_text`](Self::from_object_text)
+    /// makes one, in this schema's own cell when no clone shares it (a page's decoder fills the
+    /// schemas it decoded as `{}`).
+    pub(crate) fn set_object_text(&mut self, text: &str) {
+        match Arc::get_mut(&mut self.0) {
+            Some(cell) => *cell = SchemaCell { raw: Some(text.into()), tree: OnceLock::new() },
+            None => *self = Self::from_object_text(text),
+        }
     }
 
     /// Whether the schema has been parsed into a tree (by a read, a write, or by being built
@@ -177,7 +198,12 @@ impl std::fmt::Debug for SharedSchema {
 impl Serialize for SharedSchema {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0.raw {
-            Some(raw) => raw.serialize(serializer),
+            // Written as the text it came as. The text parsed as JSON, so it borrows as a
+            // `RawValue` (the one way to hand serde_json raw text).
+            Some(raw) => match serde_json::from_str::<&RawValue>(raw) {
+                Ok(raw) => raw.serialize(serializer),
+                Err(e) => Err(serde::ser::Error::custom(format!("a schema's text is not JSON: {e}"))),
+            },
             None => self.as_value().serialize(serializer),
         }
     }
@@ -188,7 +214,8 @@ impl<'de> Deserialize<'de> for SharedSchema {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         let found = match raw.get().trim_start().as_bytes().first() {
             Some(b'{') => {
-                return Ok(SharedSchema(Arc::new(SchemaCell { raw: Some(raw), tree: OnceLock::new() })));
+                // The text as it is, without a copy.
+                return Ok(SharedSchema(Arc::new(SchemaCell { raw: Some(raw.into()), tree: OnceLock::new() })));
             }
             Some(b'[') => Unexpected::Seq,
             Some(b'"') => Unexpected::Other("a string"),
@@ -301,9 +328,18 @@ pub struct CallToolResult {
 /// (2025-11-25).
 pub type CallToolOutcome = Outcome<CallToolResult>;
 
-crate::request_methods! {
-    /// `tools/list`.
-    ListTools = "tools/list", ListToolsParams => ListToolsResult;
+/// `tools/list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListTools;
+impl crate::method::RequestMethod for ListTools {
+    const METHOD: &'static str = "tools/list";
+    type Params = ListToolsParams;
+    type Result = ListToolsResult;
+    /// Each tool's input schema (most of a page) is taken as text by its place in the result,
+    /// not parsed a second time.
+    fn decode_result(raw: &RawValue) -> Result<Self::Result, serde_json::Error> {
+        page::decode_tool_page(raw)
+    }
 }
 
 /// `tools/call`.

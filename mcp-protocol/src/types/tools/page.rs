@@ -1,0 +1,124 @@
+//! A page of tools decoded with each tool's input schema taken as text where it lies.
+//!
+//! A tool's `inputSchema` is most of the tool, and a
+//! [`SharedSchema`](super::SharedSchema) keeps it as the JSON text it came as. Decoded the
+//! usual way, each schema is parsed again, as a `RawValue`, only to find where it ends: a second
+//! parse of most of a page whose text was parsed once already, when it became the response's
+//! result. Here the schemas are found by the page's structure ([`element_members`]), which is
+//! exact on text that parsed as JSON; the page is decoded as usual with `{}` in each schema's
+//! place; and each tool is handed its schema's text (in the cell its `{}` was decoded into).
+//! Anything unexpected (a page the scan and the decoder see differently) falls back to the usual
+//! decoding, whose errors are the ones reported.
+
+use serde_json::value::RawValue;
+
+use super::ListToolsResult;
+use crate::scan::element_members;
+
+/// Decode a `tools/list` result, each tool's input schema taken from `raw`'s text as it is.
+pub(crate) fn decode_tool_page(raw: &RawValue) -> Result<ListToolsResult, serde_json::Error> {
+    let json = raw.get();
+    let usual = || serde_json::from_str::<ListToolsResult>(json);
+    let Some(elements) = element_members(json, "tools", ["inputSchema"]) else { return usual() };
+    // Only object schemas are cut out: anything else stays for the decoder to refuse.
+    let schemas: Vec<Option<&str>> = elements
+        .iter()
+        .map(|[span]| span.map(|(start, end)| &json[start..end]).filter(|schema| schema.starts_with('{')))
+        .collect();
+    let cut: usize = schemas.iter().flatten().map(|schema| schema.len()).sum();
+    if cut == 0 {
+        return usual();
+    }
+    // The page without its schemas, each an empty object.
+    let mut rest = String::with_capacity(json.len() - cut + 2 * schemas.len());
+    let mut copied = 0;
+    for schema in schemas.iter().flatten() {
+        let start = schema.as_ptr() as usize - json.as_ptr() as usize;
+        rest.push_str(&json[copied..start]);
+        rest.push_str("{}");
+        copied = start + schema.len();
+    }
+    rest.push_str(&json[copied..]);
+    let Ok(mut page) = serde_json::from_str::<ListToolsResult>(&rest) else { return usual() };
+    if page.tools.len() != schemas.len() {
+        return usual();
+    }
+    for (tool, schema) in page.tools.iter_mut().zip(schemas) {
+        if let Some(schema) = schema {
+            tool.input_schema.set_object_text(schema);
+        }
+    }
+    Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn decode(json: &str) -> Result<ListToolsResult, serde_json::Error> {
+        decode_tool_page(&RawValue::from_string(json.to_owned()).expect("the test's page is JSON"))
+    }
+
+    /// The page decoded here and the usual way: the same tools, each schema the same text.
+    fn agrees(json: &str) -> ListToolsResult {
+        let page = decode(json).unwrap_or_else(|e| panic!("{json}: {e}"));
+        let usual: ListToolsResult = serde_json::from_str(json).expect("decodes the usual way");
+        assert_eq!(page, usual, "{json}");
+        for (tool, expected) in page.tools.iter().zip(&usual.tools) {
+            assert_eq!(tool.input_schema.raw_json(), expected.input_schema.raw_json(), "{json}");
+            assert!(!tool.input_schema.is_parsed(), "{json}: the schema was parsed");
+            assert_eq!(tool.input_schema.as_value(), expected.input_schema.as_value(), "{json}");
+        }
+        page
+    }
+
+    #[test]
+    fn each_tool_gets_its_schema_as_the_text_it_came_as() {
+        let schema = r#"{"type":"object","properties":{"a":{"type":"integer","description":"A \"quoted\" {brace}"},"b":{"type":"string"}},"required":["a","b"]}"#;
+        let page = format!(
+            r#"{{"tools":[{{"name":"one","description":"d","inputSchema":{schema}}}, {{ "inputSchema" : {{ }} , "name":"two" }},{{"name":"three","inputSchema":{{"type":"object","properties":{{"inputSchema":{{"type":"object"}}}}}}}}],"nextCursor":"c2","_meta":{{"k":1}},"x":[{{"inputSchema":{{}}}}]}}"#
+        );
+        let decoded = agrees(&page);
+        assert_eq!(decoded.tools[0].input_schema.raw_json(), Some(schema));
+        assert_eq!(decoded.tools[1].input_schema.raw_json(), Some("{ }"));
+        assert_eq!(decoded.tools[2].input_schema["properties"]["inputSchema"], json!({"type": "object"}));
+        assert_eq!(decoded.next_cursor.as_deref(), Some("c2"));
+        assert_eq!(decoded.extra["x"], json!([{"inputSchema": {}}]));
+        // Encoded, each schema is written as its text.
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&page).unwrap(), serde_json::to_value(&decoded).unwrap());
+        // Pages with no tool, no schema to cut, or tools in a member written with an escape.
+        for page in [
+            r#"{"tools":[]}"#,
+            r#"{"tools":[],"nextCursor":"x"}"#,
+            r#"{"nextCursor":null,"tools":[{"name":"a","input\u0053chema":{"type":"object"}}]}"#,
+            r#"{"to\u006fls":[{"name":"a","inputSchema":{"type":"object"}}]}"#,
+            r#"{"tools":[{"name":"a","inputSchema":{}},{"name":"b","input\u0053chema":{"a":[1,{"b":"]"}]}}]}"#,
+        ] {
+            agrees(page);
+        }
+    }
+
+    #[test]
+    fn a_page_the_usual_decoding_refuses_is_refused_with_its_error() {
+        for page in [
+            // Not an object schema, a tool that is not an object, a member twice.
+            r#"{"tools":[{"name":"a","inputSchema":{}},{"name":"b","inputSchema":[{"type":"object"}]}]}"#,
+            r#"{"tools":[{"name":"a","inputSchema":"{}"}]}"#,
+            r#"{"tools":[{"name":"a","inputSchema":{}},7]}"#,
+            r#"{"tools":[{"name":"a","inputSchema":{},"inputSchema":{"type":"object"}}]}"#,
+            r#"{"tools":[{"name":"a","inputSchema":{"type":"object"},"input\u0053chema":{}}]}"#,
+            r#"{"tools":[{"name":"a","inputSchema":{}}],"tools":[]}"#,
+            // A tool without a name, or without a schema; `tools` not an array.
+            r#"{"tools":[{"inputSchema":{"type":"object"}}]}"#,
+            r#"{"tools":[{"name":"a","inputSchema":{}},{"name":"b"}]}"#,
+            r#"{"tools":{"name":"a","inputSchema":{}}}"#,
+            r#"{"nextCursor":5,"tools":[{"name":"a","inputSchema":{"type":"object"}}]}"#,
+        ] {
+            let error = decode(page).expect_err(page).to_string();
+            let usual = serde_json::from_str::<ListToolsResult>(page).expect_err(page).to_string();
+            assert_eq!(error, usual, "{page}");
+        }
+    }
+}
