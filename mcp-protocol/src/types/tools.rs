@@ -209,8 +209,38 @@ impl Serialize for SharedSchema {
     }
 }
 
+thread_local! {
+    /// Set while [`page::decode_tool_page`] decodes a page whose every input schema it cut out
+    /// and replaced with `{}` (see [`SchemasCutOut`]).
+    static SCHEMAS_CUT_OUT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While one is held, on its thread, [`SharedSchema`]'s decoder takes each schema as an empty
+/// cell for the page's decoder to fill with the schema's text ([`SharedSchema::set_object_text`]),
+/// and skips the value it meets there (the `{}` put in the schema's place) without keeping it as
+/// text: no allocation for a placeholder. Only a page decoder that has cut out every schema of
+/// the page it decodes holds one, for that decode.
+struct SchemasCutOut;
+
+impl SchemasCutOut {
+    fn hold() -> Self {
+        SCHEMAS_CUT_OUT.set(true);
+        SchemasCutOut
+    }
+}
+
+impl Drop for SchemasCutOut {
+    fn drop(&mut self) {
+        SCHEMAS_CUT_OUT.set(false);
+    }
+}
+
 impl<'de> Deserialize<'de> for SharedSchema {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if SCHEMAS_CUT_OUT.get() {
+            serde::de::IgnoredAny::deserialize(deserializer)?;
+            return Ok(SharedSchema(Arc::new(SchemaCell { raw: None, tree: OnceLock::new() })));
+        }
         let raw = Box::<RawValue>::deserialize(deserializer)?;
         let found = match raw.get().trim_start().as_bytes().first() {
             Some(b'{') => {

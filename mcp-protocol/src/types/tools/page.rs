@@ -6,13 +6,14 @@
 //! parse of most of a page whose text was parsed once already, when it became the response's
 //! result. Here the schemas are found by the page's structure ([`element_members`]), which is
 //! exact on text that parsed as JSON; the page is decoded as usual with `{}` in each schema's
-//! place; and each tool is handed its schema's text (in the cell its `{}` was decoded into).
-//! Anything unexpected (a page the scan and the decoder see differently) falls back to the usual
-//! decoding, whose errors are the ones reported.
+//! place (each taken as an empty cell, not as text: [`SchemasCutOut`]); and each tool's cell is
+//! given its schema's text. A page with a tool whose schema is not cut out (not an object,
+//! absent, or its member's name escaped), or that the scan and the decoder see differently, is
+//! decoded the usual way, whose errors are the ones reported.
 
 use serde_json::value::RawValue;
 
-use super::ListToolsResult;
+use super::{ListToolsResult, SchemasCutOut};
 use crate::scan::element_members;
 
 /// Decode a `tools/list` result, each tool's input schema taken from `raw`'s text as it is.
@@ -20,33 +21,39 @@ pub(crate) fn decode_tool_page(raw: &RawValue) -> Result<ListToolsResult, serde_
     let json = raw.get();
     let usual = || serde_json::from_str::<ListToolsResult>(json);
     let Some(elements) = element_members(json, "tools", ["inputSchema"]) else { return usual() };
-    // Only object schemas are cut out: anything else stays for the decoder to refuse.
-    let schemas: Vec<Option<&str>> = elements
+    // Every tool's schema, when each is an object: a page with anything else (a schema that is
+    // not an object, a tool without one or with its name escaped, an element that is not an
+    // object) is left for the usual decoding to take or refuse.
+    let Some(schemas) = elements
         .iter()
         .map(|[span]| span.map(|(start, end)| &json[start..end]).filter(|schema| schema.starts_with('{')))
-        .collect();
-    let cut: usize = schemas.iter().flatten().map(|schema| schema.len()).sum();
-    if cut == 0 {
+        .collect::<Option<Vec<&str>>>()
+        .filter(|schemas| !schemas.is_empty())
+    else {
         return usual();
-    }
+    };
+    let cut: usize = schemas.iter().map(|schema| schema.len()).sum();
     // The page without its schemas, each an empty object.
     let mut rest = String::with_capacity(json.len() - cut + 2 * schemas.len());
     let mut copied = 0;
-    for schema in schemas.iter().flatten() {
+    for schema in &schemas {
         let start = schema.as_ptr() as usize - json.as_ptr() as usize;
         rest.push_str(&json[copied..start]);
         rest.push_str("{}");
         copied = start + schema.len();
     }
     rest.push_str(&json[copied..]);
-    let Ok(mut page) = serde_json::from_str::<ListToolsResult>(&rest) else { return usual() };
+    let decoded = {
+        let _cut_out = SchemasCutOut::hold();
+        serde_json::from_str::<ListToolsResult>(&rest)
+    };
+    // A schema given twice stays in `rest` after the first, and the decoder refuses the tool.
+    let Ok(mut page) = decoded else { return usual() };
     if page.tools.len() != schemas.len() {
         return usual();
     }
     for (tool, schema) in page.tools.iter_mut().zip(schemas) {
-        if let Some(schema) = schema {
-            tool.input_schema.set_object_text(schema);
-        }
+        tool.input_schema.set_object_text(schema);
     }
     Ok(page)
 }
@@ -119,6 +126,12 @@ mod tests {
             let error = decode(page).expect_err(page).to_string();
             let usual = serde_json::from_str::<ListToolsResult>(page).expect_err(page).to_string();
             assert_eq!(error, usual, "{page}");
+            // The decode of the page with its schemas cut out is over, refused or not: a schema
+            // decoded on this thread since is read as its text again.
+            let tool: super::super::Tool = serde_json::from_str(r#"{"name":"t","inputSchema":{"a":1}}"#).unwrap();
+            assert_eq!(tool.input_schema.raw_json(), Some(r#"{"a":1}"#), "after {page}");
+            let refused = serde_json::from_str::<super::super::Tool>(r#"{"name":"t","inputSchema":5}"#);
+            assert!(refused.is_err(), "after {page}: a schema that is not an object was taken");
         }
     }
 }
