@@ -373,8 +373,9 @@ fn shape(text: &str) -> &'static str {
 /// No text nests deeper than it has opening brackets, and a short line (below [`SHORT_LINE`]: a
 /// call's request or result, most lines) seldom has as many as the limit: its brackets are
 /// counted a vector at a time ([`opening_brackets`]), and that is enough. Other lines are
-/// scanned, strings (most of a large tool result) skipped with the vector search of
-/// [`scan::string_end`](crate::scan::string_end), which is faster than counting on long strings.
+/// scanned, strings skipped by [`scan::string_end`](crate::scan::string_end): a word at a time
+/// for the first bytes (a page's many short strings), then a vector search (most of a large tool
+/// result), which is faster than counting on long strings.
 ///
 /// With `LINE_BREAKS` it says whether a scan met a line break outside the strings
 /// ([`LineBreaks`]), for the large lines whose payload must then have its line breaks replaced;

@@ -1,10 +1,12 @@
 //! A look at one member of a JSON object without decoding the rest.
 //!
 //! [`object_member`] finds a top-level member of an object's text by its structure alone:
-//! strings are skipped by their quotes and backslashes (a vector at a time), containers by their
-//! brackets. It does not validate what it skips, so what it finds is a hint to be confirmed by a
-//! real decode: a client reads a page's `nextCursor` with it (see [`next_cursor`]) to ask for the
-//! next page while it decodes this one, and checks the cursor against the decoded page.
+//! strings are skipped by their quotes and backslashes (a word at a time for their first bytes,
+//! then a vector at a time), containers by their brackets. It does not validate what it skips, so
+//! what it finds is a hint to be confirmed by a real decode: a client reads a page's `nextCursor`
+//! with it (see [`next_cursor`]) to ask for the next page while it decodes this one, and checks
+//! the cursor against the decoded page. On text that parsed as JSON, what it finds is exact: a
+//! page of tools takes its schemas' text by it (`types::tools`).
 
 /// Deepest nesting [`object_member`] walks through; deeper text is not looked into.
 const MAX_DEPTH: usize = 128;
