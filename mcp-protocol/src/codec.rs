@@ -212,10 +212,7 @@ fn around_payload(text: &str) -> Option<(Message, usize, usize, &'static str)> {
         b'[' => "[]",
         _ => return None,
     };
-    let mut rest = String::with_capacity(text.len() - (end - start) + placeholder.len());
-    rest.push_str(&text[..start]);
-    rest.push_str(placeholder);
-    rest.push_str(&text[end..]);
+    let rest = crate::scan::with_placeholders(text, &[(start, end)], placeholder);
     let raw: RawEnvelope<&RawValue> = serde_json::from_str(&rest).ok()?;
     let message = classify_envelope(raw, |payload: &RawValue| payload.to_owned()).ok()?;
     Some((message, start, end, MEMBERS[which]))

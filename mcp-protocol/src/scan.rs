@@ -74,6 +74,22 @@ fn member_name(bytes: &[u8], i: usize) -> Option<(&[u8], usize)> {
 /// Where a value starts and ends in its text.
 pub(crate) type Span = (usize, usize);
 
+/// `text` with each of `spans` (in order, none overlapping another) replaced by `placeholder`:
+/// what a decoder reads around the values that are taken from `text` where they lie (a large
+/// line's payload, a large result's text, a page's schemas).
+pub(crate) fn with_placeholders(text: &str, spans: &[Span], placeholder: &str) -> String {
+    let cut: usize = spans.iter().map(|(start, end)| end - start).sum();
+    let mut rest = String::with_capacity(text.len() - cut + spans.len() * placeholder.len());
+    let mut copied = 0;
+    for &(start, end) in spans {
+        rest.push_str(&text[copied..start]);
+        rest.push_str(placeholder);
+        copied = end;
+    }
+    rest.push_str(&text[copied..]);
+    rest
+}
+
 /// For each element of the array that is member `array` of the object `text` (found the way
 /// [`object_member`] finds members), where the values of its members `names` start and end in
 /// `text` when the element is an object that has them (the first of repeated members). One pass

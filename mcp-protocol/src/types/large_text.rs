@@ -9,7 +9,7 @@
 
 use serde_json::value::RawValue;
 
-use crate::scan::{element_members, unescape_in_place};
+use crate::scan::{element_members, unescape_in_place, with_placeholders};
 
 /// Results shorter than this decode the usual way.
 const LARGE: usize = 1024 * 1024;
@@ -33,10 +33,7 @@ pub(crate) fn decode_keeping_large_text<T>(
         return decode(&raw);
     };
     // Everything but the text, with an empty string in its place.
-    let mut rest = String::with_capacity(json.len() - (end - start) + 2);
-    rest.push_str(&json[..start]);
-    rest.push_str("\"\"");
-    rest.push_str(&json[end..]);
+    let rest = with_placeholders(json, &[(start, end)], "\"\"");
     let Ok(mut decoded) = serde_json::from_str::<&RawValue>(&rest).and_then(&decode) else { return decode(&raw) };
     let Some(text) = text_of(&mut decoded, index).filter(|text| text.is_empty()) else { return decode(&raw) };
     let mut buffer = String::from(Box::<str>::from(raw));

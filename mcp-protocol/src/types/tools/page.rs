@@ -14,7 +14,7 @@
 use serde_json::value::RawValue;
 
 use super::{ListToolsResult, SchemasCutOut};
-use crate::scan::element_members;
+use crate::scan::{element_members, with_placeholders};
 
 /// Decode a `tools/list` result, each tool's input schema taken from `raw`'s text as it is.
 pub(crate) fn decode_tool_page(raw: &RawValue) -> Result<ListToolsResult, serde_json::Error> {
@@ -26,23 +26,14 @@ pub(crate) fn decode_tool_page(raw: &RawValue) -> Result<ListToolsResult, serde_
     // object) is left for the usual decoding to take or refuse.
     let Some(schemas) = elements
         .iter()
-        .map(|[span]| span.map(|(start, end)| &json[start..end]).filter(|schema| schema.starts_with('{')))
-        .collect::<Option<Vec<&str>>>()
+        .map(|[span]| span.filter(|&(start, _)| json.as_bytes()[start] == b'{'))
+        .collect::<Option<Vec<_>>>()
         .filter(|schemas| !schemas.is_empty())
     else {
         return usual();
     };
-    let cut: usize = schemas.iter().map(|schema| schema.len()).sum();
     // The page without its schemas, each an empty object.
-    let mut rest = String::with_capacity(json.len() - cut + 2 * schemas.len());
-    let mut copied = 0;
-    for schema in &schemas {
-        let start = schema.as_ptr() as usize - json.as_ptr() as usize;
-        rest.push_str(&json[copied..start]);
-        rest.push_str("{}");
-        copied = start + schema.len();
-    }
-    rest.push_str(&json[copied..]);
+    let rest = with_placeholders(json, &schemas, "{}");
     let decoded = {
         let _cut_out = SchemasCutOut::hold();
         serde_json::from_str::<ListToolsResult>(&rest)
@@ -52,8 +43,8 @@ pub(crate) fn decode_tool_page(raw: &RawValue) -> Result<ListToolsResult, serde_
     if page.tools.len() != schemas.len() {
         return usual();
     }
-    for (tool, schema) in page.tools.iter_mut().zip(schemas) {
-        tool.input_schema.set_object_text(schema);
+    for (tool, (start, end)) in page.tools.iter_mut().zip(schemas) {
+        tool.input_schema.set_object_text(&json[start..end]);
     }
     Ok(page)
 }
