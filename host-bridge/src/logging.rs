@@ -204,7 +204,7 @@ mod tests {
     }
 
     fn notification(method: &str, params: Value) -> ServerNotification {
-        let raw = serde_json::value::to_raw_value(&params).unwrap();
+        let raw = mcp_protocol::to_raw(&params).unwrap();
         ServerNotification::decode(method, Some(&raw)).unwrap()
     }
 

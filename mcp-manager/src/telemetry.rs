@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn targets_come_only_from_name_and_uri() {
-        let raw = |s: &str| serde_json::value::RawValue::from_string(s.to_owned()).unwrap();
+        let raw = |s: &str| mcp_protocol::RawJson::from_string(s.to_owned()).unwrap();
         let call = raw(r#"{"name":"echo","arguments":{"name":"not me"}}"#);
         assert!(matches!(Target::of("tools/call", &call), Some(Target::Tool(t)) if t == "echo"));
         assert!(Target::of("tools/list", &call).is_none());

@@ -163,7 +163,7 @@ fn http_session(url: &str, modern: bool) -> Session {
 }
 
 fn call_params() -> Option<mcp_protocol::RawJson> {
-    Some(serde_json::value::to_raw_value(&json!({"name": "slow"})).unwrap())
+    Some(mcp_protocol::to_raw(&json!({"name": "slow"})).unwrap())
 }
 
 #[tokio::test]

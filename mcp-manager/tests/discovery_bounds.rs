@@ -12,7 +12,6 @@ use mcp_manager::connection::{
 };
 use mcp_protocol::{Message, Response};
 use mcp_transport::MemoryTransport;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use test_support::scripted::{Event, Got};
 use test_support::{ScriptedServer, within};
@@ -139,7 +138,7 @@ async fn raw_pages(
             })));
         }
         let text = page(params["cursor"].as_str())?;
-        let raw = RawValue::from_string(text.to_owned()).expect("the test's page is JSON");
+        let raw = mcp_protocol::RawJson::from_string(text.to_owned()).expect("the test's page is JSON");
         outbox.send(Message::Response(Response::result(request.id.clone(), raw)));
         None
     });
@@ -231,14 +230,14 @@ async fn four_lists(
 }
 
 /// The one-page answer to the list request `method`.
-fn one_page(method: &str) -> Box<RawValue> {
+fn one_page(method: &str) -> mcp_protocol::RawJson {
     let page = match method {
         "tools/list" => json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}),
         "prompts/list" => json!({"prompts": [{"name": "p"}]}),
         "resources/list" => json!({"resources": [{"uri": "file:///r", "name": "r"}]}),
         _ => json!({"resourceTemplates": [{"uriTemplate": "file:///{x}", "name": "x"}]}),
     };
-    RawValue::from_string(page.to_string()).unwrap()
+    mcp_protocol::RawJson::from_string(page.to_string()).unwrap()
 }
 
 #[tokio::test]

@@ -44,7 +44,7 @@ async fn serve(server: MemoryTransport, tools: Vec<&'static str>) {
             "tools/call" => json!({"content": [{"type": "text", "text": format!("ran {}", params["name"])}]}),
             _ => json!({}),
         };
-        let raw = serde_json::value::to_raw_value(&result).unwrap();
+        let raw = mcp_protocol::to_raw(&result).unwrap();
         if server.send(Message::Response(Response::result(request.id.clone(), raw))).await.is_err() {
             return;
         }

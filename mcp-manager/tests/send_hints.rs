@@ -56,7 +56,7 @@ async fn sent_with(meta: Option<JsonObject>, wants_hints: bool) -> Vec<(Message,
     };
     let raw = {
         let session = session.clone();
-        let params = serde_json::value::to_raw_value(&json!({"name": "echo"})).unwrap();
+        let params = mcp_protocol::to_raw(&json!({"name": "echo"})).unwrap();
         tokio::spawn(async move { session.request_raw("tools/call", Some(params), RequestOptions::default()).await })
     };
     let got = within(async { vec![rx.recv().await.unwrap(), rx.recv().await.unwrap()] }).await;

@@ -29,7 +29,7 @@ async fn next_message(server: &MemoryTransport) -> Message {
 }
 
 fn reply(id: &RequestId, result: Value) -> Message {
-    Message::Response(Response::result(id.clone(), serde_json::value::to_raw_value(&result).unwrap()))
+    Message::Response(Response::result(id.clone(), mcp_protocol::to_raw(&result).unwrap()))
 }
 
 #[tokio::test]
@@ -212,7 +212,7 @@ impl InboundHandler for Recorder {
     fn handle_request(&self, request: ServerRequest) -> BoxFuture<'static, Result<RawJson, ErrorObject>> {
         Box::pin(async move {
             match request {
-                ServerRequest::ListRoots(_) => Ok(serde_json::value::to_raw_value(&json!({"roots": []})).unwrap()),
+                ServerRequest::ListRoots(_) => Ok(mcp_protocol::to_raw(&json!({"roots": []})).unwrap()),
                 ServerRequest::Elicit(_) => Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "user went away")),
                 other => Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, other.method().to_owned())),
             }

@@ -348,7 +348,7 @@ async fn the_largest_timeouts_do_not_overflow() {
     })
     .await;
     for id in [&asked.id, &other.id] {
-        let result = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
+        let result = mcp_protocol::to_raw(&json!({"tools": []})).unwrap();
         server.send(Message::Response(Response::result(id.clone(), result))).await.unwrap();
     }
     assert!(within_named("the answer", with_progress).await.unwrap().unwrap().tools.is_empty());

@@ -93,7 +93,7 @@ async fn next_message(server: &MemoryTransport) -> Message {
 /// Answer the next request `server` gets with an empty tool list.
 async fn answer_next_listing(server: &MemoryTransport) {
     let Message::Request(req) = next_message(server).await else { panic!("expected the request") };
-    let answer = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
+    let answer = mcp_protocol::to_raw(&json!({"tools": []})).unwrap();
     server.send(Message::Response(Response::result(req.id, answer))).await.unwrap();
 }
 
@@ -119,7 +119,7 @@ async fn listing_with_progress(
         let note = json!({"progressToken": token, "progress": i});
         server.send(Message::notification("notifications/progress", Some(&note)).unwrap()).await.unwrap();
     }
-    let answer = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
+    let answer = mcp_protocol::to_raw(&json!({"tools": []})).unwrap();
     server.send(Message::Response(Response::result(req.id, answer))).await.unwrap();
     call.await.unwrap()
 }

@@ -146,7 +146,7 @@ fn line_of(m: &Message) -> Vec<u8> {
     line
 }
 
-fn decode_raw_result(line: &[u8], limits: &DecodeLimits) -> Box<serde_json::value::RawValue> {
+fn decode_raw_result(line: &[u8], limits: &DecodeLimits) -> mcp_protocol::RawJson {
     match codec::decode_line(line, limits) {
         Ok(Decoded::Single(Message::Response(r))) => match r.payload {
             ResponsePayload::Result(raw) => raw,
@@ -167,12 +167,12 @@ fn bench_call_request(c: &mut Criterion) {
             let Ok(Decoded::Single(Message::Request(r))) = codec::decode_line(black_box(&line), &limits) else {
                 panic!("not a request")
             };
-            let params: CallToolParams = serde_json::from_str(r.params.as_deref().unwrap().get()).unwrap();
+            let params: CallToolParams = serde_json::from_str(r.params.as_ref().unwrap().get()).unwrap();
             black_box((r.id, params))
         })
     });
     let params: CallToolParams = serde_json::from_str(match &message {
-        Message::Request(r) => r.params.as_deref().unwrap().get(),
+        Message::Request(r) => r.params.as_ref().unwrap().get(),
         _ => unreachable!(),
     })
     .unwrap();

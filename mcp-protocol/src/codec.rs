@@ -8,7 +8,7 @@
 use serde_json::value::RawValue;
 
 pub use crate::jsonrpc::DecodeError;
-use crate::jsonrpc::{Message, Notification, RawEnvelope, Request, ResponsePayload, classify_envelope};
+use crate::jsonrpc::{Message, Notification, RawEnvelope, RawJson, Request, ResponsePayload, classify_envelope};
 
 /// Limits applied while decoding a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +156,7 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
             line = String::from_utf8(bytes)
                 .map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
         }
-        let payload = RawValue::from_string(line).map_err(|e| match unparsed {
+        let payload = RawJson::from_string(line).map_err(|e| match unparsed {
             Some(member) => DecodeError::NotJson(format!("the `{member}` member (from byte {start} of the line): {e}")),
             None => DecodeError::NotJson(e.to_string()),
         })?;
@@ -188,6 +188,11 @@ fn blank_line_breaks(bytes: &mut [u8]) {
     }
 }
 
+/// A payload borrowed from a line that parsed, as the message's own.
+fn owned(payload: &RawValue) -> RawJson {
+    RawJson::from_checked(payload.get().to_owned())
+}
+
 /// Where the payload that takes over the line lies in it.
 struct Moved {
     start: usize,
@@ -214,7 +219,7 @@ fn around_payload(text: &str) -> Option<(Message, usize, usize, &'static str)> {
     };
     let rest = crate::scan::with_placeholders(text, &[(start, end)], placeholder);
     let raw: RawEnvelope<&RawValue> = serde_json::from_str(&rest).ok()?;
-    let message = classify_envelope(raw, |payload: &RawValue| payload.to_owned()).ok()?;
+    let message = classify_envelope(raw, owned).ok()?;
     Some((message, start, end, MEMBERS[which]))
 }
 
@@ -227,11 +232,11 @@ fn envelope_with_payload_moved(text: &str, base: usize) -> Result<(Message, Opti
     let message = classify_envelope(raw, |payload: &RawValue| {
         let text = payload.get();
         if text.len() < large {
-            return payload.to_owned();
+            return owned(payload);
         }
         // Taken from the line by the caller, once the line is no longer borrowed.
         moved = Some(Moved { start: text.as_ptr() as usize - base, len: text.len(), unparsed: None });
-        RawValue::NULL.to_owned()
+        RawJson::null()
     })?;
     Ok((message, moved))
 }
@@ -299,7 +304,7 @@ pub fn encode_line(message: &Message) -> Vec<u8> {
 /// so that encoding seldom grows the buffer.
 fn encoded_len_hint(message: &Message) -> usize {
     const ENVELOPE: usize = 96;
-    let raw = |p: &Option<crate::RawJson>| p.as_deref().map_or(0, |r| r.get().len());
+    let raw = |p: &Option<crate::RawJson>| p.as_ref().map_or(0, |r| r.get().len());
     ENVELOPE
         + match message {
             Message::Request(r) => r.method.len() + raw(&r.params),
@@ -340,7 +345,7 @@ fn decode_object(text: &str) -> Result<Message, DecodeError> {
         };
     }
     let raw: RawEnvelope<&RawValue> = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
-    classify_envelope(raw, ToOwned::to_owned)
+    classify_envelope(raw, owned)
 }
 
 fn json_error(text: &str, e: serde_json::Error) -> DecodeError {
@@ -488,8 +493,8 @@ mod tests {
 
     fn params(m: &Message) -> Option<&str> {
         match m {
-            Message::Request(r) => r.params.as_deref().map(RawValue::get),
-            Message::Notification(n) => n.params.as_deref().map(RawValue::get),
+            Message::Request(r) => r.params.as_ref().map(RawJson::get),
+            Message::Notification(n) => n.params.as_ref().map(RawJson::get),
             Message::Response(r) => match &r.payload {
                 ResponsePayload::Result(result) => Some(result.get()),
                 ResponsePayload::Error(_) => None,

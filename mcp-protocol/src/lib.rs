@@ -30,7 +30,7 @@ pub mod types;
 
 pub use codec::{DecodeError, DecodeLimits, Decoded, decode_line, encode_line};
 pub use jsonrpc::{
-    ErrorCode, ErrorObject, Message, Notification, RawJson, Request, RequestId, Response, ResponsePayload,
+    ErrorCode, ErrorObject, Message, Notification, RawJson, Request, RequestId, Response, ResponsePayload, to_raw,
 };
 pub use method::{NotificationMethod, RequestMethod};
 pub use revision::{Era, ProtocolVersion};

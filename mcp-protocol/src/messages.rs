@@ -6,7 +6,6 @@
 //! Params are `Option`: a request sent without `params` stays without them when re-encoded.
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::jsonrpc::{Notification, RawJson, Request, RequestId, to_raw};
 use crate::method::{NotificationMethod, RequestMethod};
@@ -30,11 +29,11 @@ use crate::types::{
     tools::{CallTool, ListTools, ToolListChanged},
 };
 
-fn decode_params<P: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<Option<P>, serde_json::Error> {
+fn decode_params<P: serde::de::DeserializeOwned>(params: Option<&RawJson>) -> Result<Option<P>, serde_json::Error> {
     params.map(|p| serde_json::from_str(p.get())).transpose()
 }
 
-fn decode_other(params: Option<&RawValue>) -> Result<Option<Value>, serde_json::Error> {
+fn decode_other(params: Option<&RawJson>) -> Result<Option<Value>, serde_json::Error> {
     params.map(|p| serde_json::from_str(p.get())).transpose()
 }
 
@@ -69,7 +68,7 @@ macro_rules! request_union {
             }
 
             /// Type the params of a request by its method.
-            pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, serde_json::Error> {
+            pub fn decode(method: &str, params: Option<&RawJson>) -> Result<Self, serde_json::Error> {
                 $( if method == <$marker as RequestMethod>::METHOD {
                     return Ok($name::$variant(decode_params(params)?));
                 } )*
@@ -78,7 +77,7 @@ macro_rules! request_union {
 
             /// Type an envelope request.
             pub fn from_request(request: &Request) -> Result<Self, serde_json::Error> {
-                Self::decode(&request.method, request.params.as_deref())
+                Self::decode(&request.method, request.params.as_ref())
             }
 
             /// The params as raw JSON (`None` when the request has none).
@@ -110,7 +109,7 @@ macro_rules! request_union {
 
         impl $result {
             /// Type a raw result by the method of the request it answers.
-            pub fn decode(method: &str, raw: &RawValue) -> Result<Self, serde_json::Error> {
+            pub fn decode(method: &str, raw: &RawJson) -> Result<Self, serde_json::Error> {
                 $( if method == <$marker as RequestMethod>::METHOD {
                     return <$marker as RequestMethod>::decode_result(raw).map($result::$variant);
                 } )*
@@ -159,7 +158,7 @@ macro_rules! notification_union {
             }
 
             /// Type the params of a notification by its method.
-            pub fn decode(method: &str, params: Option<&RawValue>) -> Result<Self, serde_json::Error> {
+            pub fn decode(method: &str, params: Option<&RawJson>) -> Result<Self, serde_json::Error> {
                 $( if method == <$marker as NotificationMethod>::METHOD {
                     return Ok($name::$variant(decode_params(params)?));
                 } )*
@@ -168,7 +167,7 @@ macro_rules! notification_union {
 
             /// Type an envelope notification.
             pub fn from_notification(n: &Notification) -> Result<Self, serde_json::Error> {
-                Self::decode(&n.method, n.params.as_deref())
+                Self::decode(&n.method, n.params.as_ref())
             }
 
             /// An envelope notification with this method and params.

@@ -3,9 +3,9 @@
 //! A session offers `request::<CallTool>(params)` returning `CallToolResult` (or its multi
 //! round-trip outcome) instead of stringly-typed calls.
 
+use crate::RawJson;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 
 /// A request method: its wire name, parameter type and result type.
 pub trait RequestMethod: 'static {
@@ -18,13 +18,13 @@ pub trait RequestMethod: 'static {
 
     /// Decode a raw result. Methods whose result has several shapes override this with a cheaper
     /// path than buffering the whole result.
-    fn decode_result(raw: &RawValue) -> Result<Self::Result, serde_json::Error> {
+    fn decode_result(raw: &RawJson) -> Result<Self::Result, serde_json::Error> {
         serde_json::from_str(raw.get())
     }
 
     /// Decode a raw result the caller gives up. Methods whose result may be one large text
     /// override this to decode the text where it lies instead of copying it.
-    fn decode_owned(raw: Box<RawValue>) -> Result<Self::Result, serde_json::Error> {
+    fn decode_owned(raw: RawJson) -> Result<Self::Result, serde_json::Error> {
         Self::decode_result(&raw)
     }
 }

@@ -592,7 +592,7 @@ fn raw_payloads_with_line_breaks_in_their_whitespace_still_encode_to_one_line() 
     assert_eq!(encoded_value(&m)["result"]["content"][0]["text"], "a\nb");
 
     // The same for payloads built by hand.
-    let params = serde_json::value::RawValue::from_string("{\n\"a\":\r\n[1,\n2]}".into()).unwrap();
+    let params = mcp_protocol::RawJson::from_string("{\n\"a\":\r\n[1,\n2]}".into()).unwrap();
     let built =
         Message::Request(mcp_protocol::Request { id: RequestId::Number(1), method: "m".into(), params: Some(params) });
     let bytes = codec::encode_line(&built);

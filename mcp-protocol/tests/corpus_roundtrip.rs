@@ -582,7 +582,7 @@ fn exchange_of(line: &Line) -> Option<u64> {
     line.http.as_ref()?.get("exchange")?.as_u64()
 }
 
-fn raw_value(raw: &serde_json::value::RawValue) -> Result<Value, String> {
+fn raw_value(raw: &mcp_protocol::RawJson) -> Result<Value, String> {
     serde_json::from_str(raw.get()).map_err(|e| format!("result is not JSON: {e}"))
 }
 

@@ -8,7 +8,6 @@ use mcp_protocol::types::content::ContentBlock;
 use mcp_protocol::types::mrtr::Outcome;
 use mcp_protocol::types::tools::{CallTool, CallToolResult};
 use mcp_protocol::{Message, RequestMethod};
-use serde_json::value::RawValue;
 
 const MIB: usize = 1024 * 1024;
 
@@ -129,8 +128,8 @@ fn large_lines_that_are_not_utf8_or_too_long_are_refused_as_borrowed_ones_are() 
 }
 
 /// A `tools/call` result line's payload, owned.
-fn result(json: &str) -> Box<RawValue> {
-    RawValue::from_string(json.to_owned()).unwrap()
+fn result(json: &str) -> mcp_protocol::RawJson {
+    mcp_protocol::RawJson::from_string(json.to_owned()).unwrap()
 }
 
 /// The complete result `json` decodes to when its buffer is given up, checked to be what the

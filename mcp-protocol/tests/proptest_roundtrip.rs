@@ -115,8 +115,8 @@ fn decode_one(line: &[u8]) -> Message {
     }
 }
 
-fn raw_text(r: &Option<Box<serde_json::value::RawValue>>) -> Option<&str> {
-    r.as_deref().map(|r| r.get())
+fn raw_text(r: &Option<mcp_protocol::RawJson>) -> Option<&str> {
+    r.as_ref().map(|r| r.get())
 }
 
 /// Message has no `PartialEq` (raw payloads compare by text): compare member by member.
@@ -150,7 +150,7 @@ fn params_value(m: &Message) -> Option<Value> {
         Message::Notification(n) => &n.params,
         Message::Response(_) => return None,
     };
-    p.as_deref().map(|r| serde_json::from_str(r.get()).unwrap())
+    p.as_ref().map(|r| serde_json::from_str(r.get()).unwrap())
 }
 
 // ----- content blocks -----

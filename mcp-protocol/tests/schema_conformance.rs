@@ -18,7 +18,6 @@ use mcp_protocol::messages::{
     ClientNotification, ClientRequest, ClientResult, ServerNotification, ServerRequest, ServerResult,
 };
 use mcp_protocol::types::mrtr::{InputRequest, InputResponse};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use schema::Rev;
@@ -246,12 +245,12 @@ impl Report<'_> {
     }
 }
 
-fn raw(value: &Value) -> Box<RawValue> {
+fn raw(value: &Value) -> mcp_protocol::RawJson {
     to_raw(value).expect("a JSON value is raw JSON")
 }
 
 /// The JSON-RPC message of a request, encoded through our typed union of `union`.
-fn request_message(union: &str, method: &str, params: Option<&RawValue>) -> Result<Value, String> {
+fn request_message(union: &str, method: &str, params: Option<&mcp_protocol::RawJson>) -> Result<Value, String> {
     let id = RequestId::from(1);
     let request = match union {
         "ClientRequest" => match ClientRequest::decode(method, params).map_err(|e| e.to_string())? {
@@ -268,7 +267,7 @@ fn request_message(union: &str, method: &str, params: Option<&RawValue>) -> Resu
 }
 
 /// The JSON-RPC message of a notification, encoded through our typed union of `union`.
-fn notification_message(union: &str, method: &str, params: Option<&RawValue>) -> Result<Value, String> {
+fn notification_message(union: &str, method: &str, params: Option<&mcp_protocol::RawJson>) -> Result<Value, String> {
     let notification = match union {
         "ClientNotification" => match ClientNotification::decode(method, params).map_err(|e| e.to_string())? {
             ClientNotification::Other { .. } => return Err(format!("ClientNotification does not type {method}")),
@@ -283,7 +282,7 @@ fn notification_message(union: &str, method: &str, params: Option<&RawValue>) ->
 }
 
 /// The result, encoded through our typed union of `union` (by the method it answers).
-fn result_payload(union: &str, method: &str, result: &RawValue) -> Result<Value, String> {
+fn result_payload(union: &str, method: &str, result: &mcp_protocol::RawJson) -> Result<Value, String> {
     let raw = match union {
         "ClientResult" => match ClientResult::decode(method, result).map_err(|e| e.to_string())? {
             ClientResult::Other(_) => return Err(format!("ClientResult does not type the result of {method}")),
@@ -338,9 +337,9 @@ fn check(
         }
         (Kind::Request | Kind::Notification, _) => {
             let (message, envelope) = if entry.kind == Kind::Request {
-                (request_message(union, entry.method, payload.as_deref()), "JSONRPCRequest")
+                (request_message(union, entry.method, payload.as_ref()), "JSONRPCRequest")
             } else {
-                (notification_message(union, entry.method, payload.as_deref()), "JSONRPCNotification")
+                (notification_message(union, entry.method, payload.as_ref()), "JSONRPCNotification")
             };
             let message = match message {
                 Ok(message) => message,
@@ -366,7 +365,7 @@ fn check(
             }
         }
         (Kind::Result, _) => {
-            let Some(result) = payload.as_deref() else { return report.fail("a result without a value") };
+            let Some(result) = payload.as_ref() else { return report.fail("a result without a value") };
             let typed = match result_payload(union, entry.method, result) {
                 Ok(typed) => typed,
                 Err(e) => return report.fail(e),

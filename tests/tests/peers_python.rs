@@ -434,7 +434,7 @@ async fn mrtr_input_requests_with_a_jsonrpc_member_are_answered() {
             assert_eq!(info.protocol_version, ProtocolVersion::LATEST_MODERN);
             let session = conn.session().await.expect("the session");
             // The wire form: the member is there.
-            let params = serde_json::value::to_raw_value(&json!({"name": "greet_user", "arguments": {}})).unwrap();
+            let params = mcp_protocol::to_raw(&json!({"name": "greet_user", "arguments": {}})).unwrap();
             let raw =
                 session.request_raw("tools/call", Some(params), RequestOptions::default()).await.expect("tools/call");
             let wire: Value = serde_json::from_str(raw.get()).unwrap();

@@ -68,7 +68,7 @@ struct MetaPeek {
 
 /// The request's `_meta`, read before its params are typed.
 fn peek_meta(request: &Request) -> Result<Option<Meta>, ErrorObject> {
-    let Some(raw) = request.params.as_deref() else { return Ok(None) };
+    let Some(raw) = request.params.as_ref() else { return Ok(None) };
     let text = raw.get().trim_start();
     if text == "null" {
         return Ok(None);

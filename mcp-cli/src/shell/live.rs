@@ -95,7 +95,7 @@ mod tests {
     use super::*;
 
     fn decode(method: &str, params: serde_json::Value) -> ServerNotification {
-        let raw = serde_json::value::to_raw_value(&params).unwrap();
+        let raw = mcp_protocol::to_raw(&params).unwrap();
         ServerNotification::decode(method, Some(&raw)).unwrap()
     }
 

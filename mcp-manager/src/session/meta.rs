@@ -35,8 +35,9 @@ pub(super) struct RequestMeta {
 impl RequestMeta {
     /// Encode `members` (JSON values always encode; the error is serde_json's signature).
     pub(super) fn new(members: JsonObject) -> Result<Self, serde_json::Error> {
-        let encoded = members.iter().map(|(k, v)| Ok((k.clone(), to_raw(v)?))).collect::<Result<_, _>>()?;
-        let object = to_raw(&members)?;
+        use serde_json::value::to_raw_value;
+        let encoded = members.iter().map(|(k, v)| Ok((k.clone(), to_raw_value(v)?))).collect::<Result<_, _>>()?;
+        let object = to_raw_value(&members)?;
         let text = object.get().strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or_default().to_owned();
         let revision = members.get(Meta::PROTOCOL_VERSION).and_then(Value::as_str).map(ProtocolVersion::parse);
         Ok(RequestMeta { members, encoded, object, text, revision })
@@ -60,7 +61,7 @@ pub(super) fn typed_params<P: Serialize + ?Sized>(
     let target =
         method.and_then(mcp_protocol::method::target_member).map(|member| Target { member, value: Cell::new(None) });
     let extra = Extra { meta, token, target: target.as_ref() };
-    match serde_json::value::to_raw_value(&WithMeta { params, extra }) {
+    match mcp_protocol::to_raw(&WithMeta { params, extra }) {
         Ok(raw) if method.is_none() => Ok((raw, None)),
         Ok(raw) => {
             let hints = SendHints {
@@ -81,7 +82,7 @@ pub(super) fn raw_params(
     meta: Option<&RequestMeta>,
     token: Option<&RequestId>,
 ) -> Result<RawJson, serde_json::Error> {
-    let text = params.as_deref().map_or("{}", RawValue::get);
+    let text = params.as_ref().map_or("{}", RawJson::get);
     if !text.contains("\"_meta\"")
         && let Some(body) = text.trim_start().strip_prefix('{')
     {
@@ -95,7 +96,7 @@ pub(super) fn raw_params(
         }
         let body = body.trim_start();
         let separator = if body.starts_with('}') { "" } else { "," };
-        return RawValue::from_string(format!("{{\"_meta\":{{{members}}}{separator}{body}"));
+        return RawJson::from_string(format!("{{\"_meta\":{{{members}}}{separator}{body}"));
     }
     let mut value: Value = serde_json::from_str(text)?;
     if let Value::Object(map) = &mut value {

@@ -105,8 +105,8 @@ fn without_line_breaks(raw: RawJson) -> RawJson {
     if memchr::memchr2(b'\n', b'\r', raw.get().as_bytes()).is_none() {
         return raw;
     }
-    // The text parsed as JSON, and spaces stand where whitespace stood: it parses again.
-    RawValue::from_string(raw.get().replace(['\n', '\r'], " ")).unwrap_or(raw)
+    // The text is JSON, whose strings hold no line break: spaces stand where whitespace stood.
+    RawJson::from_checked(raw.get().replace(['\n', '\r'], " "))
 }
 
 /// Turn a raw envelope into a message, applying the JSON-RPC 2.0 rules. `own` makes the owned
@@ -191,7 +191,7 @@ pub(crate) struct RawEnvelope<P> {
 
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = RawEnvelope::<RawJson>::deserialize(d)?;
-        classify_envelope(raw, |payload| payload).map_err(|e: DecodeError| serde::de::Error::custom(e))
+        let raw = RawEnvelope::<Box<RawValue>>::deserialize(d)?;
+        classify_envelope(raw, RawJson::from).map_err(|e: DecodeError| serde::de::Error::custom(e))
     }
 }

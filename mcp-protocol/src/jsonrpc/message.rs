@@ -7,12 +7,8 @@
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
-use super::{ErrorObject, RequestId};
-
-/// Raw JSON text: a payload kept as it arrived until it is typed by its method.
-pub type RawJson = Box<RawValue>;
+use super::{ErrorObject, RawJson, RequestId};
 
 /// The only JSON-RPC version this crate speaks, serialised as `"2.0"`; anything else is rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -197,7 +193,8 @@ impl From<Response> for Message {
 
 /// Serialise a value to raw JSON text.
 pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
-    serde_json::value::to_raw_value(value)
+    // What serde_json writes is JSON.
+    serde_json::to_string(value).map(RawJson::from_checked)
 }
 
 impl Serialize for Message {

@@ -5,13 +5,15 @@ mod envelope;
 mod error_object;
 mod id;
 mod message;
+mod raw;
 mod write;
 
 pub use envelope::DecodeError;
 pub(crate) use envelope::{RawEnvelope, classify_envelope};
 pub use error_object::{ErrorCode, ErrorObject};
 pub use id::RequestId;
-pub use message::{Message, Notification, RawJson, Request, Response, ResponsePayload, Version, to_raw};
+pub use message::{Message, Notification, Request, Response, ResponsePayload, Version, to_raw};
+pub use raw::RawJson;
 pub(crate) use write::write_message;
 
 use serde::{Deserialize, Deserializer};

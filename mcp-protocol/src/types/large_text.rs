@@ -7,8 +7,7 @@
 //! block's text. A string without escapes (most large texts) is the text as it lies, and is
 //! taken as text, without decoding it or checking it as UTF-8 again.
 
-use serde_json::value::RawValue;
-
+use crate::RawJson;
 use crate::scan::{element_members, unescape_in_place, with_placeholders};
 
 /// Results shorter than this decode the usual way.
@@ -20,8 +19,8 @@ const LARGE: usize = 1024 * 1024;
 /// (the scan and the decoder disagree) falls back to decoding the whole result with `decode`,
 /// whose errors are the ones reported.
 pub(crate) fn decode_keeping_large_text<T>(
-    raw: Box<RawValue>,
-    decode: impl Fn(&RawValue) -> Result<T, serde_json::Error>,
+    raw: RawJson,
+    decode: impl Fn(&RawJson) -> Result<T, serde_json::Error>,
     text_of: impl FnOnce(&mut T, usize) -> Option<&mut String>,
 ) -> Result<T, serde_json::Error> {
     let json = raw.get();
@@ -34,14 +33,15 @@ pub(crate) fn decode_keeping_large_text<T>(
     };
     // Everything but the text, with an empty string in its place.
     let rest = with_placeholders(json, &[(start, end)], "\"\"");
-    let Ok(mut decoded) = serde_json::from_str::<&RawValue>(&rest).and_then(&decode) else { return decode(&raw) };
+    // Valid JSON, as the result is: a string in place of a string.
+    let Ok(mut decoded) = decode(&RawJson::from_checked(rest)) else { return decode(&raw) };
     let Some(text) = text_of(&mut decoded, index).filter(|text| text.is_empty()) else { return decode(&raw) };
-    let mut buffer = String::from(Box::<str>::from(raw));
+    let mut buffer = raw.into_string();
     // The capacity stays as it was (a shrink may move the text): what the JSON had around the
     // text and its escapes, a small part of it.
     if memchr::memchr(b'\\', &buffer.as_bytes()[start + 1..end - 1]).is_none() {
         // No escape (most large texts): the string's body is the text as it is, and the JSON
-        // was checked as a `RawValue` (no control character in a string). It moves to the
+        // is one JSON value (no control character in a string). It moves to the
         // front of the buffer as text, with no second UTF-8 check.
         buffer.truncate(end - 1);
         buffer.drain(..start + 1);

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::common::{RequestParams, ResultType};
 use super::elicitation::{ElicitParams, ElicitResult};
@@ -291,7 +290,7 @@ impl<T: OutcomeResult> Outcome<T> {
     ///
     /// Each `T` has a member that an input-required or task result lacks (`content`,
     /// `messages`, `contents`, `action`, `role`), so a complete `T` is never one of those.
-    pub fn decode(raw: &RawValue) -> Result<Self, serde_json::Error> {
+    pub fn decode(raw: &crate::RawJson) -> Result<Self, serde_json::Error> {
         if let Ok(t) = serde_json::from_str::<T>(raw.get())
             && t.declares_complete()
         {
@@ -339,13 +338,12 @@ mod tests {
     #[test]
     fn an_unknown_result_type_is_an_error() {
         use crate::types::tools::CallToolResult;
-        let raw = serde_json::value::to_raw_value(&serde_json::json!({"content": [], "resultType": "later"})).unwrap();
+        let raw = crate::jsonrpc::to_raw(&serde_json::json!({"content": [], "resultType": "later"})).unwrap();
         let err = Outcome::<CallToolResult>::decode(&raw).unwrap_err();
         assert!(err.to_string().contains("unknown resultType \"later\""), "{err}");
         let err = serde_json::from_str::<Outcome<CallToolResult>>(raw.get()).unwrap_err();
         assert!(err.to_string().contains("unknown resultType"), "{err}");
-        let ok =
-            serde_json::value::to_raw_value(&serde_json::json!({"content": [], "resultType": "complete"})).unwrap();
+        let ok = crate::jsonrpc::to_raw(&serde_json::json!({"content": [], "resultType": "complete"})).unwrap();
         assert!(matches!(Outcome::<CallToolResult>::decode(&ok).unwrap(), Outcome::Complete(_)));
     }
 
@@ -376,7 +374,7 @@ mod tests {
     #[test]
     fn input_required_result_decodes_typed_requests() {
         let v = input_required();
-        let raw = serde_json::value::to_raw_value(&v).unwrap();
+        let raw = crate::jsonrpc::to_raw(&v).unwrap();
         let Outcome::InputRequired(r) = CallTool::decode_result(&raw).unwrap() else { panic!() };
         let requests = r.input_requests.as_ref().unwrap();
         let InputRequest::CreateMessage(p) = &requests["__main__:_sample"] else { panic!() };

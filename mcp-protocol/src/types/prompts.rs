@@ -143,7 +143,7 @@ impl crate::method::RequestMethod for GetPrompt {
     const METHOD: &'static str = "prompts/get";
     type Params = GetPromptParams;
     type Result = GetPromptOutcome;
-    fn decode_result(raw: &serde_json::value::RawValue) -> Result<Self::Result, serde_json::Error> {
+    fn decode_result(raw: &crate::RawJson) -> Result<Self::Result, serde_json::Error> {
         Outcome::decode(raw)
     }
 }
@@ -159,7 +159,6 @@ mod tests {
     use crate::method::RequestMethod;
     use crate::types::common::CacheScope;
     use serde_json::json;
-    use serde_json::value::RawValue;
 
     #[test]
     fn list_result_round_trips_with_cache_hints_and_unknown_members() {
@@ -206,7 +205,7 @@ mod tests {
     #[test]
     fn get_outcome_decodes_complete_and_input_required() {
         let complete = r#"{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"hi"}},{"role":"assistant","content":{"type":"resource","resource":{"uri":"test://1","mimeType":"text/plain","text":"x"}}}],"resultType":"complete"}"#;
-        let raw = RawValue::from_string(complete.to_owned()).unwrap();
+        let raw = crate::RawJson::from_string(complete.to_owned()).unwrap();
         let out = GetPrompt::decode_result(&raw).unwrap();
         let Outcome::Complete(r) = &out else { panic!("{out:?}") };
         assert_eq!(r.messages.len(), 2);
@@ -217,7 +216,7 @@ mod tests {
 
         let needs =
             r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s1"}"#;
-        let raw = RawValue::from_string(needs.to_owned()).unwrap();
+        let raw = crate::RawJson::from_string(needs.to_owned()).unwrap();
         let out = GetPrompt::decode_result(&raw).unwrap();
         let Outcome::InputRequired(ir) = out else { panic!() };
         assert_eq!(ir.request_state.as_deref(), Some("s1"));

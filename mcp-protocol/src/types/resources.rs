@@ -159,7 +159,7 @@ impl crate::method::RequestMethod for ReadResource {
     const METHOD: &'static str = "resources/read";
     type Params = ReadResourceParams;
     type Result = ReadResourceOutcome;
-    fn decode_result(raw: &serde_json::value::RawValue) -> Result<Self::Result, serde_json::Error> {
+    fn decode_result(raw: &crate::RawJson) -> Result<Self::Result, serde_json::Error> {
         Outcome::decode(raw)
     }
 }
@@ -176,7 +176,6 @@ mod tests {
     use super::*;
     use crate::method::{NotificationMethod, RequestMethod};
     use serde_json::json;
-    use serde_json::value::RawValue;
 
     #[test]
     fn list_results_round_trip_with_unknown_members() {
@@ -220,7 +219,7 @@ mod tests {
     #[test]
     fn read_outcome_decodes_text_blob_and_input_required() {
         let complete = r#"{"contents":[{"uri":"a://1","mimeType":"text/plain","text":"hi"},{"uri":"a://2","blob":"AAE=","_meta":{"m":1}}],"ttlMs":5,"cacheScope":"public","resultType":"complete","extra":1}"#;
-        let raw = RawValue::from_string(complete.to_owned()).unwrap();
+        let raw = crate::RawJson::from_string(complete.to_owned()).unwrap();
         let out = ReadResource::decode_result(&raw).unwrap();
         let Outcome::Complete(r) = &out else { panic!("{out:?}") };
         assert!(matches!(r.contents[0], ResourceContents::Text(_)));
@@ -229,7 +228,7 @@ mod tests {
         assert_eq!(serde_json::to_value(&out).unwrap(), serde_json::from_str::<serde_json::Value>(complete).unwrap());
 
         let needs = r#"{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create","params":{}}},"requestState":"st"}"#;
-        let raw = RawValue::from_string(needs.to_owned()).unwrap();
+        let raw = crate::RawJson::from_string(needs.to_owned()).unwrap();
         assert!(matches!(ReadResource::decode_result(&raw).unwrap(), Outcome::InputRequired(_)));
     }
 

@@ -316,7 +316,7 @@ impl crate::method::RequestMethod for CreateMessage {
     const METHOD: &'static str = "sampling/createMessage";
     type Params = CreateMessageParams;
     type Result = CreateMessageOutcome;
-    fn decode_result(raw: &serde_json::value::RawValue) -> Result<Self::Result, serde_json::Error> {
+    fn decode_result(raw: &crate::RawJson) -> Result<Self::Result, serde_json::Error> {
         Outcome::decode(raw)
     }
 }
@@ -404,14 +404,14 @@ mod tests {
 
     #[test]
     fn create_message_result_or_task() {
-        let raw = serde_json::value::to_raw_value(&json!({
+        let raw = crate::jsonrpc::to_raw(&json!({
             "role": "assistant", "model": "host", "stopReason": "toolUse",
             "content": [{"type": "tool_use", "id": "a", "name": "t", "input": {}}]
         }))
         .unwrap();
         let Outcome::Complete(r) = CreateMessage::decode_result(&raw).unwrap() else { panic!() };
         assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
-        let raw = serde_json::value::to_raw_value(&json!({"task": {
+        let raw = crate::jsonrpc::to_raw(&json!({"task": {
             "taskId": "t1", "status": "working", "ttl": null,
             "createdAt": "2025-11-25T00:00:00Z", "lastUpdatedAt": "2025-11-25T00:00:00Z"
         }}))

@@ -369,14 +369,14 @@ mod tests {
     #[test]
     fn tool_call_answered_with_a_task() {
         let v = json!({"task": task_json()});
-        let raw = serde_json::value::to_raw_value(&v).unwrap();
+        let raw = crate::jsonrpc::to_raw(&v).unwrap();
         let Outcome::Task(created) = CallTool::decode_result(&raw).unwrap() else { panic!() };
         assert_eq!(created.task.task_id, "f0c6c49ccd9e369e7bf16c4992f54010");
         assert_eq!(created.task.ttl_ms(), Some(300000));
         assert_eq!(serde_json::to_value(Outcome::<CallToolResult>::Task(created)).unwrap(), v);
         // A completed result that happens to have a `task` member is still a completed result.
         let v = json!({"content": [], "task": "not a task"});
-        let raw = serde_json::value::to_raw_value(&v).unwrap();
+        let raw = crate::jsonrpc::to_raw(&v).unwrap();
         assert!(matches!(CallTool::decode_result(&raw).unwrap(), Outcome::Complete(_)));
     }
 

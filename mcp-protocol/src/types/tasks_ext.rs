@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn a_tool_call_answered_with_a_task_handle() {
-        let raw = serde_json::value::to_raw_value(&created()).unwrap();
+        let raw = crate::jsonrpc::to_raw(&created()).unwrap();
         let Outcome::TaskHandle(task) = CallTool::decode_result(&raw).unwrap() else { panic!() };
         assert_eq!(task.task_id, "786512e2");
         assert_eq!(task.poll_interval_ms, Some(5000));

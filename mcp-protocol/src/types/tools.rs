@@ -367,7 +367,7 @@ impl crate::method::RequestMethod for ListTools {
     type Result = ListToolsResult;
     /// Each tool's input schema (most of a page) is taken as text by its place in the result,
     /// not parsed a second time.
-    fn decode_result(raw: &RawValue) -> Result<Self::Result, serde_json::Error> {
+    fn decode_result(raw: &crate::RawJson) -> Result<Self::Result, serde_json::Error> {
         page::decode_tool_page(raw)
     }
 }
@@ -379,11 +379,11 @@ impl crate::method::RequestMethod for CallTool {
     const METHOD: &'static str = "tools/call";
     type Params = CallToolParams;
     type Result = CallToolOutcome;
-    fn decode_result(raw: &serde_json::value::RawValue) -> Result<Self::Result, serde_json::Error> {
+    fn decode_result(raw: &crate::RawJson) -> Result<Self::Result, serde_json::Error> {
         Outcome::decode(raw)
     }
     /// A result that is one large text keeps the text where it arrived.
-    fn decode_owned(raw: Box<serde_json::value::RawValue>) -> Result<Self::Result, serde_json::Error> {
+    fn decode_owned(raw: crate::RawJson) -> Result<Self::Result, serde_json::Error> {
         super::large_text::decode_keeping_large_text(raw, Outcome::decode, |outcome: &mut CallToolOutcome, index| {
             match outcome {
                 Outcome::Complete(result) => match result.content.get_mut(index) {

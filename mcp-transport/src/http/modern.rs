@@ -187,7 +187,7 @@ mod tests {
         let mentions = Message::request(RequestId::Number(2), "tools/call", Some(&args)).unwrap();
         assert_eq!(headers(&mentions, &tools), None, "the revision of the arguments' own _meta is not the message's");
         // The key spelt with an escaped slash names the revision all the same.
-        let escaped = RawValue::from_string(
+        let escaped = mcp_protocol::RawJson::from_string(
             r#"{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"},"name":"echo"}"#.into(),
         )
         .unwrap();
@@ -213,7 +213,7 @@ mod tests {
     #[test]
     fn names_with_escapes_are_decoded_and_other_types_name_nothing() {
         let meta = json!({META_VERSION: "2026-07-28"});
-        let escaped = RawValue::from_string(
+        let escaped = mcp_protocol::RawJson::from_string(
             r#"{"name":"a\u0064d","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#.into(),
         )
         .unwrap();

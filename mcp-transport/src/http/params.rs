@@ -329,7 +329,7 @@ mod tests {
         let mut list = |tools: &mut ToolHeaders, page: String| {
             id += 1;
             tools.sent(&Message::request(RequestId::Number(id), "tools/list", Some(&json!({}))).unwrap());
-            let page = RawValue::from_string(page).unwrap();
+            let page = mcp_protocol::RawJson::from_string(page).unwrap();
             tools.received(&Message::Response(mcp_protocol::Response::result(RequestId::Number(id), page)));
         };
         let annotated = |name: &str| {

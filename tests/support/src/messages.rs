@@ -62,9 +62,9 @@ pub fn method_not_found(method: &str) -> ErrorObject {
     ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("no {method}"))
 }
 
-fn raw(value: &Value) -> Box<serde_json::value::RawValue> {
+fn raw(value: &Value) -> mcp_protocol::RawJson {
     // A `Value` always serialises.
-    serde_json::value::to_raw_value(value).expect("a JSON value serialises")
+    mcp_protocol::to_raw(value).expect("a JSON value serialises")
 }
 
 #[cfg(test)]

@@ -195,7 +195,7 @@ async fn a_provider_without_changes_and_a_change_during_the_handshake() {
         roots.change();
         let result = json!({"protocolVersion": "2025-11-25", "capabilities": {},
             "serverInfo": {"name": "legacy-fake", "version": "1"}});
-        let raw = serde_json::value::to_raw_value(&result).unwrap();
+        let raw = mcp_protocol::to_raw(&result).unwrap();
         server.send(Message::Response(Response::result(init.id, raw))).await.unwrap();
         connecting.await.unwrap().expect("connected");
         let mut methods = Vec::new();

@@ -13,7 +13,7 @@ fn meta() -> RequestMeta {
 }
 
 fn raw(params: Option<&str>, meta: Option<&RequestMeta>, token: Option<&RequestId>) -> Value {
-    let params = params.map(|p| RawValue::from_string(p.to_owned()).unwrap());
+    let params = params.map(|p| mcp_protocol::RawJson::from_string(p.to_owned()).unwrap());
     serde_json::from_str(raw_params(params, meta, token).unwrap().get()).unwrap()
 }
 

@@ -262,7 +262,7 @@ impl crate::method::RequestMethod for Elicit {
     const METHOD: &'static str = "elicitation/create";
     type Params = ElicitParams;
     type Result = ElicitOutcome;
-    fn decode_result(raw: &serde_json::value::RawValue) -> Result<Self::Result, serde_json::Error> {
+    fn decode_result(raw: &crate::RawJson) -> Result<Self::Result, serde_json::Error> {
         Outcome::decode(raw)
     }
 }
@@ -321,7 +321,7 @@ mod tests {
         let r: ElicitResult = serde_json::from_value(json!({"action": "defer"})).unwrap();
         assert_eq!(r.action, ElicitAction::Unknown("defer".into()));
         assert_eq!(serde_json::to_value(ElicitResult::cancel()).unwrap(), json!({"action": "cancel"}));
-        let raw = serde_json::value::to_raw_value(&json!({"action": "decline"})).unwrap();
+        let raw = crate::jsonrpc::to_raw(&json!({"action": "decline"})).unwrap();
         assert!(
             matches!(Elicit::decode_result(&raw).unwrap(), Outcome::Complete(r) if r.action == ElicitAction::Decline)
         );

@@ -11,13 +11,11 @@
 //! absent, or its member's name escaped), or that the scan and the decoder see differently, is
 //! decoded the usual way, whose errors are the ones reported.
 
-use serde_json::value::RawValue;
-
 use super::{ListToolsResult, SchemasCutOut};
 use crate::scan::{element_members, with_placeholders};
 
 /// Decode a `tools/list` result, each tool's input schema taken from `raw`'s text as it is.
-pub(crate) fn decode_tool_page(raw: &RawValue) -> Result<ListToolsResult, serde_json::Error> {
+pub(crate) fn decode_tool_page(raw: &crate::RawJson) -> Result<ListToolsResult, serde_json::Error> {
     let json = raw.get();
     let usual = || serde_json::from_str::<ListToolsResult>(json);
     let Some(elements) = element_members(json, "tools", ["inputSchema"]) else { return usual() };
@@ -56,7 +54,7 @@ mod tests {
     use super::*;
 
     fn decode(json: &str) -> Result<ListToolsResult, serde_json::Error> {
-        decode_tool_page(&RawValue::from_string(json.to_owned()).expect("the test's page is JSON"))
+        decode_tool_page(&crate::RawJson::from_string(json.to_owned()).expect("the test's page is JSON"))
     }
 
     /// The page decoded here and the usual way: the same tools, each schema the same text.

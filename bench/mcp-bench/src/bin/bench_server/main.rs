@@ -33,7 +33,6 @@ use mcp_protocol::{
     codec,
 };
 use serde_json::json;
-use serde_json::value::RawValue;
 
 const USAGE: &str = "usage: bench-server [--tools N] [--page-size P] [--big-mib M] [--prefix P] [--http PORT]";
 
@@ -205,7 +204,7 @@ fn discover() -> RawJson {
 
 /// The typed params of a request to method `M`; a missing or invalid `params` is INVALID_PARAMS.
 fn params<M: RequestMethod>(request: &Request) -> Result<M::Params, ErrorObject> {
-    let raw = request.params.as_deref().map_or("{}", RawValue::get);
+    let raw = request.params.as_ref().map_or("{}", mcp_protocol::RawJson::get);
     serde_json::from_str(raw).map_err(|e| ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("invalid params: {e}")))
 }
 
