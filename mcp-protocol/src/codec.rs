@@ -8,7 +8,10 @@
 use serde_json::value::RawValue;
 
 pub use crate::jsonrpc::DecodeError;
-use crate::jsonrpc::{Message, Notification, RawEnvelope, RawJson, Request, ResponsePayload, classify_envelope};
+use crate::jsonrpc::{
+    Message, Notification, RawEnvelope, RawJson, Request, ResponsePayload, Unparsed, classify_envelope,
+};
+use crate::wellformed::{self, Checked, Verdict};
 
 /// Limits applied while decoding a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,8 +91,19 @@ impl Iterator for Messages {
 }
 
 /// Decode one line (without its terminator; a trailing `\r` is tolerated) under `limits`.
+///
+/// A line that holds one object is checked to be JSON by the codec itself, in one pass that
+/// also bounds its nesting (`wellformed`), and its payload is copied as it
+/// lies, unparsed: its method's decoder parses it, once. Any other line, and one the check does
+/// not accept, is decoded by serde_json, whose errors are the ones reported.
 pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
-    let text = checked_text(line, limits)?;
+    check_length(line, limits)?;
+    let text = std::str::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.valid_up_to() })?;
+    let text = trimmed(text);
+    if let Some(decoded) = decode_checked(text, limits) {
+        return decoded.map(Decoded::Single);
+    }
+    let text = checked_str(text, limits)?;
     match text.as_bytes().first() {
         Some(b'[') => {
             let elements: Vec<Box<RawValue>> = serde_json::from_str(text).map_err(|e| json_error(text, e))?;
@@ -102,6 +116,36 @@ pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, Decode
     }
 }
 
+/// The message of `text` when it is an object the codec's check finds to be JSON, its payload
+/// copied as it lies; `None` when it is not decoded that way.
+fn decode_checked(text: &str, limits: &DecodeLimits) -> Option<Result<Message, DecodeError>> {
+    let checked = match check_json(text, limits)? {
+        Ok(checked) => checked,
+        Err(e) => return Some(Err(e)),
+    };
+    let raw = RawEnvelope::of_members(text, checked.members()?, checked.line_breaks)?;
+    Some(classify_envelope(raw, |payload: Unparsed<'_>| RawJson::from_checked(payload.text.to_owned())))
+}
+
+/// The codec's check of an object's text ([`wellformed::check`]): what it found, a nesting
+/// deeper than `limits` allow, or `None` when the text is not an object or not JSON.
+fn check_json(text: &str, limits: &DecodeLimits) -> Option<Result<Checked, DecodeError>> {
+    if !text.starts_with('{') {
+        return None;
+    }
+    let max = max_depth(limits);
+    match wellformed::check(text.as_bytes(), max) {
+        Verdict::Json(checked) => Some(Ok(checked)),
+        Verdict::TooDeep => Some(Err(DecodeError::TooDeep { max })),
+        Verdict::NotJson => None,
+    }
+}
+
+/// The nesting `limits` allow, at most 120 (serde_json stops at 128 on its own).
+fn max_depth(limits: &DecodeLimits) -> usize {
+    limits.max_depth.min(120)
+}
+
 /// The shortest line [`decode_owned_line`] decodes in place. A shorter line is decoded as
 /// [`decode_line`] does it, its payload copied out (less than a mebibyte held twice, briefly).
 pub const LARGE_LINE: usize = 1024 * 1024;
@@ -111,11 +155,14 @@ pub const LARGE_LINE: usize = 1024 * 1024;
 /// its front instead of copied, so that a large message is held once, not twice. Other lines
 /// decode as [`decode_line`] does them.
 ///
-/// The payload is parsed once, when it becomes a `RawValue` in its new place: the envelope
-/// around it is found by structure ([`scan`](crate::scan)) and decoded with an empty object or
-/// array in the payload's place. A line whose envelope does not decode that way is decoded whole
-/// (the payload then parsed twice), so that its error is the one [`decode_line`] gives; a payload
-/// that is not JSON is reported as [`DecodeError::NotJson`] naming the member and where it starts.
+/// A line the codec's check finds to be JSON (`wellformed`) has its
+/// envelope read from the members the check noted, and its payload is not parsed: its method's
+/// decoder parses it, once. Otherwise the payload is parsed once, when it becomes a [`RawJson`]
+/// in its new place: the envelope around it is found by structure ([`scan`](crate::scan)) and
+/// decoded with an empty object or array in the payload's place. A line whose envelope does not
+/// decode that way is decoded whole (the payload then parsed twice), so that its error is the one
+/// [`decode_line`] gives; a payload that is not JSON is reported as [`DecodeError::NotJson`]
+/// naming the member and where it starts.
 pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded, DecodeError> {
     if line.len() < LARGE_LINE {
         return decode_line(&line, limits);
@@ -126,7 +173,14 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
     let mut line =
         String::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
     let base = line.as_ptr() as usize;
-    let (mut message, moved, line_breaks) = {
+    let (mut message, moved, line_breaks) = 'decoded: {
+        let text = trimmed(&line);
+        let offset = text.as_ptr() as usize - base;
+        if let Some(checked) = checked_with_payload_moved(text, limits) {
+            let (message, moved, line_breaks) = checked?;
+            let moved = moved.map(|moved| Moved { start: offset + moved.start, ..moved });
+            break 'decoded (message, moved, line_breaks);
+        }
         let (text, line_breaks) = checked_str_scanned(&line, limits)?;
         if !text.starts_with('{') {
             return decode_line(line.as_bytes(), limits);
@@ -134,7 +188,8 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
         let offset = text.as_ptr() as usize - base;
         match around_payload(text) {
             Some((message, start, end, member)) => {
-                (message, Some(Moved { start: offset + start, len: end - start, unparsed: Some(member) }), line_breaks)
+                let moved = Moved { start: offset + start, len: end - start, unparsed: Some(member), checked: false };
+                (message, Some(moved), line_breaks)
             }
             None => {
                 let (message, moved) = envelope_with_payload_moved(text, base)?;
@@ -142,7 +197,7 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
             }
         }
     };
-    if let Some(Moved { start, len, unparsed }) = moved {
+    if let Some(Moved { start, len, unparsed, checked }) = moved {
         // Both ends are ASCII bytes (the payload's brackets), so character boundaries; the
         // payload moves to the front of the buffer, which keeps it.
         line.truncate(start + len);
@@ -156,7 +211,10 @@ pub fn decode_owned_line(line: Vec<u8>, limits: &DecodeLimits) -> Result<Decoded
             line = String::from_utf8(bytes)
                 .map_err(|e| DecodeError::InvalidUtf8 { offset: e.utf8_error().valid_up_to() })?;
         }
-        let payload = RawJson::from_string(line).map_err(|e| match unparsed {
+        // A payload of a line the codec's check found to be JSON is JSON, its line breaks
+        // blanked or not (they were whitespace).
+        let payload = if checked { Ok(RawJson::from_checked(line)) } else { RawJson::from_string(line) };
+        let payload = payload.map_err(|e| match unparsed {
             Some(member) => DecodeError::NotJson(format!("the `{member}` member (from byte {start} of the line): {e}")),
             None => DecodeError::NotJson(e.to_string()),
         })?;
@@ -188,7 +246,7 @@ fn blank_line_breaks(bytes: &mut [u8]) {
     }
 }
 
-/// A payload borrowed from a line that parsed, as the message's own.
+/// A payload borrowed from a line serde_json parsed, as the message's own.
 fn owned(payload: &RawValue) -> RawJson {
     RawJson::from_checked(payload.get().to_owned())
 }
@@ -199,6 +257,36 @@ struct Moved {
     len: usize,
     /// Which member it is, when it was not parsed with the envelope (an error then names it).
     unparsed: Option<&'static str>,
+    /// Whether it lies in a line the codec's check found to be JSON.
+    checked: bool,
+}
+
+/// A message of a large line, where its payload lies if it takes over the line, and whether the
+/// line may hold a line break between its tokens.
+type Taken = (Message, Option<Moved>, LineBreaks);
+
+/// The message of `text` when it is an object the codec's check finds
+/// to be JSON, decoded from the members the check noted; a payload that is most of the text is
+/// left for the caller to take over. `None` when it is not decoded that way.
+fn checked_with_payload_moved(text: &str, limits: &DecodeLimits) -> Option<Result<Taken, DecodeError>> {
+    let checked = match check_json(text, limits)? {
+        Ok(checked) => checked,
+        Err(e) => return Some(Err(e)),
+    };
+    let raw = RawEnvelope::of_members(text, checked.members()?, checked.line_breaks)?;
+    let (base, large) = (text.as_ptr() as usize, text.len() / 2);
+    let mut moved = None;
+    let message = classify_envelope(raw, |Unparsed { text: payload, .. }| {
+        if payload.len() < large {
+            return RawJson::from_checked(payload.to_owned());
+        }
+        // Taken from the line by the caller, once the line is no longer borrowed.
+        let start = payload.as_ptr() as usize - base;
+        moved = Some(Moved { start, len: payload.len(), unparsed: None, checked: true });
+        RawJson::null()
+    });
+    let line_breaks = if checked.line_breaks { LineBreaks::Maybe } else { LineBreaks::None };
+    Some(message.map(|message| (message, moved, line_breaks)))
 }
 
 /// The message of `text` decoded around its `result` or `params` when that member is most of
@@ -235,18 +323,10 @@ fn envelope_with_payload_moved(text: &str, base: usize) -> Result<(Message, Opti
             return owned(payload);
         }
         // Taken from the line by the caller, once the line is no longer borrowed.
-        moved = Some(Moved { start: text.as_ptr() as usize - base, len: text.len(), unparsed: None });
+        moved = Some(Moved { start: text.as_ptr() as usize - base, len: text.len(), unparsed: None, checked: false });
         RawJson::null()
     })?;
     Ok((message, moved))
-}
-
-/// The line's text, checked against `limits` (length, UTF-8, nesting), without a byte-order
-/// mark and surrounding whitespace.
-fn checked_text<'a>(line: &'a [u8], limits: &DecodeLimits) -> Result<&'a str, DecodeError> {
-    check_length(line, limits)?;
-    let text = std::str::from_utf8(line).map_err(|e| DecodeError::InvalidUtf8 { offset: e.valid_up_to() })?;
-    checked_str(text, limits)
 }
 
 fn check_length(line: &[u8], limits: &DecodeLimits) -> Result<(), DecodeError> {
@@ -256,17 +336,18 @@ fn check_length(line: &[u8], limits: &DecodeLimits) -> Result<(), DecodeError> {
     }
 }
 
-/// [`checked_text`] for a line already known to be UTF-8.
+/// A line's text, known to be UTF-8, checked against `limits`' nesting, without a byte-order
+/// mark and surrounding whitespace.
 fn checked_str<'a>(text: &'a str, limits: &DecodeLimits) -> Result<&'a str, DecodeError> {
     let text = trimmed(text);
-    check_depth::<false>(text.as_bytes(), limits.max_depth.min(120))?;
+    check_depth::<false>(text.as_bytes(), max_depth(limits))?;
     Ok(text)
 }
 
 /// [`checked_str`], and whether a line break may lie in the text outside its strings.
 fn checked_str_scanned<'a>(text: &'a str, limits: &DecodeLimits) -> Result<(&'a str, LineBreaks), DecodeError> {
     let text = trimmed(text);
-    let line_breaks = check_depth::<true>(text.as_bytes(), limits.max_depth.min(120))?;
+    let line_breaks = check_depth::<true>(text.as_bytes(), max_depth(limits))?;
     Ok((text, line_breaks))
 }
 

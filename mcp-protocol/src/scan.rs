@@ -5,7 +5,7 @@
 //! then a vector at a time), containers by their brackets. It does not validate what it skips, so
 //! what it finds is a hint to be confirmed by a real decode: a client reads a page's `nextCursor`
 //! with it (see [`next_cursor`]) to ask for the next page while it decodes this one, and checks
-//! the cursor against the decoded page. On text that parsed as JSON, what it finds is exact: a
+//! the cursor against the decoded page. On JSON text (parsed by serde_json, or checked by the codec), what it finds is exact: a
 //! page of tools takes its schemas' text by it (`types::tools`).
 
 /// Deepest nesting [`object_member`] walks through; deeper text is not looked into.

@@ -9,7 +9,7 @@ mod raw;
 mod write;
 
 pub use envelope::DecodeError;
-pub(crate) use envelope::{RawEnvelope, classify_envelope};
+pub(crate) use envelope::{RawEnvelope, Unparsed, classify_envelope};
 pub use error_object::{ErrorCode, ErrorObject};
 pub use id::RequestId;
 pub use message::{Message, Notification, Request, Response, ResponsePayload, Version, to_raw};

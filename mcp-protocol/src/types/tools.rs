@@ -69,8 +69,8 @@ pub struct SharedSchema(Arc<SchemaCell>);
 #[derive(Clone)]
 struct SchemaCell {
     /// The JSON text of an object the schema was decoded from, while no write has changed the
-    /// tree: text that parsed as JSON (as a `RawValue`, or as part of a page's result; see
-    /// [`SharedSchema::from_object_text`]).
+    /// tree: JSON text (a `RawValue`'s, or part of a page's result, which the codec checked or
+    /// serde_json parsed; see [`SharedSchema::from_object_text`]).
     raw: Option<Box<str>>,
     /// The tree, built from `raw` by the first read (or given when built in memory). Boxed: a
     /// host keeps a schema for every tool and reads few of them, and a `Value` inline would be
@@ -95,8 +95,8 @@ impl SharedSchema {
     }
 
     /// The schema whose text is `text`, which the caller knows to be the JSON text of an
-    /// object: the value of a member that starts with `{`, cut by its structure out of text that
-    /// parsed as JSON (a page's result; see [`ListTools`]). Not checked again.
+    /// object: the value of a member that starts with `{`, cut by its structure out of JSON text
+    /// (a page's result; see [`ListTools`]). Not checked again.
     pub(crate) fn from_object_text(text: &str) -> Self {
         SharedSchema(Arc::new(SchemaCell { raw: Some(text.into()), tree: OnceLock::new() }))
     }
@@ -198,8 +198,8 @@ impl std::fmt::Debug for SharedSchema {
 impl Serialize for SharedSchema {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0.raw {
-            // Written as the text it came as. The text parsed as JSON, so it borrows as a
-            // `RawValue` (the one way to hand serde_json raw text).
+            // Written as the text it came as. The text is JSON, so it borrows as a `RawValue`
+            // (the one way to hand serde_json raw text).
             Some(raw) => match serde_json::from_str::<&RawValue>(raw) {
                 Ok(raw) => raw.serialize(serializer),
                 Err(e) => Err(serde::ser::Error::custom(format!("a schema's text is not JSON: {e}"))),

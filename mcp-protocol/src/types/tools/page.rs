@@ -2,10 +2,10 @@
 //!
 //! A tool's `inputSchema` is most of the tool, and a
 //! [`SharedSchema`](super::SharedSchema) keeps it as the JSON text it came as. Decoded the
-//! usual way, each schema is parsed again, as a `RawValue`, only to find where it ends: a second
-//! parse of most of a page whose text was parsed once already, when it became the response's
-//! result. Here the schemas are found by the page's structure ([`element_members`]), which is
-//! exact on text that parsed as JSON; the page is decoded as usual with `{}` in each schema's
+//! usual way, each schema is parsed as a `RawValue` only to find where it ends, although the
+//! page's text is known to be JSON already (the codec checked it, or serde_json parsed it, when
+//! it became the response's result). Here the schemas are found by the page's structure
+//! ([`element_members`]), which is exact on JSON text; the page is decoded as usual with `{}` in each schema's
 //! place (each taken as an empty cell, not as text: [`SchemasCutOut`]); and each tool's cell is
 //! given its schema's text. A page with a tool whose schema is not cut out (not an object,
 //! absent, or its member's name escaped), or that the scan and the decoder see differently, is
