@@ -270,40 +270,63 @@ pub(crate) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
     }
 }
 
-/// Bytes [`quote_or_backslash`] looks at a word at a time before it calls on `memchr2`.
-const WORD_BYTES: usize = 32;
-
 /// The index of the first `"` or `\` in `bytes` at or after `i`.
 ///
 /// Most strings of JSON text are short (member names, types, tool names): their first bytes
-/// are looked at eight at a time in a `u64`, which costs a few instructions a word, where a
-/// call of `memchr2` costs about seventy before its vector loop starts. A longer run goes to
-/// `memchr2`, which is faster on long text.
+/// are looked at eight at a time in a `u64` ([`words::first`]), which costs a few instructions a
+/// word, where a call of `memchr2` costs about seventy before its vector loop starts. A longer
+/// run goes to `memchr2`, which is faster on long text.
 #[inline(always)]
-fn quote_or_backslash(bytes: &[u8], mut i: usize) -> Option<usize> {
+fn quote_or_backslash(bytes: &[u8], i: usize) -> Option<usize> {
+    let marked = |word| words::equal(word, b'"') | words::equal(word, b'\\');
+    words::first(bytes, i, marked).or_else(|i| quote_or_backslash_far(bytes, i)).ok()
+}
+
+/// Bytes looked at a `u64` word at a time, for the first bytes of a string.
+pub(crate) mod words {
+    /// How many bytes [`first`] looks at.
+    pub(crate) const BYTES: usize = 32;
+
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    // The high bit of each byte of `word` that is zero, exact for the lowest such byte (a
-    // borrow may only mark bytes above it).
-    let zero_bytes = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
-    for _ in 0..WORD_BYTES / 8 {
-        let Some(word) = bytes.get(i..i + 8) else { break };
-        let word = u64::from_le_bytes(word.try_into().expect("a slice of eight bytes"));
-        let found = zero_bytes(word ^ (ONES * u64::from(b'"'))) | zero_bytes(word ^ (ONES * u64::from(b'\\')));
-        if found != 0 {
-            // Little-endian: the lowest bits are the first byte.
-            return Some(i + found.trailing_zeros() as usize / 8);
-        }
-        i += 8;
+
+    /// The high bit of each byte of `word` below `n` (at most 0x80), exact for the lowest such
+    /// byte (a borrow may only mark bytes above it).
+    #[inline(always)]
+    pub(crate) fn below(word: u64, n: u8) -> u64 {
+        word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS
     }
-    quote_or_backslash_far(bytes, i)
+
+    /// The high bit of each byte of `word` equal to `byte`, exact for the lowest such byte.
+    #[inline(always)]
+    pub(crate) fn equal(word: u64, byte: u8) -> u64 {
+        below(word ^ (ONES * u64::from(byte)), 1)
+    }
+
+    /// The index of the first byte of the [`BYTES`] bytes of `bytes` from `i` that `marked`
+    /// marks in a little-endian word (as [`below`] and [`equal`] do); `Err` with where the
+    /// bytes looked at end when none is marked (or fewer than eight bytes are left).
+    #[inline(always)]
+    pub(crate) fn first(bytes: &[u8], mut i: usize, marked: impl Fn(u64) -> u64) -> Result<usize, usize> {
+        for _ in 0..BYTES / 8 {
+            let Some(word) = bytes.get(i..i + 8) else { break };
+            let found = marked(u64::from_le_bytes(word.try_into().expect("a slice of eight bytes")));
+            if found != 0 {
+                // Little-endian: the lowest bits are the first byte.
+                return Ok(i + found.trailing_zeros() as usize / 8);
+            }
+            i += 8;
+        }
+        Err(i)
+    }
 }
 
 /// [`quote_or_backslash`] past the bytes it looks at itself; a call of its own, so that the
 /// inlined part keeps few registers.
 #[inline(never)]
-fn quote_or_backslash_far(bytes: &[u8], i: usize) -> Option<usize> {
-    Some(i + memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?)
+fn quote_or_backslash_far(bytes: &[u8], i: usize) -> Result<usize, ()> {
+    let rest = bytes.get(i..).ok_or(())?;
+    memchr::memchr2(b'"', b'\\', rest).map(|at| i + at).ok_or(())
 }
 
 /// The index just past the value that starts at `bytes[start]`; `None` if it does not end

@@ -10,7 +10,7 @@
 //! the ones reported, so what matters is that it never accepts text serde_json refuses; its
 //! tests hold it to serde_json both ways.
 
-use crate::scan::Span;
+use crate::scan::{Span, words};
 
 /// How many members of a top-level object [`check`] notes; an object with more is checked, and
 /// its members are found by a scan of their own.
@@ -299,27 +299,12 @@ impl Checker<'_> {
     }
 }
 
-/// The index of the first byte at or after `i` that a string cannot hold as it is: `"`, `\` or
-/// a control character (below 0x20).
+/// The index of the first byte at or after `i` that a string cannot hold as it is: `"`, `\\` or
+/// a control character (below 0x20). Most strings are short: their first bytes a word at a time.
 #[inline(always)]
-fn special(bytes: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    // The high bit of each byte below `n` (at most 0x80), exact for the lowest such byte.
-    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
-    // Most strings are short: their first bytes a word at a time.
-    for _ in 0..4 {
-        let Some(word) = bytes.get(i..i + 8) else { break };
-        let word = u64::from_le_bytes(word.try_into().expect("a slice of eight bytes"));
-        let found =
-            below(word ^ (ONES * u64::from(b'"')), 1) | below(word ^ (ONES * u64::from(b'\\')), 1) | below(word, 0x20);
-        if found != 0 {
-            // Little-endian: the lowest bits are the first byte.
-            return Some(i + found.trailing_zeros() as usize / 8);
-        }
-        i += 8;
-    }
-    special_far(bytes, i)
+fn special(bytes: &[u8], i: usize) -> Option<usize> {
+    let marked = |word| words::equal(word, b'"') | words::equal(word, b'\\') | words::below(word, 0x20);
+    words::first(bytes, i, marked).or_else(|i| special_far(bytes, i).ok_or(())).ok()
 }
 
 /// [`special`] past the first bytes: 32 bytes at a time, in a loop the compiler turns into
