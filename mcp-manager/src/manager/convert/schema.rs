@@ -1,7 +1,7 @@
 //! Local JSON Schema checks of tool arguments and structured content: [`SchemaCheck`].
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use jsonschema::{Draft, PatternOptions, Retrieve, Uri, ValidationError, Validator};
 use mcp_protocol::types::meta::JsonObject;
@@ -30,6 +30,11 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// an error naming the reference, and no network or file access happens. A caller that gets
 /// such an error treats the schema as one it cannot check (the server still validates).
 ///
+/// **A schema every object matches gets no validator** (`{"type": "object", "properties": {}}`,
+/// with at most a title, a description and a `$schema` besides: a tool without parameters). An
+/// object passes without one; a value that is not an object is described by the validator,
+/// compiled then, once.
+///
 /// **Schemas are screened first.** A schema is peer input: [`compile`] refuses one that
 /// [`screen_schema`] refuses (too deep, too large, a `$ref` cycle that consumes no input, an
 /// unfolding that applies too many subschemas) before the validator sees it. A host gets a
@@ -45,6 +50,15 @@ pub struct SchemaCheck {
 
 enum Check {
     Compiled(Validator),
+    /// A schema that every object matches (`{"type": "object", "properties": {}}`, the schema of
+    /// a tool without parameters): an object is checked without a validator, and the validator
+    /// is compiled (once) only to describe a value that is not an object. Most tools a host
+    /// calls once or twice; compiling their validator runs about two megabytes of code.
+    EveryObject {
+        schema: Value,
+        validator: OnceLock<Option<Validator>>,
+        options: SchemaOptions,
+    },
     /// A schema refused by the screening: every value fails with this reason.
     Refused(String),
 }
@@ -140,31 +154,35 @@ impl SchemaCheck {
     pub fn refusal(&self) -> Option<&str> {
         match &*self.inner {
             Check::Refused(reason) => Some(reason),
-            Check::Compiled(_) => None,
+            Check::Compiled(_) | Check::EveryObject { .. } => None,
         }
     }
 
     fn screen_and_compile(schema: &JsonObject, settings: SchemaOptions) -> Result<SchemaCheck, SchemaError> {
         // Screened before anything else touches it: even cloning a hostile schema recurses.
         super::screen_schema(schema).map_err(SchemaError::Refused)?;
-        let mut schema = Value::Object(schema.clone());
-        let mut options = jsonschema::options()
-            .with_retriever(NoRetrieval)
-            .should_validate_formats(settings.check_formats)
-            .with_pattern_options(
-                PatternOptions::fancy_regex().backtrack_limit(REGEX_BACKTRACK_LIMIT).size_limit(REGEX_SIZE_LIMIT),
-            );
-        if Draft::default().detect(&schema) == Draft::Unknown {
-            // `$schema` names a dialect we do not know: never fetch it (its meta-schema would be
-            // retrieved too), drop it and use the MCP default.
-            if let Value::Object(map) = &mut schema {
-                map.shift_remove("$schema");
-            }
-            options = options.with_draft(Draft::Draft202012);
+        if matches_every_object(schema) {
+            let schema = Value::Object(schema.clone());
+            return Ok(SchemaCheck {
+                inner: Arc::new(Check::EveryObject { schema, validator: OnceLock::new(), options: settings }),
+            });
         }
-        match options.build(&schema) {
-            Ok(validator) => Ok(SchemaCheck { inner: Arc::new(Check::Compiled(validator)) }),
-            Err(err) => Err(SchemaError::Invalid(format!("invalid JSON Schema {}", describe(&err)))),
+        let schema = Value::Object(schema.clone());
+        Ok(SchemaCheck { inner: Arc::new(Check::Compiled(build_validator(schema, settings)?)) })
+    }
+
+    /// The validator behind the check: compiled when the check was made, or now (once) for a
+    /// schema every object matches; `None` for a refused schema.
+    fn validator(&self) -> Option<&Validator> {
+        match &*self.inner {
+            Check::Compiled(validator) => Some(validator),
+            Check::EveryObject { schema, validator, options } => {
+                // Recognised as valid in every dialect, the schema compiles; were it refused after
+                // all, no value would be described as failing (as with any schema that does not
+                // compile, which is not checked).
+                validator.get_or_init(|| build_validator(schema.clone(), *options).ok()).as_ref()
+            }
+            Check::Refused(_) => None,
         }
     }
 
@@ -173,10 +191,13 @@ impl SchemaCheck {
     /// itself), joined with `; `, and says how many more there are.
     /// A refused schema fails every value with its reason.
     pub fn check(&self, value: &Value) -> Result<(), String> {
-        let validator = match &*self.inner {
-            Check::Compiled(validator) => validator,
-            Check::Refused(reason) => return Err(reason.clone()),
-        };
+        if let Check::Refused(reason) = &*self.inner {
+            return Err(reason.clone());
+        }
+        if self.matches_as_object(value) {
+            return Ok(());
+        }
+        let Some(validator) = self.validator() else { return Ok(()) };
         // Most values are valid: the plain check builds no error to find that out.
         if validator.is_valid(value) {
             return Ok(());
@@ -207,10 +228,13 @@ impl SchemaCheck {
     /// pointer into `value`, left out for the value itself; each problem cut as in
     /// [`SchemaCheck::check`]). Empty when it matches. A refused schema gives its reason.
     pub fn problems(&self, value: &Value, max: usize) -> Vec<String> {
-        let validator = match &*self.inner {
-            Check::Compiled(validator) => validator,
-            Check::Refused(reason) => return vec![reason.clone()],
-        };
+        if let Check::Refused(reason) = &*self.inner {
+            return vec![reason.clone()];
+        }
+        if self.matches_as_object(value) {
+            return Vec::new();
+        }
+        let Some(validator) = self.validator() else { return Vec::new() };
         validator
             .iter_errors(value)
             .take(max)
@@ -229,9 +253,47 @@ impl SchemaCheck {
     pub fn is_valid(&self, value: &Value) -> bool {
         match &*self.inner {
             Check::Compiled(validator) => validator.is_valid(value),
+            Check::EveryObject { .. } => value.is_object(),
             Check::Refused(_) => false,
         }
     }
+
+    /// Whether the schema is one every object matches and `value` is an object.
+    fn matches_as_object(&self, value: &Value) -> bool {
+        matches!(&*self.inner, Check::EveryObject { .. }) && value.is_object()
+    }
+}
+
+/// The validator of `schema` (screened).
+fn build_validator(mut schema: Value, settings: SchemaOptions) -> Result<Validator, SchemaError> {
+    let mut options = jsonschema::options()
+        .with_retriever(NoRetrieval)
+        .should_validate_formats(settings.check_formats)
+        .with_pattern_options(
+            PatternOptions::fancy_regex().backtrack_limit(REGEX_BACKTRACK_LIMIT).size_limit(REGEX_SIZE_LIMIT),
+        );
+    if Draft::default().detect(&schema) == Draft::Unknown {
+        // `$schema` names a dialect we do not know: never fetch it (its meta-schema would be
+        // retrieved too), drop it and use the MCP default.
+        if let Value::Object(map) = &mut schema {
+            map.shift_remove("$schema");
+        }
+        options = options.with_draft(Draft::Draft202012);
+    }
+    options.build(&schema).map_err(|err| SchemaError::Invalid(format!("invalid JSON Schema {}", describe(&err))))
+}
+
+/// Whether every object matches `schema` in every dialect, and `schema` is valid in every
+/// dialect: it says the value is an object, may list no properties (an empty `properties`),
+/// and may carry a title, a description and a `$schema` (strings); nothing else.
+fn matches_every_object(schema: &JsonObject) -> bool {
+    schema.get("type").is_some_and(|t| t == "object")
+        && schema.iter().all(|(key, value)| match key.as_str() {
+            "type" => true,
+            "properties" => value.as_object().is_some_and(JsonObject::is_empty),
+            "title" | "description" | "$schema" => value.is_string(),
+            _ => false,
+        })
 }
 
 /// `at <path>: <problem>`, with the problem cut to [`MAX_PROBLEM_LEN`].

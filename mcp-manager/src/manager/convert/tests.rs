@@ -442,3 +442,81 @@ fn schema_checks_are_shareable() {
     let check = compile(json!({"type": "string"})).unwrap();
     assert_eq!(format!("{check:?}"), "SchemaCheck { .. }");
 }
+
+#[test]
+fn a_schema_every_object_matches_checks_as_its_validator_does() {
+    let every_object = [
+        json!({"type": "object"}),
+        json!({"properties": {}, "type": "object"}),
+        json!({"type": "object", "properties": {}, "title": "NoArguments", "description": "none"}),
+        json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {}}),
+        json!({"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}),
+        json!({"$schema": "https://example.org/a-dialect-we-do-not-know", "type": "object"}),
+    ];
+    // Schemas that look alike but constrain more, or are not valid: checked by the validator.
+    let others = [
+        json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+        json!({"type": "object", "required": ["a"]}),
+        json!({"type": "object", "maxProperties": 1}),
+        json!({"type": ["object", "null"]}),
+        json!({"properties": {}}),
+        json!({"type": "object", "title": 5}),
+    ];
+    let values = [
+        json!({}),
+        json!({"a": 1}),
+        json!({"a": "x", "b": {"c": [1, 2]}}),
+        json!(null),
+        json!(1.5),
+        json!("text"),
+        json!([{}]),
+        json!(true),
+    ];
+    for schema in every_object.iter().chain(&others) {
+        let mut plain = schema.clone();
+        if let Some(map) = plain.as_object_mut()
+            && map.get("$schema").is_some_and(|s| s.as_str().is_some_and(|s| s.contains("example.org")))
+        {
+            map.remove("$schema");
+        }
+        let validator = jsonschema::validator_for(&plain);
+        let check = compile(schema.clone());
+        let (validator, check) = match (validator, check) {
+            (Ok(validator), Ok(check)) => (validator, check),
+            (Err(_), Err(error)) => {
+                assert!(error.starts_with("invalid JSON Schema"), "{schema}: {error}");
+                continue;
+            }
+            (validator, check) => {
+                panic!("{schema}: the validator {:?}, our check {:?}", validator.is_ok(), check.is_ok())
+            }
+        };
+        for value in &values {
+            let errors: Vec<(String, String)> =
+                validator.iter_errors(value).map(|e| (e.instance_path().as_str().to_owned(), e.to_string())).collect();
+            let problems: Vec<String> = errors
+                .iter()
+                .map(|(path, e)| if path.is_empty() { e.clone() } else { format!("{path}: {e}") })
+                .collect();
+            assert_eq!(check.is_valid(value), errors.is_empty(), "{schema} {value}");
+            assert_eq!(check.problems(value, 10), problems, "{schema} {value}");
+            match (check.check(value), errors.first()) {
+                (Ok(()), None) => {}
+                (Err(problem), Some((path, e))) => {
+                    let at = if path.is_empty() { "the root" } else { path };
+                    assert!(problem.starts_with(&format!("at {at}: {e}")), "{schema} {value}: {problem}");
+                }
+                (outcome, first) => panic!("{schema} {value}: {outcome:?} where the validator gives {first:?}"),
+            }
+        }
+    }
+    // Every object matches the first schemas, and nothing else does.
+    let check = compile(every_object[1].clone()).unwrap();
+    assert!(values.iter().all(|value| check.is_valid(value) == value.is_object()));
+    assert_eq!(
+        check.check(&json!([1])).unwrap_err(),
+        r#"at the root: [1] is not of type "object""#,
+        "a value that is not an object is described as the validator describes it"
+    );
+}
