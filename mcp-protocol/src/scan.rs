@@ -248,7 +248,13 @@ pub fn next_cursor(result: &str) -> Option<String> {
     serde_json::from_str::<String>(value).ok()
 }
 
+/// The index of the first byte at or after `i` that is not whitespace. Most tokens follow the
+/// one before at once: one test for that first.
+#[inline(always)]
 fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
+    if bytes.get(i).is_some_and(|&b| b > b' ') {
+        return i;
+    }
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(i) {
         i += 1;
     }
@@ -284,8 +290,10 @@ fn quote_or_backslash(bytes: &[u8], i: usize) -> Option<usize> {
 
 /// Bytes looked at a `u64` word at a time, for the first bytes of a string.
 pub(crate) mod words {
-    /// How many bytes [`first`] looks at.
-    pub(crate) const BYTES: usize = 32;
+    /// How many bytes [`first`] looks at: enough for most names, types, URLs and short
+    /// descriptions (the `$schema` URL of rmcp's tools is 44 bytes), past which a vector search
+    /// is faster.
+    pub(crate) const BYTES: usize = 64;
 
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
@@ -526,6 +534,8 @@ mod tests {
             let mut bytes = vec![b'x'; next() % 3];
             let open = bytes.len();
             bytes.push(b'"');
+            // A run of plain bytes first, of any length around the word scan's end.
+            bytes.resize(bytes.len() + next() % (words::BYTES + 16), b'a');
             for _ in 0..next() % 24 {
                 bytes.extend_from_slice(alphabet[next() % alphabet.len()]);
             }

@@ -188,7 +188,17 @@ impl Checker<'_> {
         self.bytes.get(self.i).copied()
     }
 
+    /// Skip whitespace. Most tokens of a line follow the one before at once: one test for that,
+    /// and a loop only where there is whitespace.
+    #[inline(always)]
     fn whitespace(&mut self) {
+        if self.bytes.get(self.i).is_some_and(|&b| b > b' ') {
+            return;
+        }
+        self.whitespace_run();
+    }
+
+    fn whitespace_run(&mut self) {
         while let Some(&b) = self.bytes.get(self.i) {
             match b {
                 b' ' | b'\t' => {}

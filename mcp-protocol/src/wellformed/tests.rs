@@ -232,7 +232,9 @@ fn check_agrees_with_serde_json_on_random_text_and_its_mutations() {
 
 #[test]
 fn long_strings_are_checked_past_the_word_scan() {
-    for len in [0usize, 7, 8, 31, 32, 33, 63, 64, 65, 100, 1000] {
+    // Around the word scan's end and the 32-byte blocks after it.
+    let words = crate::scan::words::BYTES;
+    for len in [0, 7, 8, words - 1, words, words + 1, words + 31, words + 32, words + 33, words + 100, 1000] {
         for at in [0, len / 2, len.saturating_sub(1)] {
             let body = "a".repeat(len);
             let text = format!("[\"{body}\"]");
