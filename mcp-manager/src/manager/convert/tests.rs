@@ -450,6 +450,8 @@ fn a_schema_every_object_matches_checks_as_its_validator_does() {
         json!({"properties": {}, "type": "object"}),
         json!({"type": "object", "properties": {}, "title": "NoArguments", "description": "none"}),
         json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {}}),
+        // What server-everything lists for each of its tools without parameters.
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "properties": {}, "type": "object"}),
         json!({"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}),
         json!({"$schema": "https://example.org/a-dialect-we-do-not-know", "type": "object"}),
     ];
