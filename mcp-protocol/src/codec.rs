@@ -11,7 +11,7 @@ pub use crate::jsonrpc::DecodeError;
 use crate::jsonrpc::{
     Message, Notification, RawEnvelope, RawJson, Request, ResponsePayload, Unparsed, classify_envelope,
 };
-use crate::wellformed::{self, Checked, Verdict};
+use crate::wellformed::{self, Verdict};
 
 /// Limits applied while decoding a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,26 +119,31 @@ pub fn decode_line(line: &[u8], limits: &DecodeLimits) -> Result<Decoded, Decode
 /// The message of `text` when it is an object the codec's check finds to be JSON, its payload
 /// copied as it lies; `None` when it is not decoded that way.
 fn decode_checked(text: &str, limits: &DecodeLimits) -> Option<Result<Message, DecodeError>> {
-    let checked = match check_json(text, limits)? {
-        Ok(checked) => checked,
-        Err(e) => return Some(Err(e)),
-    };
-    let raw = RawEnvelope::of_members(text, checked.members()?, checked.line_breaks)?;
-    Some(classify_envelope(raw, |payload: Unparsed<'_>| RawJson::from_checked(payload.text.to_owned())))
+    let checked = checked_envelope(text, limits)?;
+    Some(checked.and_then(|(raw, _)| {
+        classify_envelope(raw, |payload: Unparsed<'_>| RawJson::from_checked(payload.text.to_owned()))
+    }))
 }
 
-/// The codec's check of an object's text ([`wellformed::check`]): what it found, a nesting
-/// deeper than `limits` allow, or `None` when the text is not an object or not JSON.
-fn check_json(text: &str, limits: &DecodeLimits) -> Option<Result<Checked, DecodeError>> {
+/// The envelope of an object's text that the codec's check ([`wellformed::check`]) finds to be
+/// JSON, read from the members it noted, and whether a line break lies between its tokens; a
+/// nesting deeper than `limits` allow; or `None` when the text is not an object, not JSON, or
+/// not an envelope read that way (serde_json then decodes it).
+fn checked_envelope<'a>(
+    text: &'a str,
+    limits: &DecodeLimits,
+) -> Option<Result<(RawEnvelope<Unparsed<'a>>, bool), DecodeError>> {
     if !text.starts_with('{') {
         return None;
     }
     let max = max_depth(limits);
-    match wellformed::check(text.as_bytes(), max) {
-        Verdict::Json(checked) => Some(Ok(checked)),
-        Verdict::TooDeep => Some(Err(DecodeError::TooDeep { max })),
-        Verdict::NotJson => None,
-    }
+    let checked = match wellformed::check(text.as_bytes(), max) {
+        Verdict::Json(checked) => checked,
+        Verdict::TooDeep => return Some(Err(DecodeError::TooDeep { max })),
+        Verdict::NotJson => return None,
+    };
+    let raw = RawEnvelope::of_members(text, checked.members()?, checked.line_breaks)?;
+    Some(Ok((raw, checked.line_breaks)))
 }
 
 /// The nesting `limits` allow, at most 120 (serde_json stops at 128 on its own).
@@ -269,11 +274,10 @@ type Taken = (Message, Option<Moved>, LineBreaks);
 /// to be JSON, decoded from the members the check noted; a payload that is most of the text is
 /// left for the caller to take over. `None` when it is not decoded that way.
 fn checked_with_payload_moved(text: &str, limits: &DecodeLimits) -> Option<Result<Taken, DecodeError>> {
-    let checked = match check_json(text, limits)? {
-        Ok(checked) => checked,
+    let (raw, line_breaks) = match checked_envelope(text, limits)? {
+        Ok(envelope) => envelope,
         Err(e) => return Some(Err(e)),
     };
-    let raw = RawEnvelope::of_members(text, checked.members()?, checked.line_breaks)?;
     let (base, large) = (text.as_ptr() as usize, text.len() / 2);
     let mut moved = None;
     let message = classify_envelope(raw, |Unparsed { text: payload, .. }| {
@@ -285,7 +289,7 @@ fn checked_with_payload_moved(text: &str, limits: &DecodeLimits) -> Option<Resul
         moved = Some(Moved { start, len: payload.len(), unparsed: None, checked: true });
         RawJson::null()
     });
-    let line_breaks = if checked.line_breaks { LineBreaks::Maybe } else { LineBreaks::None };
+    let line_breaks = if line_breaks { LineBreaks::Maybe } else { LineBreaks::None };
     Some(message.map(|message| (message, moved, line_breaks)))
 }
 
