@@ -6,6 +6,16 @@
 //! made for a read grows with the line pending (from 4 KiB to 64 KiB), so a reader of a quiet
 //! pipe (most servers' stderr, a server that sends small replies) holds a few KiB, not 64; a
 //! buffer grown for a large line is given back before the next read.
+//!
+//! A read is offered at most 64 KiB, what a pipe holds by default, however large the buffer has
+//! grown. Tokio takes a read that fills less than it was offered to mean that the pipe is empty,
+//! and waits for the pipe to be readable again (a poll of the kernel and a return to the
+//! scheduler) before the next read: offered 1 MiB and given the pipe's 64 KiB, each read of a
+//! large line cost that wait, where a read that fills its offer is followed by the next at once.
+//! A reader may also be given a way to widen its pipe ([`LineReader::widening`]), used once, when
+//! a line first runs past 64 KiB.
+
+use bytes::BufMut;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -14,7 +24,8 @@ use mcp_protocol::RequestId;
 /// How many bytes of an over-long line are kept for the report.
 pub(crate) const HEAD_BYTES: usize = 4096;
 
-/// The most room made for one read from the stream (a pipe holds 64 KiB).
+/// The most room made for one read from the stream, and the most offered to one read (a pipe
+/// holds 64 KiB by default): a line pending past this widens the pipe, when the reader can.
 const READ_CHUNK: usize = 64 * 1024;
 
 /// The least room made for one read: what an idle reader holds.
@@ -52,11 +63,21 @@ pub(crate) struct LineReader<R> {
     scanned: usize,
     /// The over-long line being discarded: its head and its length so far.
     discarding: Option<(Vec<u8>, usize)>,
+    /// Widens the stream's pipe: called once, when a line first runs past [`READ_CHUNK`].
+    widen: Option<fn(&R)>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     pub(crate) fn new(inner: R, max: usize) -> Self {
-        LineReader { inner, max, buf: Vec::new(), start: 0, scanned: 0, discarding: None }
+        LineReader { inner, max, buf: Vec::new(), start: 0, scanned: 0, discarding: None, widen: None }
+    }
+
+    /// This reader, calling `widen` on its stream once, when a line first runs past 64 KiB (a
+    /// server that sends such lines is read in larger steps from then on; one that never does
+    /// keeps the pipe it has).
+    pub(crate) fn widening(mut self, widen: fn(&R)) -> Self {
+        self.widen = Some(widen);
+        self
     }
 
     /// The next line, or `None` at end of stream.
@@ -70,11 +91,16 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 return Ok(Some(self.line(start, end)));
             }
             self.scanned = self.buf.len() - self.start;
+            if self.scanned >= READ_CHUNK
+                && let Some(widen) = self.widen.take()
+            {
+                widen(&self.inner);
+            }
             if self.discarding.is_some() || self.scanned > self.max {
                 self.discard_buffered();
             }
             self.make_room();
-            if self.inner.read_buf(&mut self.buf).await? == 0 {
+            if self.inner.read_buf(&mut (&mut self.buf).limit(READ_CHUNK)).await? == 0 {
                 // End of stream: a pending partial line is still a line.
                 let (start, end) = (self.start, self.buf.len());
                 if start == end && self.discarding.is_none() {
@@ -414,6 +440,63 @@ mod tests {
             input.push(b'\n');
             let mut r = LineReader::new(Chunked { data: &input, chunk: 1 << 20 }, usize::MAX);
             assert!(matches!(r.next_line().await.unwrap(), Some(Line::Full(b)) if b.len() == 3 * READ_CHUNK + 5));
+        })
+        .await;
+    }
+
+    /// Hands out its input at most `chunk` bytes per read, noting the most room a read was
+    /// offered and how often it was widened.
+    struct Watched<'a> {
+        data: &'a [u8],
+        chunk: usize,
+        most_offered: usize,
+        widened: std::cell::Cell<usize>,
+    }
+
+    impl AsyncRead for Watched<'_> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            self.most_offered = self.most_offered.max(buf.remaining());
+            let n = self.chunk.min(self.data.len()).min(buf.remaining());
+            let (now, rest) = self.data.split_at(n);
+            buf.put_slice(now);
+            self.data = rest;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_read_is_offered_at_most_a_pipe_full_and_a_long_line_widens_the_stream_once() {
+        test_support::within(async {
+            // Small lines first: no widening, whatever the stream hands out at once.
+            let mut input: Vec<u8> = (0..200).flat_map(|i| format!("{{\"id\":{i}}}\n").into_bytes()).collect();
+            let small = input.len();
+            // Then two lines of megabytes, the second after the buffer was given back.
+            for len in [3 << 20, (1 << 20) + 7] {
+                input.extend(std::iter::repeat_n(b'x', len));
+                input.push(b'\n');
+            }
+            let watched = Watched { data: &input, chunk: 1 << 20, most_offered: 0, widened: Default::default() };
+            let mut r = LineReader::new(watched, usize::MAX).widening(|w| w.widened.set(w.widened.get() + 1));
+            let mut read = 0;
+            for _ in 0..200 {
+                assert!(matches!(r.next_line().await.unwrap(), Some(Line::Full(_))));
+            }
+            assert_eq!(r.inner.widened.get(), 0, "widened for lines of a few bytes");
+            read += small;
+            for len in [3 << 20, (1 << 20) + 7] {
+                let line = r.next_line().await.unwrap();
+                assert!(matches!(&line, Some(Line::Owned(b)) if b.len() == len), "line of {len} bytes");
+                read += len + 1;
+            }
+            assert!(r.next_line().await.unwrap().is_none());
+            assert_eq!(read, input.len());
+            // The buffer grew to megabytes, yet no read was offered more than a pipe holds.
+            assert!(r.inner.most_offered <= READ_CHUNK, "a read was offered {} bytes", r.inner.most_offered);
+            assert_eq!(r.inner.widened.get(), 1, "the stream is widened once, at the first long line");
         })
         .await;
     }

@@ -21,6 +21,7 @@
 
 mod end;
 mod lines;
+mod pipe;
 mod process;
 mod reader;
 mod spawn;

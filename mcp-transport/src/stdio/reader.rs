@@ -59,7 +59,10 @@ enum Stop {
 
 impl StdoutReader {
     pub(crate) async fn run(mut self, stdout: tokio::process::ChildStdout) {
-        let mut reader = LineReader::new(stdout, self.limits.max_line_bytes);
+        // A server that sends a line past 64 KiB gets a wider pipe (see `pipe`).
+        let mut reader = LineReader::new(stdout, self.limits.max_line_bytes).widening(|stdout| {
+            super::pipe::widen(stdout);
+        });
         let mut exit = self.exit.clone();
         // One wait for the exit across every line read, not a new one (registered with the watch,
         // then dropped) for each line. It resolves once: with the exit, or with the task that
