@@ -444,11 +444,10 @@ mod tests {
         .await;
     }
 
-    /// Hands out its input at most `chunk` bytes per read, noting the most room a read was
-    /// offered and how often it was widened.
+    /// A [`Chunked`] stream that notes the most room a read was offered and how often it was
+    /// widened.
     struct Watched<'a> {
-        data: &'a [u8],
-        chunk: usize,
+        inner: Chunked<'a>,
         most_offered: usize,
         widened: std::cell::Cell<usize>,
     }
@@ -456,15 +455,11 @@ mod tests {
     impl AsyncRead for Watched<'_> {
         fn poll_read(
             mut self: Pin<&mut Self>,
-            _: &mut Context<'_>,
+            cx: &mut Context<'_>,
             buf: &mut ReadBuf<'_>,
         ) -> Poll<std::io::Result<()>> {
             self.most_offered = self.most_offered.max(buf.remaining());
-            let n = self.chunk.min(self.data.len()).min(buf.remaining());
-            let (now, rest) = self.data.split_at(n);
-            buf.put_slice(now);
-            self.data = rest;
-            Poll::Ready(Ok(()))
+            Pin::new(&mut self.inner).poll_read(cx, buf)
         }
     }
 
@@ -479,7 +474,8 @@ mod tests {
                 input.extend(std::iter::repeat_n(b'x', len));
                 input.push(b'\n');
             }
-            let watched = Watched { data: &input, chunk: 1 << 20, most_offered: 0, widened: Default::default() };
+            let inner = Chunked { data: &input, chunk: 1 << 20 };
+            let watched = Watched { inner, most_offered: 0, widened: Default::default() };
             let mut r = LineReader::new(watched, usize::MAX).widening(|w| w.widened.set(w.widened.get() + 1));
             let mut read = 0;
             for _ in 0..200 {
