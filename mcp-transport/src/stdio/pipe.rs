@@ -1,13 +1,17 @@
-//! Widening the pipe of a server's stdout, for a server that sends large lines.
+//! Widening a server's pipes, for lines of megabytes.
 //!
-//! A pipe holds 64 KiB by default: a server that writes a line of megabytes fills it, waits
-//! until the client has read it, fills it again, and each time both processes are put to sleep
-//! and woken (an 8 MiB result: 128 such turns). The reader widens the pipe to [`WIDE_PIPE`] when a
-//! line first runs past 64 KiB ([`LineReader::widening`](super::lines::LineReader::widening)), so
-//! the server writes on while the client reads. Only servers that send such lines get a wide
-//! pipe: Linux counts every pipe's capacity against its user's limits
-//! (`/proc/sys/fs/pipe-user-pages-soft`), and a host of a hundred quiet servers should not spend
-//! them.
+//! A pipe holds 64 KiB by default ([`DEFAULT_PIPE`]): a server that writes a line of megabytes
+//! fills it, waits until the client has read it, fills it again, and each time both processes
+//! are put to sleep and woken (an 8 MiB result: 128 such turns); a large request does the same the
+//! other way. The reader widens the server's stdout to [`WIDE_PIPE`] when a line first runs past
+//! 64 KiB ([`LineReader::widening`](super::lines::LineReader::widening)), and the writer widens
+//! its stdin at the first line longer than 64 KiB, so that one side writes on while the other
+//! reads. Only pipes that carry such lines are widened: Linux counts every pipe's capacity
+//! against its user's limits (`/proc/sys/fs/pipe-user-pages-soft`), and a host of a hundred
+//! quiet servers should not spend them.
+
+/// What a pipe holds unless it is widened, on Linux.
+pub(crate) const DEFAULT_PIPE: usize = 64 * 1024;
 
 /// The capacity a widened pipe asks for: 1 MiB, what Linux lets any user set
 /// (`/proc/sys/fs/pipe-max-size`) unless the administrator lowered it.
@@ -35,16 +39,18 @@ pub(crate) fn widen<P>(_pipe: &P) -> bool {
     false
 }
 
+/// The most a user may make a pipe hold, per this machine's settings (`None` if they cannot be
+/// read): where it is at least [`WIDE_PIPE`], a widening must succeed.
+#[cfg(all(test, any(target_os = "linux", target_os = "android")))]
+pub(crate) fn pipe_max_size() -> Option<usize> {
+    std::fs::read_to_string("/proc/sys/fs/pipe-max-size").ok()?.trim().parse().ok()
+}
+
 #[cfg(all(test, any(target_os = "linux", target_os = "android")))]
 mod tests {
     use nix::fcntl::{FcntlArg, fcntl};
 
     use super::*;
-
-    /// The most a user may set, per this machine's settings (`None` if they cannot be read).
-    fn pipe_max_size() -> Option<usize> {
-        std::fs::read_to_string("/proc/sys/fs/pipe-max-size").ok()?.trim().parse().ok()
-    }
 
     #[test]
     fn a_pipe_is_widened_to_what_it_asks_for_or_left_as_it_was() {

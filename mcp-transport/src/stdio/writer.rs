@@ -49,6 +49,8 @@ struct Pipe {
     finishing: bool,
     /// The writer task's waker while it waits for a line.
     waker: Option<Waker>,
+    /// Whether stdin was widened (at the first line longer than a default pipe, see `pipe`).
+    widened: bool,
 }
 
 impl Pipe {
@@ -98,7 +100,14 @@ impl Writer {
     /// Start the writer task on `stdin` (none when the pipe could not be set up).
     pub(crate) fn start(name: Arc<str>, stdin: Option<ChildStdin>) -> Writer {
         let (queue, rx) = mpsc::channel(QUEUE_LINES);
-        let pipe = Arc::new(Mutex::new(Pipe { stdin, busy: false, handed: None, finishing: false, waker: None }));
+        let pipe = Arc::new(Mutex::new(Pipe {
+            stdin,
+            busy: false,
+            handed: None,
+            finishing: false,
+            waker: None,
+            widened: false,
+        }));
         let failure = Arc::new(Mutex::new(None));
         let task = tokio::spawn(run(name, Closes(pipe.clone()), rx, failure.clone())).abort_handle();
         Writer { queue, pipe, failure, task }
@@ -137,6 +146,13 @@ impl Writer {
     fn write_now(&self, line: Vec<u8>) -> Option<Vec<u8>> {
         let mut guard = lock(&self.pipe);
         let pipe = &mut *guard;
+        // The first line a default pipe cannot hold widens it, for this line and the ones after.
+        if line.len() > super::pipe::DEFAULT_PIPE && !pipe.widened {
+            pipe.widened = true;
+            if let Some(stdin) = &pipe.stdin {
+                super::pipe::widen(stdin);
+            }
+        }
         // A reserved slot counts as taken: its line is on its way to the queue.
         let clear = !pipe.busy && !pipe.finishing && self.queue.capacity() == self.queue.max_capacity();
         let Some(stdin) = pipe.stdin.as_mut().filter(|_| clear) else { return Some(line) };
@@ -299,4 +315,47 @@ fn gather(rx: &mut mpsc::Receiver<Vec<u8>>, line: &[u8], batch: &mut Vec<u8>, ca
         batch.extend_from_slice(&next);
     }
     !batch.is_empty()
+}
+
+#[cfg(all(test, any(target_os = "linux", target_os = "android")))]
+mod tests {
+    use nix::fcntl::{FcntlArg, fcntl};
+
+    use super::super::pipe;
+    use super::*;
+
+    #[tokio::test]
+    async fn the_writer_widens_stdin_at_the_first_line_a_default_pipe_cannot_hold() {
+        use std::os::fd::AsFd;
+        test_support::within(async {
+            let mut child = tokio::process::Command::new("cat")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("cat starts");
+            let stdin = child.stdin.take().expect("piped stdin");
+            // The same pipe, to look at its size once the writer holds it.
+            let probe = stdin.as_fd().try_clone_to_owned().expect("a second handle on the pipe");
+            let size = || usize::try_from(fcntl(&probe, FcntlArg::F_GETPIPE_SZ).expect("the pipe's size")).unwrap();
+            let writer = Writer::start("cat".into(), Some(stdin));
+            let mut small = vec![b'a'; 100];
+            small.push(b'\n');
+            writer.push(small).await.map_err(|_| "the writer stopped").unwrap();
+            assert_ne!(size(), pipe::WIDE_PIPE, "widened for a line of 101 bytes");
+            let mut large = vec![b'b'; pipe::DEFAULT_PIPE + 1];
+            large.push(b'\n');
+            writer.push(large).await.map_err(|_| "the writer stopped").unwrap();
+            if pipe::pipe_max_size().is_some_and(|max| max >= pipe::WIDE_PIPE) {
+                assert_eq!(size(), pipe::WIDE_PIPE, "not widened for a line longer than a default pipe");
+            }
+            // Every byte reaches the child, which ends at the end of its input (once the second
+            // handle on the pipe is closed too).
+            drop(probe);
+            writer.finish();
+            let status = child.wait().await.expect("cat ends");
+            assert!(status.success(), "{status}");
+        })
+        .await;
+    }
 }
