@@ -27,7 +27,7 @@ pub(crate) fn widen(pipe: &impl std::os::fd::AsFd) -> bool {
     match fcntl(pipe, FcntlArg::F_SETPIPE_SZ(wide)) {
         Ok(size) => usize::try_from(size).is_ok_and(|size| size >= WIDE_PIPE),
         Err(e) => {
-            tracing::debug!(error = %e, "the server's stdout pipe could not be widened; it is read as it is");
+            tracing::debug!(error = %e, "a pipe to or from the server could not be widened; it is used as it is");
             false
         }
     }
