@@ -24,9 +24,9 @@ use mcp_protocol::RequestId;
 /// How many bytes of an over-long line are kept for the report.
 pub(crate) const HEAD_BYTES: usize = 4096;
 
-/// The most room made for one read from the stream, and the most offered to one read (a pipe
-/// holds 64 KiB by default): a line pending past this widens the pipe, when the reader can.
-const READ_CHUNK: usize = 64 * 1024;
+/// The most room made for one read from the stream, and the most offered to one read: what a
+/// pipe holds by default. A line pending past this widens the pipe, when the reader can.
+const READ_CHUNK: usize = super::pipe::DEFAULT_PIPE;
 
 /// The least room made for one read: what an idle reader holds.
 const FIRST_READ: usize = 4 * 1024;
