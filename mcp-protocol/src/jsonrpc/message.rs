@@ -8,7 +8,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::{ErrorObject, RawJson, RequestId};
+use super::{ErrorObject, RawJson, RequestId, to_raw};
 
 /// The only JSON-RPC version this crate speaks, serialised as `"2.0"`; anything else is rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -189,12 +189,6 @@ impl From<Response> for Message {
     fn from(r: Response) -> Self {
         Message::Response(r)
     }
-}
-
-/// Serialise a value to raw JSON text.
-pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
-    // What serde_json writes is JSON.
-    serde_json::to_string(value).map(RawJson::from_checked)
 }
 
 impl Serialize for Message {

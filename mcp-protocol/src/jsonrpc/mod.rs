@@ -12,8 +12,8 @@ pub use envelope::DecodeError;
 pub(crate) use envelope::{RawEnvelope, Unparsed, classify_envelope};
 pub use error_object::{ErrorCode, ErrorObject};
 pub use id::RequestId;
-pub use message::{Message, Notification, Request, Response, ResponsePayload, Version, to_raw};
-pub use raw::RawJson;
+pub use message::{Message, Notification, Request, Response, ResponsePayload, Version};
+pub use raw::{RawJson, to_raw};
 pub(crate) use write::write_message;
 
 use serde::{Deserialize, Deserializer};

@@ -1,5 +1,6 @@
 //! [`RawJson`]: a payload's JSON text, kept as it arrived until its method types it.
 
+use std::cell::RefCell;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -55,6 +56,54 @@ impl RawJson {
     }
 }
 
+/// The most a thread's serialising buffer keeps between two [`to_raw`] calls, in bytes.
+const SCRATCH_KEPT: usize = 16 * 1024;
+
+thread_local! {
+    /// Where [`to_raw`] writes on this thread: it keeps its room from one call to the next.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Serialise a value to raw JSON text.
+///
+/// The text is written into a buffer that the thread keeps (with up to 16 KiB of room)
+/// and then copied into an allocation of its exact size. Serialising into a fresh buffer instead
+/// would grow it as the text outgrows it (a modern request's `_meta` alone outgrows serde_json's
+/// first 128 bytes, twice) and shrink it to the text's size after, and every message a client
+/// sends is serialised here. A text longer than what the buffer keeps leaves in the buffer
+/// itself, shrunk: a large payload is not copied again.
+pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
+    let kept = SCRATCH.try_with(|scratch| scratch.try_borrow_mut().ok().map(|mut buf| write_kept(&mut buf, value)));
+    match kept {
+        Ok(Some(written)) => written,
+        // A `Serialize` that serialises another value with `to_raw` while it writes, or a thread
+        // whose locals are gone (a destructor's message): a buffer of its own.
+        _ => serde_json::to_string(value).map(RawJson::from_checked),
+    }
+}
+
+/// [`to_raw`] through the thread's buffer `buf`.
+fn write_kept<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> Result<RawJson, serde_json::Error> {
+    buf.clear();
+    let written = serde_json::to_writer(&mut *buf, value).and_then(|()| {
+        if buf.len() > SCRATCH_KEPT {
+            String::from_utf8(std::mem::take(buf)).map(RawJson::from_checked).map_err(not_utf8)
+        } else {
+            std::str::from_utf8(buf).map(|text| RawJson(text.into())).map_err(not_utf8)
+        }
+    });
+    // A value that failed half-way may have grown the buffer past what it keeps.
+    if buf.capacity() > SCRATCH_KEPT {
+        *buf = Vec::new();
+    }
+    written
+}
+
+/// serde_json writes UTF-8; were it ever not to, the value is refused rather than cut.
+fn not_utf8<E: fmt::Display>(error: E) -> serde_json::Error {
+    serde::ser::Error::custom(format_args!("serialised text is not UTF-8: {error}"))
+}
+
 impl From<Box<RawValue>> for RawJson {
     fn from(raw: Box<RawValue>) -> Self {
         RawJson(raw.into())
@@ -103,5 +152,60 @@ mod tests {
         let back: RawJson = serde_json::from_str(" [true] ").unwrap();
         assert_eq!(back.get(), "[true]");
         assert_eq!(RawJson::null().to_raw_value().get(), "null");
+    }
+
+    fn scratch_room() -> usize {
+        SCRATCH.with(|scratch| scratch.borrow().capacity())
+    }
+
+    /// Serialises `inner` with `to_raw` while it is itself being serialised.
+    struct Nested(serde_json::Value);
+
+    impl Serialize for Nested {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let inner = to_raw(&self.0).map_err(serde::ser::Error::custom)?;
+            inner.serialize(s)
+        }
+    }
+
+    /// Writes `len` bytes of a string, then fails.
+    struct FailsAfter(usize);
+
+    impl Serialize for FailsAfter {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::{Error, SerializeSeq};
+            let mut seq = s.serialize_seq(None)?;
+            seq.serialize_element(&"f".repeat(self.0))?;
+            Err(S::Error::custom("refused half-way"))
+        }
+    }
+
+    #[test]
+    fn to_raw_writes_what_serde_json_writes_and_keeps_a_bounded_buffer() {
+        let small =
+            serde_json::json!({"name": "echo", "arguments": {"text": "h\u{e9}\"llo\n\u{1}"}, "n": [1, 2.5, null]});
+        assert_eq!(to_raw(&small).unwrap().get(), serde_json::to_string(&small).unwrap());
+        assert!(scratch_room() > 0 && scratch_room() <= SCRATCH_KEPT, "{}", scratch_room());
+        // Exactly at what the buffer keeps, and one byte past it (`"` + text + `"`).
+        for len in [SCRATCH_KEPT - 2, SCRATCH_KEPT - 1, 3 * 1024 * 1024] {
+            let text = "é".repeat(len / 2) + &"x".repeat(len % 2);
+            let raw = to_raw(&text).unwrap();
+            assert_eq!(raw.get().len(), text.len() + 2, "{len}");
+            assert_eq!(raw.get(), serde_json::to_string(&text).unwrap(), "{len}");
+            assert!(scratch_room() <= SCRATCH_KEPT, "{len}: {}", scratch_room());
+        }
+        // A value whose serialising serialises another: each gets its whole text.
+        let nested = Nested(serde_json::json!({"inner": ["a", {"b": 1}]}));
+        let outer = serde_json::json!([1]);
+        let both = to_raw(&(&outer, &nested, "tail")).unwrap();
+        assert_eq!(both.get(), r#"[[1],{"inner":["a",{"b":1}]},"tail"]"#);
+        // A value that fails half-way, past what the buffer keeps: the error, and nothing kept.
+        for len in [10, 100_000] {
+            let error = to_raw(&FailsAfter(len)).unwrap_err();
+            assert!(error.to_string().contains("refused half-way"), "{error}");
+            assert!(scratch_room() <= SCRATCH_KEPT, "{len}: {}", scratch_room());
+        }
+        // The next value is written from the start, not after what the failed one left.
+        assert_eq!(to_raw(&small).unwrap().get(), serde_json::to_string(&small).unwrap());
     }
 }

@@ -128,15 +128,13 @@ impl SharedSchema {
     /// what it looks for.
     pub fn may_contain(&self, needle: &str) -> bool {
         match self.raw_json() {
-            // Discovery asks this of every tool: memchr finds the needle's first byte (SIMD, and
-            // nothing to set up, unlike a substring searcher), and each place it occurs is
-            // compared.
+            // Discovery asks this of every tool: one memchr pass (SIMD, and nothing to set up,
+            // unlike a substring searcher) finds each backslash and each place of the needle's
+            // first byte; a backslash ends it, and each place is compared.
             Some(raw) => {
                 let (text, needle) = (raw.as_bytes(), needle.as_bytes());
-                memchr::memchr(b'\\', text).is_some()
-                    || needle
-                        .first()
-                        .is_none_or(|&first| memchr::memchr_iter(first, text).any(|at| text[at..].starts_with(needle)))
+                let Some(&first) = needle.first() else { return true };
+                memchr::memchr2_iter(b'\\', first, text).any(|at| text[at] == b'\\' || text[at..].starts_with(needle))
             }
             None => true,
         }
@@ -444,6 +442,10 @@ mod tests {
         assert!(decode(r#"{"properties":{"a":{"x-mcp-header":"A"}}}"#).may_contain("x-mcp-header"));
         // The name behind an escape is the same name: the text proves nothing.
         assert!(decode(r#"{"properties":{"a":{"x\u002dmcp-header":"A"}}}"#).may_contain("x-mcp-header"));
+        // Any escape, even one far from anything like the needle, and before or after a near miss.
+        assert!(decode(r#"{"a":"q\n"}"#).may_contain("x-mcp-header"));
+        assert!(decode(r#"{"maximum":1,"b":"\t","x-mcp-heade":2}"#).may_contain("x-mcp-header"));
+        assert!(decode(r#"{"x-mcp-heade":2,"b":"\t"}"#).may_contain("x-mcp-header"));
         // Near misses (the first byte found, the rest not) prove absence; the needle as the last
         // bytes of a value is found.
         let near = decode(r#"{"maximum":1,"x-mcp-heade":"A","x":"x-mcp-headers"}"#);

@@ -414,9 +414,8 @@ impl StreamableHttpTransport {
                 _ => None,
             };
             let (tx, rx) = oneshot::channel();
-            // Boxed where it is made: the exchange's future runs to kilobytes, moved once.
-            let exchange: BoxedTask =
-                Box::pin(post::exchange(self.inner.clone(), message, modern, tx, cancellable.is_some()));
+            // Boxed where it is made (by a function, out of this block): it runs to kilobytes.
+            let exchange = post::boxed_exchange(self.inner.clone(), message, modern, tx, cancellable.is_some());
             let exchange: BoxedTask = match cancellable {
                 Some(id) => Box::pin(self.inner.in_flight.track(id, exchange)),
                 None => exchange,

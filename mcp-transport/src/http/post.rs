@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 
 use super::Inner;
 use super::modern::Modern;
+use super::runtime::BoxedTask;
 use super::session::{is_session_expiry, reinitialize};
 use crate::TransportError;
 use crate::http_body::{self as body, status_error};
@@ -67,11 +68,25 @@ impl std::fmt::Display for Context<'_> {
     }
 }
 
+/// [`exchange`], boxed by a plain function: the exchange's future runs to kilobytes, and made
+/// inside the sender's async block it would make that block as large (a future made there takes
+/// room in the block's state even when no await holds it), which is boxed and copied for every
+/// message sent.
+pub(crate) fn boxed_exchange(
+    inner: Arc<Inner>,
+    message: Message,
+    modern: Option<Modern>,
+    accepted: oneshot::Sender<Result<(), TransportError>>,
+    tracked: bool,
+) -> BoxedTask {
+    Box::pin(exchange(inner, message, modern, accepted, tracked))
+}
+
 /// POST `message` and deliver its reply. `modern` holds the modern-era headers of the message
 /// (see [`super::modern`]). `accepted` learns when the response headers arrived. `tracked`: the
 /// exchange is a request that cancelling closes (see [`super::inflight`]), and so is the task
 /// that reads an SSE reply to it.
-pub(crate) async fn exchange(
+async fn exchange(
     inner: Arc<Inner>,
     message: Message,
     modern: Option<Modern>,
