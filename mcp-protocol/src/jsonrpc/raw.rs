@@ -71,7 +71,8 @@ thread_local! {
 /// would grow it as the text outgrows it (a modern request's `_meta` alone outgrows serde_json's
 /// first 128 bytes, twice) and shrink it to the text's size after, and every message a client
 /// sends is serialised here. A text longer than what the buffer keeps leaves in the buffer
-/// itself, shrunk: a large payload is not copied again.
+/// itself, shrunk: a large payload is not copied again, only checked once to be UTF-8 (about
+/// half an instruction a byte; serialising it took about nine).
 pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<RawJson, serde_json::Error> {
     let kept = SCRATCH.try_with(|scratch| scratch.try_borrow_mut().ok().map(|mut buf| write_kept(&mut buf, value)));
     match kept {
