@@ -176,7 +176,7 @@ impl NameAllocator {
     }
 
     /// Whether `name` is valid as it is: the allocator hands it out unchanged when it is free.
-    fn keeps(&self, name: &str) -> bool {
+    pub(crate) fn keeps(&self, name: &str) -> bool {
         !name.is_empty()
             && name.len() <= self.max_len
             && name.bytes().all(is_name_byte)
@@ -227,6 +227,19 @@ impl NameAllocator {
     fn take_if_free(&mut self, name: String) -> Option<SharedText> {
         let hash = self.hasher.hash_one(name.as_str());
         (!self.is_taken_hashed(hash, &name)).then(|| self.take_hashed(hash, name.into()))
+    }
+
+    /// Room for `names` more names before the table of taken names grows.
+    pub(crate) fn reserve_names(&mut self, names: usize) {
+        let hasher = &self.hasher;
+        self.taken.reserve(names, |taken| hasher.hash_one(taken.as_str()));
+    }
+
+    /// Records `name`, hashed as `hash` by [`hash`](Self::hash), as taken, not looking whether
+    /// it is: the caller knows that no name taken so far is `name` (a registry hands its
+    /// allocator the names it gave out without it).
+    pub(crate) fn take_known_free(&mut self, hash: u64, name: SharedText) {
+        self.take_hashed(hash, name);
     }
 
     /// Marks the free `name`, whose hash is `hash`, as taken and hands it out.

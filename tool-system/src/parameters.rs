@@ -1,6 +1,7 @@
 //! [`ToolParameters`]: a tool's arguments schema, shared by reference count and read through
 //! whatever holds it, so that an adapter can hand over a schema it has not parsed yet.
 
+use std::borrow::Borrow;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -10,14 +11,18 @@ use serde_json::Value;
 /// What holds a schema for [`ToolParameters`]: a [`Value`] built in memory, or an adapter's own
 /// type that parses its schema on the first read (the MCP adapter shares a tool's `inputSchema`
 /// this way, kept as text until someone reads it).
+///
+/// Every type that lends a [`Value`] (`Borrow<Value>`: a `Value` itself, or a type of another
+/// crate that parses on the first borrow) is a source as it is, so an adapter hands over the
+/// `Arc` it already holds, not a new one around it.
 pub trait SchemaSource: Send + Sync + 'static {
     /// The schema. Called on every read: parse once, then hand out the same value.
     fn schema(&self) -> &Value;
 }
 
-impl SchemaSource for Value {
+impl<T: Borrow<Value> + Send + Sync + 'static> SchemaSource for T {
     fn schema(&self) -> &Value {
-        self
+        self.borrow()
     }
 }
 

@@ -188,3 +188,35 @@ fn a_sanitising_collision_gets_a_suffix_and_both_stay_reachable() {
         assert_eq!(result.content.as_deref(), Some(format!("p:{}", tool.spec.name).as_str()));
     }
 }
+
+#[test]
+fn names_given_out_before_the_first_one_that_needs_changing_stay_taken_after_it() {
+    // The first two names are handed out unchanged; the third is the first that must change,
+    // and its sanitised form is the first one's; the fourth's is the reserved `tool_search`; the
+    // last is valid, but the third's suffixed name; the one after it valid and free.
+    let suffixed = format!("get_file_{:08x}", fnv1a_32(b"get file"));
+    let specs = vec![
+        ToolSpec::new("get_file"),
+        ToolSpec::new("put_file"),
+        ToolSpec::new("get file"),
+        ToolSpec::new("tool search"),
+        ToolSpec::new(suffixed.clone()),
+        ToolSpec::new("list"),
+    ];
+    let registry = ToolRegistry::new();
+    block_on(registry.register(TestProvider::new("p", specs)));
+    let tools = block_on(registry.tools(&ToolExecutionContext::default()));
+    let by_name: HashMap<&str, &str> = tools.iter().map(|t| (t.spec.name.as_str(), t.llm_name.as_str())).collect();
+    assert_eq!(by_name["get_file"], "get_file");
+    assert_eq!(by_name["put_file"], "put_file");
+    assert_eq!(by_name["get file"], suffixed, "an earlier tool's name was given out again");
+    assert_eq!(by_name["tool search"], format!("tool_search_{:08x}", fnv1a_32(b"tool search")));
+    assert_eq!(
+        by_name[suffixed.as_str()],
+        format!("{suffixed}_{:08x}", fnv1a_32(suffixed.as_bytes())),
+        "a name taken by a suffix was given out again"
+    );
+    assert_eq!(by_name["list"], "list");
+    let distinct: HashSet<&str> = by_name.values().copied().collect();
+    assert_eq!(distinct.len(), 6);
+}

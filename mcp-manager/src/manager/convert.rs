@@ -11,16 +11,14 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
-
 use mcp_protocol::types::common::Icon;
 use mcp_protocol::types::meta::JsonObject;
-use mcp_protocol::types::tools::{CallToolResult, SharedSchema, Tool, ToolAnnotations};
+use mcp_protocol::types::tools::{CallToolResult, Tool, ToolAnnotations};
 use mcp_protocol::types::ui::UiToolMeta;
 use serde_json::{Map, Value};
 use tool_system::{
-    ContentItem, ResultOrigin, SchemaSource, SharedText, ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon,
-    ToolParameters, ToolSpec, ToolVisibility,
+    ContentItem, ResultOrigin, SharedText, ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon, ToolParameters,
+    ToolSpec, ToolVisibility,
 };
 
 pub use guard::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANSION, MAX_SCHEMA_TEXT, MAX_SCHEMA_VALUES, screen_schema};
@@ -32,15 +30,6 @@ pub const MCP_PROVIDER: &str = "mcp";
 /// The metadata key of a tool's MCP Apps declaration (its `_meta.ui`, read leniently as a
 /// [`UiToolMeta`]: the view's `ui://` URI and who may call the tool).
 pub const UI_KEY: &str = "ui";
-
-/// A tool's `inputSchema` as the parameters of its host spec: the inventory's own schema.
-struct InputSchema(SharedSchema);
-
-impl SchemaSource for InputSchema {
-    fn schema(&self) -> &Value {
-        self.0.as_value()
-    }
-}
 
 /// The provider name and type of MCP tools ([`MCP_PROVIDER`]), one buffer that every spec
 /// shares.
@@ -99,7 +88,7 @@ pub fn tool_spec(server: impl Into<SharedText>, tool: &Tool, visibility: ToolVis
         description: tool.description.clone(),
         // Shared with the inventory, not copied, and parsed (once, for both) only when read: a
         // host listing thousands of tools keeps each schema once, as the text it came as.
-        parameters: ToolParameters::from_source(Arc::new(InputSchema(tool.input_schema.clone()))),
+        parameters: ToolParameters::from_source(tool.input_schema.value_source()),
         output_schema: tool.output_schema.as_deref().map(|schema| Box::new(Value::Object(schema.clone()))),
         icons: tool.icons.iter().flatten().map(tool_icon).collect(),
         annotation: tool.annotations.as_deref().map(|a| Box::new(annotation(a))),

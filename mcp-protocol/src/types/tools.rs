@@ -1,5 +1,6 @@
 //! Tools: listing, calling, annotations, and the list_changed notification.
 
+use std::borrow::Borrow;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, OnceLock};
 
@@ -78,15 +79,39 @@ struct SchemaCell {
     tree: OnceLock<Box<Value>>,
 }
 
-impl SharedSchema {
+impl SchemaCell {
     /// The schema as a JSON value (always an object), parsed from its text on the first read.
-    pub fn as_value(&self) -> &Value {
-        self.0.tree.get_or_init(|| {
-            let parsed = self.0.raw.as_deref().and_then(|raw| serde_json::from_str::<Value>(raw).ok());
+    fn value(&self) -> &Value {
+        self.tree.get_or_init(|| {
+            let parsed = self.raw.as_deref().and_then(|raw| serde_json::from_str::<Value>(raw).ok());
             // The text was checked to be a JSON object when it was decoded, within the codec's
             // depth limit, so it parses; an empty object only satisfies the type.
             Box::new(parsed.filter(Value::is_object).unwrap_or_else(|| Value::Object(JsonObject::new())))
         })
+    }
+}
+
+/// The cell lends the schema as [`SharedSchema::as_value`] reads it: see
+/// [`SharedSchema::value_source`].
+impl Borrow<Value> for SchemaCell {
+    fn borrow(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl SharedSchema {
+    /// The schema as a JSON value (always an object), parsed from its text on the first read.
+    pub fn as_value(&self) -> &Value {
+        self.0.value()
+    }
+
+    /// The schema's own shared cell, as something that lends the schema as a JSON value
+    /// (`Borrow<Value>`, parsed on the first borrow and then shared with this schema and its
+    /// clones, as [`as_value`](Self::as_value) reads it): for a model that keeps a schema behind
+    /// an `Arc` of its own trait (a host's tool parameters) without a second allocation (a
+    /// wrapper around a clone) for each of thousands of tools.
+    pub fn value_source(&self) -> Arc<impl Borrow<Value> + Send + Sync + use<>> {
+        Arc::clone(&self.0)
     }
 
     /// The JSON text the schema was decoded from, unless a write has changed it since.
@@ -433,6 +458,24 @@ mod tests {
         let from_tree: Tool = serde_json::from_value(wire.clone()).expect("a valid tool");
         assert_eq!(from_tree, tool);
         assert_eq!(*from_tree.input_schema.as_value(), wire["inputSchema"]);
+    }
+
+    #[test]
+    fn a_value_source_lends_the_schema_from_its_own_cell() {
+        let mut schema: SharedSchema = serde_json::from_str(r#"{"type":"object"}"#).unwrap();
+        let source = schema.value_source();
+        assert!(!schema.is_parsed(), "making the source parsed the schema");
+        let lent: &Value = (*source).borrow();
+        assert_eq!(*lent, json!({"type": "object"}));
+        // Parsed once, for the schema and the source alike: they are one cell.
+        assert!(schema.is_parsed());
+        assert!(std::ptr::eq(lent, schema.as_value()), "the source holds a copy");
+        // A write to the schema copies it first (the source shares the cell) and leaves the
+        // source's value as it was.
+        schema.insert("required".into(), json!(["a"]));
+        let lent: &Value = (*source).borrow();
+        assert_eq!(*lent, json!({"type": "object"}));
+        assert_eq!(*schema.as_value(), json!({"type": "object", "required": ["a"]}));
     }
 
     #[test]

@@ -96,6 +96,11 @@ impl Names {
         self.hasher.hash_one(name)
     }
 
+    /// Whether one of `tools` is exposed under `name`, hashed as `hash`.
+    fn exposes(&self, tools: &[ExposedTool], hash: u64, name: &str) -> bool {
+        self.by_llm_name.find(hash, |&i| tools[i as usize].llm_name == *name).is_some()
+    }
+
     /// The aliases of `tools`: each tool's qualified and original names that are not its LLM
     /// name, each leading to the tool, or to none when several tools have it.
     fn aliases(&self, tools: &[ExposedTool]) -> &HashTable<Alias> {
@@ -159,6 +164,53 @@ fn alias_is(separator: &str, tools: &[ExposedTool], alias: &Alias, name: &str) -
     if alias.qualified { is_qualified_name(spec, separator, name) } else { spec.name == name }
 }
 
+/// The name allocator of a listing, and whether it knows the names given out so far.
+///
+/// Most listings hand every tool its qualified name unchanged (valid, and no other tool's): the
+/// listing's table of LLM names tells whether a name is free, and a second table of the same
+/// names, in the allocator, would be filled and dropped for nothing. The allocator learns the
+/// names given out (and `tool_search`) when a name is first invalid or taken, and from then on
+/// takes every name itself.
+struct Allocator {
+    names: NameAllocator,
+    /// Whether `names` has taken every LLM name given out so far.
+    seeded: bool,
+}
+
+impl Allocator {
+    /// `qualified` (hashed as `hash`) as the LLM name of the next tool after `tools` when it is
+    /// valid and free, else `qualified` back: [`NameAllocator::take_unchanged`]. At most `more`
+    /// tools follow.
+    fn take_unchanged(
+        &mut self,
+        names: &Names,
+        tools: &[ExposedTool],
+        qualified: String,
+        hash: u64,
+        more: usize,
+    ) -> Result<SharedText, String> {
+        if !self.seeded {
+            // Valid, and no tool's LLM name yet (nor `tool_search`: the build skips that name).
+            if self.names.keeps(&qualified) && !names.exposes(tools, hash, &qualified) {
+                return Ok(SharedText::from(qualified));
+            }
+            self.seed(names, tools, more);
+        }
+        self.names.take_unchanged_hashed(qualified, hash)
+    }
+
+    /// Gives the allocator `tools`' LLM names (hashed by `names`' hasher, the allocator's own)
+    /// and `tool_search`, with room for `more` names after them.
+    fn seed(&mut self, names: &Names, tools: &[ExposedTool], more: usize) {
+        self.names.reserve_names(tools.len() + 1 + more);
+        self.names.reserve(TOOL_SEARCH_NAME);
+        for tool in tools {
+            self.names.take_known_free(names.hash(&tool.llm_name), tool.llm_name.clone());
+        }
+        self.seeded = true;
+    }
+}
+
 /// The first tool of each qualified name, for the rare listing that needs it.
 ///
 /// A qualified name that the allocator hands out unchanged (valid and free) cannot be an
@@ -212,12 +264,12 @@ impl Snapshot {
         // Sized up front: with thousands of tools, growing the tables would briefly hold each
         // twice (and rehash every name at each step).
         let total: usize = listings.iter().map(|l| l.as_ref().map_or(0, Vec::len)).sum();
-        let mut allocator = NameAllocator::with_capacity(options.max_name_len, total + 1).letter_first();
-        allocator.reserve(TOOL_SEARCH_NAME);
+        // Its table of taken names is filled only once a name needs it: see `Allocator`.
+        let mut allocator = Allocator { names: NameAllocator::new(options.max_name_len).letter_first(), seeded: false };
         let separator = options.separator.as_str();
         let mut tools: Vec<ExposedTool> = Vec::with_capacity(total);
         let mut provider_of = Vec::with_capacity(total);
-        let mut names = Names::new(allocator.hasher().clone(), separator, total);
+        let mut names = Names::new(allocator.names.hasher().clone(), separator, total);
         let mut owners = Owners { table: None, capacity: total };
         let mut has_deferred = false;
         for (place, (provider, listing)) in providers.iter().zip(listings).enumerate() {
@@ -248,7 +300,8 @@ impl Snapshot {
                 let hash = names.hash(&qualified);
                 // The qualified name itself becomes the LLM name when it is valid and free; then
                 // no earlier tool has it. Otherwise it may be a duplicate.
-                let (llm_name, llm_hash) = match allocator.take_unchanged_hashed(qualified, hash) {
+                let unchanged = allocator.take_unchanged(&names, &tools, qualified, hash, total - tools.len());
+                let (llm_name, llm_hash) = match unchanged {
                     Ok(llm_name) => {
                         owners.add(&names, &tools, hash, index);
                         (llm_name, hash)
@@ -268,7 +321,7 @@ impl Snapshot {
                             continue;
                         }
                         owners.add(&names, &tools, hash, index);
-                        let llm_name = allocator.allocate_owned(qualified);
+                        let llm_name = allocator.names.allocate_owned(qualified);
                         let llm_hash = names.hash(&llm_name);
                         (llm_name, llm_hash)
                     }

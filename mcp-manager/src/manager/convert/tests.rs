@@ -61,6 +61,10 @@ fn tool_spec_maps_every_field() {
     assert_eq!(*spec.parameters, json!({"type": "object", "properties": {"city": {"type": "string"}}}));
     assert!(mcp.input_schema.is_parsed());
     assert!(std::ptr::eq(&*spec.parameters, mcp.input_schema.as_value()), "the schema was copied");
+    // And the spec holds the schema's own cell, not a wrapper of its own around a clone (one
+    // allocation less for each of a host's thousands of tools).
+    let cell = tool_system::ToolParameters::from_source(mcp.input_schema.value_source());
+    assert!(spec.parameters.ptr_eq(&cell), "the spec wrapped the schema in an allocation of its own");
     assert_eq!(
         spec.output_schema.as_deref(),
         Some(&json!({"type": "object", "properties": {"temperature": {"type": "number"}}}))
