@@ -397,12 +397,25 @@ impl Routing {
             .chain(self.resources.iter().map(|r| (2, &r.server)))
             .chain(self.templates.iter().map(|t| (3, &t.server)));
         let mut counts: HashMap<Arc<str>, [usize; 4]> = HashMap::new();
+        let mut add = |server: &Arc<str>, kind: usize, n: usize| match counts.get_mut(&**server) {
+            Some(count) => count[kind] += n,
+            None => counts.entry(server.clone()).or_default()[kind] = n,
+        };
+        // Consecutive entries mostly share a server (its one name): a run of them is counted
+        // here and added with one hash of the name, not one for each of thousands of tools.
+        let mut run: Option<(usize, &Arc<str>, usize)> = None;
         for (kind, server) in servers {
-            // Consecutive entries mostly share a server: a probe, and a clone only for a new one.
-            match counts.get_mut(&**server) {
-                Some(count) => count[kind] += 1,
-                None => counts.entry(server.clone()).or_default()[kind] += 1,
+            match &mut run {
+                Some((k, s, n)) if *k == kind && Arc::ptr_eq(s, server) => *n += 1,
+                _ => {
+                    if let Some((k, s, n)) = run.replace((kind, server, 1)) {
+                        add(s, k, n);
+                    }
+                }
             }
+        }
+        if let Some((k, s, n)) = run {
+            add(s, k, n);
         }
         self.counts = counts;
     }

@@ -159,6 +159,23 @@ fn templates_are_claimed_as_tools_are_a_repeat_within_a_server_told_from_a_clash
 }
 
 #[test]
+fn counts_add_every_run_of_a_servers_entries_whichever_buffer_names_it() {
+    // The third input names server `a` again with a buffer of its own: its tool counts for `a`.
+    let r = build(
+        &[
+            ("a", inventory(&["x", "y"], &["file:///{a}"]), ToolFilter::default()),
+            ("b", inventory(&["z"], &["mem:///{b}", "mem:///{c}"]), ToolFilter::default()),
+            ("a", inventory(&["w"], &[]), ToolFilter::default()),
+        ],
+        &[],
+    );
+    assert_eq!(r.counts("a"), [3, 0, 0, 1]);
+    assert_eq!(r.counts("b"), [1, 0, 0, 2]);
+    assert_eq!(r.counts("c"), [0, 0, 0, 0]);
+    assert_eq!(r.all_counts().len(), 2);
+}
+
+#[test]
 fn a_route_gives_each_result_the_origin_of_the_session_that_served_it_sharing_its_texts() {
     let r = build(&[("lab", inventory(&["probe"], &[]), ToolFilter::default())], &[]);
     let route = r.tool("probe").unwrap();
