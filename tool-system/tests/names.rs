@@ -193,7 +193,7 @@ fn a_sanitising_collision_gets_a_suffix_and_both_stay_reachable() {
 fn names_given_out_before_the_first_one_that_needs_changing_stay_taken_after_it() {
     // The first two names are handed out unchanged; the third is the first that must change,
     // and its sanitised form is the first one's; the fourth's is the reserved `tool_search`; the
-    // last is valid, but the third's suffixed name; the one after it valid and free.
+    // fifth is valid, but the third's suffixed name; the sixth is valid and free.
     let suffixed = format!("get_file_{:08x}", fnv1a_32(b"get file"));
     let specs = vec![
         ToolSpec::new("get_file"),

@@ -17,8 +17,8 @@ use mcp_protocol::types::tools::{CallToolResult, Tool, ToolAnnotations};
 use mcp_protocol::types::ui::UiToolMeta;
 use serde_json::{Map, Value};
 use tool_system::{
-    ContentItem, ResultOrigin, SharedText, ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon, ToolParameters,
-    ToolSpec, ToolVisibility,
+    ContentItem, Metadata, ResultOrigin, SharedText, ToolAnnotation, ToolCallers, ToolExecutionResult, ToolIcon,
+    ToolParameters, ToolSpec, ToolVisibility,
 };
 
 pub use guard::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_EXPANSION, MAX_SCHEMA_TEXT, MAX_SCHEMA_VALUES, screen_schema};
@@ -63,25 +63,28 @@ pub fn tool_spec(server: impl Into<SharedText>, tool: &Tool, visibility: ToolVis
     let server: SharedText = server.into();
     let title =
         tool.title.clone().or_else(|| tool.annotations.as_ref().and_then(|annotations| annotations.title.clone()));
-    // Sized exactly: hosts list thousands of tools, and a map's default growth would reserve
-    // several unused entries per tool.
     let ui = tool.meta.as_ref().and_then(|meta| UiToolMeta::from_meta(&meta.0));
-    let mut metadata = Map::with_capacity(
-        usize::from(tool.meta.is_some()) + usize::from(tool.execution.is_some()) + usize::from(ui.is_some()),
-    );
-    if let Some(meta) = &tool.meta {
-        metadata.insert("_meta".into(), Value::Object(meta.0.clone()));
-    }
-    let callers = match &ui {
-        Some(ui) => {
-            metadata.insert(UI_KEY.into(), serde_json::to_value(ui).unwrap_or(Value::Null));
-            ToolCallers { model: ui.model_visible(), app: ui.app_visible() }
+    let callers =
+        ui.as_ref().map_or(ToolCallers::BOTH, |ui| ToolCallers { model: ui.model_visible(), app: ui.app_visible() });
+    let entries = usize::from(tool.meta.is_some()) + usize::from(tool.execution.is_some()) + usize::from(ui.is_some());
+    // Most tools have none: no map is made to be found empty. Otherwise it is sized exactly:
+    // hosts list thousands of tools, and a map's default growth would reserve several unused
+    // entries per tool.
+    let metadata = if entries == 0 {
+        Metadata::new()
+    } else {
+        let mut metadata = Map::with_capacity(entries);
+        if let Some(meta) = &tool.meta {
+            metadata.insert("_meta".into(), Value::Object(meta.0.clone()));
         }
-        None => ToolCallers::BOTH,
+        if let Some(ui) = &ui {
+            metadata.insert(UI_KEY.into(), serde_json::to_value(ui).unwrap_or(Value::Null));
+        }
+        if let Some(execution) = &tool.execution {
+            metadata.insert("execution".into(), serde_json::to_value(execution).unwrap_or(Value::Null));
+        }
+        metadata.into()
     };
-    if let Some(execution) = &tool.execution {
-        metadata.insert("execution".into(), serde_json::to_value(execution).unwrap_or(Value::Null));
-    }
     ToolSpec {
         name: tool.name.clone(),
         title,
@@ -97,7 +100,7 @@ pub fn tool_spec(server: impl Into<SharedText>, tool: &Tool, visibility: ToolVis
         namespace: Some(server),
         visibility,
         callers,
-        metadata: metadata.into(),
+        metadata,
     }
 }
 
@@ -213,7 +216,10 @@ pub fn tool_result(
     out.content = text;
     out.items = items;
     out.structured_content = structured_content;
-    out.metadata = result_metadata(meta.map(|m| m.0), extra.into_inner()).into();
+    // Most results have neither: no map is made to be found empty.
+    if meta.is_some() || !extra.is_empty() {
+        out.metadata = result_metadata(meta.map(|m| m.0), extra.into_inner()).into();
+    }
     out.origin = Some(origin);
     out
 }

@@ -86,6 +86,10 @@ fn annotations(annotations: Option<Box<Annotations>>) -> Option<Value> {
 
 /// A block's unmodelled members, plus its `_meta` under `_meta`.
 fn metadata(meta: Option<Box<Meta>>, extra: Extra) -> Metadata {
+    // Most blocks have neither: no map is made to be found empty.
+    if meta.is_none() && extra.is_empty() {
+        return Metadata::new();
+    }
     let mut metadata = extra.into_inner();
     if let Some(meta) = meta {
         metadata.insert("_meta".into(), Value::Object(meta.0));

@@ -187,6 +187,11 @@ fn every_content_block_is_kept() {
 
     assert_eq!(Value::Object(out.metadata.into_map()), json!({"_meta": {"trace": "t-1"}, "extra": {"vendorExtra": 5}}));
     assert_eq!(out.origin, Some(cx()), "where the result came from is its origin, not metadata keys");
+    // Either alone is kept too.
+    let only_extra = tool_result(call_result(json!({"content": [], "vendorExtra": 5})), None, cx());
+    assert_eq!(Value::Object(only_extra.metadata.into_map()), json!({"extra": {"vendorExtra": 5}}));
+    let only_meta = tool_result(call_result(json!({"content": [], "_meta": {"trace": "t-2"}})), None, cx());
+    assert_eq!(Value::Object(only_meta.metadata.into_map()), json!({"_meta": {"trace": "t-2"}}));
 }
 
 #[test]
