@@ -235,15 +235,10 @@ impl NameAllocator {
         self.taken.reserve(names, |taken| hasher.hash_one(taken.as_str()));
     }
 
-    /// Records `name`, hashed as `hash` by [`hash`](Self::hash), as taken, not looking whether
-    /// it is: the caller knows that no name taken so far is `name` (a registry hands its
+    /// Marks the free `name`, whose hash is `hash` (by [`hash`](Self::hash)), as taken and hands
+    /// it out, not looking whether it is taken: the caller knows it is free (a registry hands its
     /// allocator the names it gave out without it).
-    pub(crate) fn take_known_free(&mut self, hash: u64, name: SharedText) {
-        self.take_hashed(hash, name);
-    }
-
-    /// Marks the free `name`, whose hash is `hash`, as taken and hands it out.
-    fn take_hashed(&mut self, hash: u64, name: SharedText) -> SharedText {
+    pub(crate) fn take_hashed(&mut self, hash: u64, name: SharedText) -> SharedText {
         let hasher = &self.hasher;
         self.taken.insert_unique(hash, name.clone(), |taken| hasher.hash_one(taken.as_str()));
         name

@@ -205,7 +205,7 @@ impl Allocator {
         self.names.reserve_names(tools.len() + 1 + more);
         self.names.reserve(TOOL_SEARCH_NAME);
         for tool in tools {
-            self.names.take_known_free(names.hash(&tool.llm_name), tool.llm_name.clone());
+            self.names.take_hashed(names.hash(&tool.llm_name), tool.llm_name.clone());
         }
         self.seeded = true;
     }
